@@ -1,0 +1,95 @@
+/** Time source and sleeper, injected everywhere so tests never wait on real time. */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+  /** Resolves after `ms` (clock) milliseconds; rejects with the signal's reason when aborted. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** The wall clock. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, Math.max(0, ms));
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+};
+
+interface Sleeper {
+  until: number;
+  resolve: () => void;
+  reject: (reason: unknown) => void;
+}
+
+/**
+ * A manual clock: time moves only when `advance` or `set` is called, or, with `autoAdvance`,
+ * when every pending sleeper would otherwise wait (so a cycle that must wait a 60 s window
+ * finishes at once in a test while the clock still reads the later time).
+ */
+export class FakeClock implements Clock {
+  private current: number;
+  private sleepers: Sleeper[] = [];
+  private readonly autoAdvance: boolean;
+
+  constructor(start = Date.UTC(2026, 10, 22, 12, 0, 0), options: { autoAdvance?: boolean } = {}) {
+    this.current = start;
+    this.autoAdvance = options.autoAdvance ?? false;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (ms <= 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const sleeper: Sleeper = { until: this.current + ms, resolve, reject };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
+      if (this.autoAdvance) {
+        // Let other microtasks run first, then jump to the earliest wake-up.
+        setImmediate(() => {
+          if (!this.sleepers.includes(sleeper)) return;
+          const earliest = Math.min(...this.sleepers.map((s) => s.until));
+          if (earliest > this.current) this.set(earliest);
+        });
+      }
+    });
+  }
+
+  /** Moves time forward and wakes every sleeper that is due. */
+  advance(ms: number): void {
+    this.set(this.current + ms);
+  }
+
+  /** Sets the time (never backwards) and wakes every sleeper that is due. */
+  set(time: number): void {
+    if (time < this.current) throw new Error('FakeClock cannot go backwards');
+    this.current = time;
+    const due = this.sleepers.filter((s) => s.until <= time);
+    this.sleepers = this.sleepers.filter((s) => s.until > time);
+    for (const s of due) s.resolve();
+  }
+
+  /** Number of pending sleepers (for tests that wait until code is blocked on the clock). */
+  get pending(): number {
+    return this.sleepers.length;
+  }
+}

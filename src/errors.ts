@@ -1,0 +1,103 @@
+/**
+ * Every error the exporter raises on purpose. Each sets `name`, keeps `cause`, and is told
+ * apart with `instanceof`, never by its message.
+ */
+
+/** Base class of the exporter's errors. */
+export class PostureError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A setting is missing or invalid; `setting` names it (env name or flag), `message` says the fix. */
+export class ConfigError extends PostureError {
+  readonly setting: string;
+  constructor(setting: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.setting = setting;
+  }
+}
+
+/** Several settings are invalid at once; `problems` holds one ConfigError each. */
+export class ConfigErrors extends PostureError {
+  readonly problems: ConfigError[];
+  constructor(problems: ConfigError[]) {
+    super(problems.map((p) => p.message).join('\n'));
+    this.problems = problems;
+  }
+}
+
+/** The portal answered with a non-success HTTP status. */
+export class UpstreamHttpError extends PostureError {
+  readonly status: number;
+  readonly endpoint: string;
+  constructor(endpoint: string, status: number, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.status = status;
+    this.endpoint = endpoint;
+  }
+}
+
+/** 401: the API key is missing or invalid. */
+export class AuthenticationError extends UpstreamHttpError {}
+
+/** 403: the key lacks a permission. */
+export class PermissionError extends UpstreamHttpError {}
+
+/** 429: the portal's rate limit was hit; `retryAfterMs` from `Retry-After` when sent. */
+export class RateLimitedError extends UpstreamHttpError {
+  readonly retryAfterMs: number | undefined;
+  constructor(endpoint: string, retryAfterMs: number | undefined, message: string, options?: { cause?: unknown }) {
+    super(endpoint, 429, message, options);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** No HTTP response: DNS, connect, reset, or a timeout. */
+export class NetworkError extends PostureError {
+  readonly endpoint: string;
+  constructor(endpoint: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.endpoint = endpoint;
+  }
+}
+
+/** A timeout on connect, headers or body. */
+export class TimeoutError extends NetworkError {
+  readonly phase: 'connect' | 'headers' | 'body' | 'deadline';
+  constructor(endpoint: string, phase: TimeoutError['phase'], message: string, options?: { cause?: unknown }) {
+    super(endpoint, message, options);
+    this.phase = phase;
+  }
+}
+
+/** The body could not be parsed, the envelope said `success:false`, or a required field is wrong. */
+export class InvalidResponseError extends PostureError {
+  readonly endpoint: string;
+  constructor(endpoint: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.endpoint = endpoint;
+  }
+}
+
+/** A paged list whose records do not add up to `total` (records moved between pages, or a truncated list). */
+export class ListMismatchError extends InvalidResponseError {
+  readonly expected: number;
+  readonly received: number;
+  constructor(endpoint: string, expected: number, received: number, message: string) {
+    super(endpoint, message);
+    this.expected = expected;
+    this.received = received;
+  }
+}
+
+/** The rate budget or the cycle's deadline does not allow another request. */
+export class BudgetExhaustedError extends PostureError {
+  readonly endpoint: string;
+  constructor(endpoint: string, message: string) {
+    super(message);
+    this.endpoint = endpoint;
+  }
+}

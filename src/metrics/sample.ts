@@ -1,0 +1,15 @@
+import type { MetricName } from './catalogue.js';
+
+/** One value of one series. `labels` includes `portal`. */
+export interface Sample {
+  readonly name: MetricName;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+}
+
+/** What one render sees: every sample of the current state, and when it was collected. */
+export interface Snapshot {
+  /** Unix milliseconds of the collection the samples come from (for remote write timestamps). */
+  readonly collectedAt: number;
+  readonly samples: readonly Sample[];
+}
