@@ -144,6 +144,18 @@ export const CATALOGUE = [
     doc: 'Page size the last cycle used for `/alerts` (0 = all in one request); above `POSTURE_PAGE_SIZE` when the planner grew it to fit the budget.',
   },
   {
+    name: 'posture_push_success',
+    help: 'Whether the previous push to a sink succeeded (1) or failed (0); sent with the next push (serverless mode).',
+    type: 'gauge', unit: '1', labels: ['sink'], origin: 'exporter',
+    doc: 'Push mode: 1 when the previous push to `sink` ∈ otlp, remote_write, pushgateway succeeded, else 0 (goes out with the next push).',
+  },
+  {
+    name: 'posture_push_duration_seconds',
+    help: 'Wall time of the previous push to a sink (serverless mode).',
+    type: 'gauge', unit: 's', labels: ['sink'], origin: 'exporter',
+    doc: 'Push mode: wall time of the previous push to `sink`.',
+  },
+  {
     name: 'posture_exporter_build_info',
     help: 'Exporter version and how it runs (value is always 1).',
     type: 'gauge', unit: '1', labels: ['version', 'runtime'], origin: 'exporter',
