@@ -168,7 +168,7 @@ export type MetricName = (typeof CATALOGUE)[number]['name'];
 /** The definition of a metric by name. */
 export const METRICS: Readonly<Record<MetricName, MetricDef>> = Object.fromEntries(
   CATALOGUE.map((m) => [m.name, m]),
-) as Record<MetricName, MetricDef>;
+) as unknown as Record<MetricName, MetricDef>;
 
 /** The three severities that are always present on the alert families. */
 export const SEVERITIES = ['red', 'amber', 'green'] as const;

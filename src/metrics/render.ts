@@ -1,4 +1,4 @@
-import { Gauge, Registry } from 'prom-client';
+import { Gauge, Registry, type RegistryContentType } from 'prom-client';
 import { CATALOGUE, PORTAL_LABEL, type MetricDef } from './catalogue.js';
 import type { Sample } from './sample.js';
 
@@ -31,7 +31,9 @@ function orderedLabels(def: MetricDef, labels: Readonly<Record<string, string>>)
  * only when they have samples.
  */
 export async function renderText(samples: readonly Sample[], format: TextFormat): Promise<string> {
-  const registry = new Registry(contentType(format) as typeof Registry.PROMETHEUS_CONTENT_TYPE);
+  // prom-client's typings omit the constructor that takes the content type.
+  const RegistryWithType = Registry as unknown as new (type: string) => Registry<RegistryContentType>;
+  const registry = new RegistryWithType(contentType(format));
   const byName = groupByName(samples);
   for (const def of CATALOGUE) {
     const list = byName.get(def.name);
