@@ -1,0 +1,134 @@
+import type { Logger } from '../core/log.js';
+import { SEVERITIES } from '../metrics/catalogue.js';
+import { AlertRecordSchema, describeIssues } from '../upstream/schemas.js';
+import { InvalidRecords } from './invalid.js';
+import { parseApiTimestamp } from './timestamps.js';
+
+type Counts = Record<string, number>;
+
+/** Aggregates of unresolved alerts: everything the alert families need, in constant memory. */
+export interface AlertsAggregate {
+  readonly open: Counts;
+  readonly unacknowledged: Counts;
+  readonly unassigned: Counts;
+  readonly snoozed: Counts;
+  /** Oldest creation time (Unix s) per severity, only where there is one. */
+  readonly oldest: Readonly<Record<string, number>>;
+  /** Key `integration\u0000severity\u0000type` → count. */
+  readonly byIntegration: ReadonlyMap<string, number>;
+  /** Records received (valid or not), for checking against the list's `total`. */
+  readonly received: number;
+  readonly invalid: number;
+}
+
+const KNOWN_TYPES = new Set(['incident', 'warning', 'info']);
+
+/** `state` → severity label: red, amber, green, else unknown. */
+export function severityOf(state: string): string {
+  const s = state.trim().toLowerCase();
+  return (SEVERITIES as readonly string[]).includes(s) ? s : 'unknown';
+}
+
+/** `status` → type label: incident, warning, info, else unknown. */
+export function typeOf(status: string): string {
+  const s = status.trim().toLowerCase();
+  return KNOWN_TYPES.has(s) ? s : 'unknown';
+}
+
+/** `product` → integration label: the part before the first comma, trimmed; `unknown` if empty. */
+export function integrationOf(product: string): string {
+  const comma = product.indexOf(',');
+  const name = (comma === -1 ? product : product.slice(0, comma)).trim();
+  return name === '' ? 'unknown' : name;
+}
+
+const zeroCounts = (): Counts => ({ red: 0, amber: 0, green: 0 });
+
+/** Folds a stream of alert records (one page or one whole list) into an AlertsAggregate. */
+export class AlertsSink {
+  private readonly open = zeroCounts();
+  private readonly unacknowledged = zeroCounts();
+  private readonly unassigned = zeroCounts();
+  private readonly snoozed = zeroCounts();
+  private readonly oldest: Record<string, number> = {};
+  private readonly byIntegration = new Map<string, number>();
+  private readonly invalid: InvalidRecords;
+  private received = 0;
+
+  /** `nowSeconds`: the collection time, against which snoozes are judged. */
+  constructor(
+    private readonly nowSeconds: number,
+    logger?: Logger,
+    private readonly offset = 0,
+  ) {
+    this.invalid = new InvalidRecords('alerts', logger);
+  }
+
+  record(raw: unknown): void {
+    const index = this.offset + this.received++;
+    const parsed = AlertRecordSchema.safeParse(raw);
+    if (!parsed.success) return this.invalid.add(index, describeIssues(parsed.error));
+    const a = parsed.data;
+    const created = parseApiTimestamp(a.timestamp);
+    if (created == null) return this.invalid.add(index, `timestamp: not an API timestamp (${JSON.stringify(a.timestamp.slice(0, 40))})`);
+    const until = parseApiTimestamp(a.inactiveUntil);
+    if (until === undefined) return this.invalid.add(index, `inactiveUntil: not an API timestamp (${JSON.stringify(a.inactiveUntil.slice(0, 40))})`);
+    // The list asked for unresolved alerts; one flagged resolved is not open, whatever the filter did.
+    if (a.resolved) return;
+    const sev = severityOf(a.state);
+    bump(this.open, sev);
+    if (!a.acknowledged) bump(this.unacknowledged, sev);
+    if (a.ownerName.trim() === '') bump(this.unassigned, sev);
+    if (until !== null && until > this.nowSeconds) bump(this.snoozed, sev);
+    if (this.oldest[sev] === undefined || created < this.oldest[sev]!) this.oldest[sev] = created;
+    const key = `${integrationOf(a.product)}\u0000${sev}\u0000${typeOf(a.status)}`;
+    this.byIntegration.set(key, (this.byIntegration.get(key) ?? 0) + 1);
+  }
+
+  finish(): AlertsAggregate {
+    return {
+      open: this.open,
+      unacknowledged: this.unacknowledged,
+      unassigned: this.unassigned,
+      snoozed: this.snoozed,
+      oldest: this.oldest,
+      byIntegration: this.byIntegration,
+      received: this.received,
+      invalid: this.invalid.count,
+    };
+  }
+}
+
+function bump(counts: Counts, key: string, by = 1): void {
+  counts[key] = (counts[key] ?? 0) + by;
+}
+
+/** Combines the aggregates of several pages of one list. */
+export function mergeAlerts(a: AlertsAggregate, b: AlertsAggregate): AlertsAggregate {
+  const sum = (x: Counts, y: Counts): Counts => {
+    const out: Counts = { ...x };
+    for (const [k, v] of Object.entries(y)) bump(out, k, v);
+    return out;
+  };
+  const oldest: Record<string, number> = { ...a.oldest };
+  for (const [k, v] of Object.entries(b.oldest)) if (oldest[k] === undefined || v < oldest[k]!) oldest[k] = v;
+  const byIntegration = new Map(a.byIntegration);
+  for (const [k, v] of b.byIntegration) byIntegration.set(k, (byIntegration.get(k) ?? 0) + v);
+  return {
+    open: sum(a.open, b.open),
+    unacknowledged: sum(a.unacknowledged, b.unacknowledged),
+    unassigned: sum(a.unassigned, b.unassigned),
+    snoozed: sum(a.snoozed, b.snoozed),
+    oldest,
+    byIntegration,
+    received: a.received + b.received,
+    invalid: a.invalid + b.invalid,
+  };
+}
+
+/** Folds plain records (tests, fixtures) as the sink does. */
+export function foldAlerts(records: Iterable<unknown>, nowSeconds: number, logger?: Logger): AlertsAggregate {
+  const sink = new AlertsSink(nowSeconds, logger);
+  for (const r of records) sink.record(r);
+  return sink.finish();
+}
