@@ -23,6 +23,8 @@ export interface LoggerOptions {
   secrets?: readonly string[];
   clock?: { now(): number };
   base?: LogFields;
+  /** Field names: `{ time, level, msg }` by default; `powertools` uses Powertools Logger's `timestamp`, `level` (upper case), `message`. */
+  shape?: 'default' | 'powertools';
 }
 
 /** Replaces every occurrence of each secret (of 4+ characters) in `text`. */
@@ -56,7 +58,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const make = (base: LogFields): Logger => {
     const emit = (lvl: LogLevel, msg: string, fields?: LogFields) => {
       if (ORDER[lvl] < ORDER[level]) return;
-      const record: LogFields = { time: new Date(clock.now()).toISOString(), level: lvl, msg, ...base };
+      const time = new Date(clock.now()).toISOString();
+      const record: LogFields =
+        options.shape === 'powertools'
+          ? { level: lvl.toUpperCase(), message: msg, timestamp: time, ...base }
+          : { time, level: lvl, msg, ...base };
       if (fields) {
         for (const [k, v] of Object.entries(fields)) record[k] = k === 'err' || v instanceof Error ? serialiseError(v) : v;
       }
@@ -64,7 +70,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       try {
         line = JSON.stringify(record);
       } catch {
-        line = JSON.stringify({ time: record.time, level: lvl, msg, note: 'unserialisable fields' });
+        line = JSON.stringify({ time, level: lvl, msg, note: 'unserialisable fields' });
       }
       write(redact(line, secrets));
     };

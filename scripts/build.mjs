@@ -1,0 +1,33 @@
+// Bundles the CLI and the Lambda handler with esbuild into dist/.
+import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
+
+// undici (and a few CommonJS dependencies) call require(); an ESM bundle needs one.
+const banner = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
+
+rmSync('dist', { recursive: true, force: true });
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  sourcemap: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+  // The AWS SDK is only loaded for SSM / Secrets Manager keys; the Lambda runtime ships it.
+  external: ['@aws-sdk/*'],
+};
+await build({
+  ...common,
+  entryPoints: ['src/runtime/bin.ts'],
+  outfile: 'dist/cli.js',
+  target: 'node20',
+  banner: { js: '#!/usr/bin/env node\n' + banner },
+});
+await build({
+  ...common,
+  entryPoints: ['src/runtime/lambda.ts'],
+  outfile: 'dist/lambda/index.mjs',
+  target: 'node22',
+  banner: { js: banner },
+});
+console.log('built dist/cli.js and dist/lambda/index.mjs');

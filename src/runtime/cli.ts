@@ -1,0 +1,225 @@
+import { parseArgs } from 'node:util';
+import { checkServeConfig, loadConfig, type Config } from '../config/load.js';
+import { SETTINGS, envName, flagName, type SettingKey } from '../config/settings.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import { createLogger, type Logger, type LogLevel } from '../core/log.js';
+import { ConfigError, ConfigErrors } from '../errors.js';
+import { renderJson, renderText } from '../metrics/render.js';
+import { startSimulator, type SimulatorOptions } from '../simulator/index.js';
+import { pushAll } from '../sinks/index.js';
+import { Exporter, failedSources, samplesOfCycles, VERSION } from './exporter.js';
+import { buildBatches, sinksOf } from './push.js';
+import { startServe } from './serve.js';
+
+/** Process-level I/O, injected so the CLI can run inside tests. */
+export interface CliIo {
+  env: Record<string, string | undefined>;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  clock?: Clock;
+  /** Resolves when the process should stop (SIGTERM/SIGINT); `serve`, `simulate` and `demo` wait on it. */
+  stopSignal?: Promise<void>;
+  /** Called once a long-running command is up, with its URLs. */
+  onReady?: (info: { metricsUrl?: string; portalUrl?: string }) => void;
+}
+
+const EXIT_OK = 0;
+const EXIT_FAILED = 1;
+const EXIT_USAGE = 2;
+
+const SIM_FLAGS = ['devices', 'alerts', 'integrations', 'seed'] as const;
+
+const USAGE = `posture-exporter ${VERSION}: Security Posture portal metrics for Prometheus
+
+Usage: posture-exporter <command> [flags]
+
+Commands:
+  once           collect once; metrics on stdout (--format prometheus|openmetrics|json), logs on stderr;
+                 exit 0 when every source succeeded, 1 otherwise
+  serve          collect every --interval-seconds and serve the last collection on /metrics
+  simulate       run the simulated portal alone (--listen, --devices, --alerts, --integrations, --seed)
+  demo           the simulated portal plus serve against it (what \`npm start\` runs); with a portal
+                 configured, plain serve
+  check-config   validate the settings and exit (0 valid, 2 invalid, one line per problem)
+
+Flags (each also an environment variable; flag > env > config file > default):
+${SETTINGS.filter((s) => s.flag)
+  .map((s) => `  --${flagName(s).padEnd(28)} ${envName(s)}`)
+  .join('\n')}
+  --devices N --alerts N --integrations N --seed S   simulated portal size (simulate, demo)
+
+Secrets (POSTURE_API_KEY, POSTURE_REMOTE_WRITE_BEARER_TOKEN, POSTURE_REMOTE_WRITE_PASSWORD) are read
+from the environment only. See README.md for every setting and metric.
+`;
+
+function parseCli(argv: string[]): { command: string | undefined; flags: Partial<Record<SettingKey, string>>; sim: Partial<Record<(typeof SIM_FLAGS)[number], string>>; help: boolean; version: boolean } {
+  const options: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' }, version: { type: 'boolean' } };
+  for (const s of SETTINGS) if (s.flag) options[flagName(s)] = { type: 'string' };
+  for (const f of SIM_FLAGS) options[f] = { type: 'string' };
+  const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  if (positionals.length > 1) throw new ConfigError('command', `unexpected argument ${JSON.stringify(positionals[1])}: give one command (see --help).`);
+  const flags: Partial<Record<SettingKey, string>> = {};
+  for (const s of SETTINGS) {
+    const v = values[flagName(s)];
+    if (typeof v === 'string') flags[s.key as SettingKey] = v;
+  }
+  const sim: Partial<Record<(typeof SIM_FLAGS)[number], string>> = {};
+  for (const f of SIM_FLAGS) if (typeof values[f] === 'string') sim[f] = values[f] as string;
+  return { command: positionals[0], flags, sim, help: values.help === true, version: values.version === true };
+}
+
+function simulatorOptions(sim: Partial<Record<(typeof SIM_FLAGS)[number], string>>): SimulatorOptions {
+  const out: SimulatorOptions = {};
+  for (const f of SIM_FLAGS) {
+    const v = sim[f];
+    if (v === undefined) continue;
+    if (!/^\d+$/.test(v) || Number(v) > 10_000_000) throw new ConfigError(`--${f}`, `--${f}=${JSON.stringify(v)} is not valid: give a whole number from 0 to 10000000.`);
+    out[f] = Number(v);
+  }
+  return out;
+}
+
+function printProblems(err: unknown, io: CliIo): number {
+  if (err instanceof ConfigErrors) {
+    for (const p of err.problems) io.stderr(`config error: ${p.message}\n`);
+    return EXIT_USAGE;
+  }
+  if (err instanceof ConfigError) {
+    io.stderr(`config error: ${err.message}\n`);
+    return EXIT_USAGE;
+  }
+  throw err;
+}
+
+/** Runs the CLI; returns the exit code. */
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  let parsed: ReturnType<typeof parseCli>;
+  try {
+    parsed = parseCli(argv);
+  } catch (err) {
+    if (err instanceof ConfigError) return printProblems(err, io);
+    io.stderr(`usage error: ${(err as Error).message.split('\n')[0]} (see posture-exporter --help)\n`);
+    return EXIT_USAGE;
+  }
+  if (parsed.version) {
+    io.stdout(`${VERSION}\n`);
+    return EXIT_OK;
+  }
+  if (parsed.help || parsed.command === undefined || parsed.command === 'help') {
+    io.stdout(USAGE);
+    return parsed.command === undefined && !parsed.help ? EXIT_USAGE : EXIT_OK;
+  }
+  const clock = io.clock ?? systemClock;
+  try {
+    switch (parsed.command) {
+      case 'once':
+        return await runOnce(parsed.flags, io, clock);
+      case 'serve':
+        return await runServe(parsed.flags, io, clock);
+      case 'check-config':
+        return runCheckConfig(parsed.flags, io);
+      case 'simulate':
+        return await runSimulate(parsed.flags, simulatorOptions(parsed.sim), io, clock);
+      case 'demo':
+        return await runDemo(parsed.flags, simulatorOptions(parsed.sim), io, clock);
+      default:
+        io.stderr(`usage error: unknown command ${JSON.stringify(parsed.command)}: use once, serve, simulate, demo or check-config (see --help)\n`);
+        return EXIT_USAGE;
+    }
+  } catch (err) {
+    return printProblems(err, io);
+  }
+}
+
+function makeLogger(config: Pick<Config, 'logLevel' | 'secrets'> | undefined, io: CliIo, clock: Clock, level?: LogLevel): { logger: Logger; secrets: string[] } {
+  const secrets = [...(config?.secrets ?? [])];
+  const logger = createLogger({ level: level ?? config?.logLevel ?? 'info', write: (l) => io.stderr(l + '\n'), secrets, clock });
+  return { logger, secrets };
+}
+
+async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, clock: Clock): Promise<number> {
+  const config = loadConfig({ env: io.env, flags });
+  const { logger, secrets } = makeLogger(config, io, clock);
+  const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (s) => secrets.push(s) });
+  const results = await exporter.collect();
+  const facts = { version: VERSION, runtime: 'once' as const };
+  let samples = samplesOfCycles(results, facts);
+  if (config.push.sinks.length > 0) {
+    const outcomes = await pushAll(sinksOf(config), buildBatches(results, samples), { clock, logger, deadline: clock.now() + config.cycleTimeoutSeconds * 1000, env: io.env });
+    for (const o of outcomes) if (!o.ok) logger.error('push failed', { sink: o.sink, err: o.error });
+    samples = samplesOfCycles(results, { ...facts, push: outcomes });
+  }
+  const collectedAt = Math.max(...results.map((r) => r.finishedAt), 0);
+  io.stdout(config.format === 'json' ? renderJson(samples, collectedAt) : await renderText(samples, config.format));
+  const failed = failedSources(results);
+  if (failed.length > 0) {
+    io.stderr(`posture-exporter: collection failed for: ${failed.join(', ')} (see the log lines above)\n`);
+    return EXIT_FAILED;
+  }
+  return EXIT_OK;
+}
+
+async function serveWith(config: Config, io: CliIo, clock: Clock, extraSecrets: string[] = [], portalUrl?: string): Promise<number> {
+  const serveProblems = checkServeConfig(config);
+  if (serveProblems.length) throw new ConfigErrors(serveProblems);
+  const { logger, secrets } = makeLogger(config, io, clock);
+  secrets.push(...extraSecrets);
+  const handle = await startServe(config, { clock, logger, onSecret: (s) => secrets.push(s) });
+  io.onReady?.({ metricsUrl: `${handle.url}/metrics`, portalUrl });
+  await (io.stopSignal ?? new Promise<void>(() => {}));
+  await handle.stop();
+  return EXIT_OK;
+}
+
+async function runServe(flags: Partial<Record<SettingKey, string>>, io: CliIo, clock: Clock): Promise<number> {
+  return serveWith(loadConfig({ env: io.env, flags }), io, clock);
+}
+
+function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: CliIo): number {
+  const config = loadConfig({ env: io.env, flags });
+  const problems = checkServeConfig(config);
+  if (problems.length) throw new ConfigErrors(problems);
+  io.stdout(
+    `configuration is valid: ${config.portals.length} portal(s): ${config.portals
+      .map((p) => `${p.name} (${p.baseUrl}, ${p.requestsPerMinute} req/min, key from ${p.key.kind})`)
+      .join('; ')}; interval ${config.intervalSeconds} s${config.push.sinks.length ? `; push to ${config.push.sinks.join(', ')}` : ''}\n`,
+  );
+  return EXIT_OK;
+}
+
+async function runSimulate(flags: Partial<Record<SettingKey, string>>, sim: SimulatorOptions, io: CliIo, clock: Clock): Promise<number> {
+  const listen = flags.listen ?? io.env.POSTURE_LISTEN ?? '127.0.0.1:9878';
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(listen);
+  if (!m) throw new ConfigError('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listen)} is not HOST:PORT: give e.g. 127.0.0.1:9878.`);
+  const portal = await startSimulator({ ...sim, clock, host: m[1] ?? (m[2] || '127.0.0.1'), port: Number(m[3]) });
+  io.stdout(`simulated portal: ${portal.baseUrl}\nAPI key (simulated): ${portal.apiKey}\n\nPOSTURE_BASE_URL=${portal.baseUrl} POSTURE_API_KEY=${portal.apiKey} posture-exporter once\n`);
+  io.onReady?.({ portalUrl: portal.baseUrl });
+  await (io.stopSignal ?? new Promise<void>(() => {}));
+  await portal.close();
+  return EXIT_OK;
+}
+
+async function runDemo(flags: Partial<Record<SettingKey, string>>, sim: SimulatorOptions, io: CliIo, clock: Clock): Promise<number> {
+  const configured = ['POSTURE_BASE_URL', 'POSTURE_CLOUD_ID', 'POSTURE_CONFIG', 'POSTURE_CONFIG_FILE'].some((k) => io.env[k]) || flags.base_url || flags.cloud_id || flags.config_file;
+  if (configured) return runServe(flags, io, clock);
+  const portal = await startSimulator({ ...sim, clock, host: '127.0.0.1', port: 0 });
+  try {
+    const env = {
+      ...io.env,
+      POSTURE_BASE_URL: portal.baseUrl,
+      POSTURE_API_KEY: portal.apiKey,
+      POSTURE_PORTAL: io.env.POSTURE_PORTAL ?? 'demo',
+      POSTURE_INTERVAL_SECONDS: io.env.POSTURE_INTERVAL_SECONDS ?? '60',
+      POSTURE_LISTEN: io.env.POSTURE_LISTEN ?? '127.0.0.1:9877',
+    };
+    const config = loadConfig({ env, flags });
+    io.stderr(
+      `posture-exporter demo: simulated portal at ${portal.baseUrl}\n` +
+        `  metrics:  http://${config.listen.host === '0.0.0.0' ? '127.0.0.1' : config.listen.host}:${config.listen.port}/metrics (collected every ${config.intervalSeconds} s)\n` +
+        `  point it at a real portal: POSTURE_BASE_URL=https://<cloud_id>.<host>/public-api/v1 POSTURE_API_KEY_FILE=key.txt npm start\n`,
+    );
+    return await serveWith(config, io, clock, [], portal.baseUrl);
+  } finally {
+    await portal.close();
+  }
+}
