@@ -78,7 +78,7 @@ export class AlertsSink {
     const sev = severityOf(a.state);
     bump(this.open, sev);
     if (!a.acknowledged) bump(this.unacknowledged, sev);
-    if (a.ownerName.trim() === '') bump(this.unassigned, sev);
+    if (a.ownerName === '') bump(this.unassigned, sev);
     if (until !== null && until > this.nowSeconds) bump(this.snoozed, sev);
     if (this.oldest[sev] === undefined || created < this.oldest[sev]!) this.oldest[sev] = created;
     const key = `${integrationOf(a.product)}\u0000${sev}\u0000${typeOf(a.status)}`;

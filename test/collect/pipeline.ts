@@ -1,0 +1,48 @@
+import { readFileSync } from 'node:fs';
+import { foldAlerts } from '../../src/collect/alerts.js';
+import { toSamples, type PortalView } from '../../src/collect/samples.js';
+import { foldVitals } from '../../src/collect/vitals.js';
+import type { Sample } from '../../src/metrics/sample.js';
+
+/** A fixture: upstream JSON in (test/fixtures/<scenario>/input.json). */
+export interface FixtureInput {
+  now: string;
+  portal: string;
+  vitals: Array<{ tag?: string; data: unknown[] }>;
+  alerts: unknown[];
+  devices: { active: number; inactive: number };
+}
+
+export function readFixture(scenario: string): FixtureInput {
+  return JSON.parse(readFileSync(new URL(`../fixtures/${scenario}/input.json`, import.meta.url), 'utf8')) as FixtureInput;
+}
+
+/** The pure pipeline of one cycle: records → folds → samples (no HTTP). */
+export function samplesOf(input: FixtureInput): Sample[] {
+  const now = Date.parse(input.now);
+  const vitals = input.vitals.map((v) => foldVitals(v.data, v.tag));
+  const alerts = foldAlerts(input.alerts, now / 1000);
+  const view: PortalView = {
+    portal: input.portal,
+    vitals: { value: vitals, success: true, lastSuccessAt: now, invalid: vitals.reduce((n, v) => n + v.invalid, 0) },
+    alerts: { value: alerts, success: true, lastSuccessAt: now, invalid: alerts.invalid },
+    devices: { value: input.devices, success: true, lastSuccessAt: now, invalid: 0 },
+    cycle: {
+      durationMs: 1250,
+      requests: new Map([
+        ['/vitals\u0000200', input.vitals.length],
+        ['/devices\u0000200', 2],
+        ['/alerts\u0000200', 1],
+      ]),
+      alertsPageSize: 500,
+    },
+  };
+  return toSamples([view], { version: '0.0.0-test', runtime: 'once' });
+}
+
+/** The value of one series, or undefined when absent. */
+export function valueOf(samples: readonly Sample[], name: string, labels: Record<string, string>): number | undefined {
+  const found = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v) && Object.keys(s.labels).length === Object.keys(labels).length);
+  if (found.length > 1) throw new Error(`ambiguous: ${name} ${JSON.stringify(labels)}`);
+  return found[0]?.value;
+}
