@@ -365,8 +365,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     ...portals.flatMap((p) => (p.key.kind === 'value' ? [p.key.value] : [])),
     ...[push.remoteWriteBearerToken, push.remoteWritePassword].filter((s): s is string => !!s),
   ];
-  if (problems.list.length) throw new ConfigErrors(problems.list);
-  return {
+  // Every lookup runs before the verdict, so all problems are reported at once.
+  const config: Config = {
     portals,
     intervalSeconds,
     maxStalenessSeconds: (g('max_staleness_seconds') as number | undefined) ?? 2 * intervalSeconds,
@@ -381,6 +381,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     lambdaMarginSeconds: (g('lambda_margin_seconds') as number | undefined) ?? 10,
     secrets,
   };
+  if (problems.list.length) throw new ConfigErrors(problems.list);
+  return config;
 }
 
 function buildPush(g: (k: SettingKey) => unknown, problems: Problems): Config['push'] {

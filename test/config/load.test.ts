@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { checkServeConfig, loadConfig, minimumIntervalSeconds, type ConfigSources } from '../../src/config/load.js';
+import { ConfigError, ConfigErrors } from '../../src/errors.js';
+
+const base = { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-secret-value-123' };
+
+function problems(sources: ConfigSources): string[] {
+  try {
+    loadConfig(sources);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigErrors);
+    return (err as ConfigErrors).problems.map((p) => p.message);
+  }
+  throw new Error('expected a ConfigErrors');
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const c = loadConfig({ env: base });
+    expect(c.portals).toEqual([
+      { name: 'acme.example.com', baseUrl: 'https://acme.example.com/public-api/v1', key: { kind: 'value', value: 'k-secret-value-123' }, apiKeyHeader: 'X-Service-ApiKey', requestsPerMinute: 5, pageSize: 500, vitalsTags: [] },
+    ]);
+    expect(c).toMatchObject({ intervalSeconds: 300, maxStalenessSeconds: 600, cycleTimeoutSeconds: 60, maxRetries: 3, listen: { host: '0.0.0.0', port: 9877 }, logLevel: 'info', format: 'prometheus' });
+    expect(c.secrets).toContain('k-secret-value-123');
+  });
+
+  it('builds the base URL from the Cloud ID and host, and names the portal after the Cloud ID', () => {
+    const c = loadConfig({ env: { POSTURE_CLOUD_ID: 'acme-42', POSTURE_API_HOST: 'portal.example.com', POSTURE_API_KEY_FILE: '/run/key' } });
+    expect(c.portals[0]).toMatchObject({ name: 'acme-42', baseUrl: 'https://acme-42.portal.example.com/public-api/v1', key: { kind: 'file', path: '/run/key' } });
+  });
+
+  it('takes a flag over the environment over the config file', () => {
+    const env = { ...base, POSTURE_PAGE_SIZE: '200', POSTURE_CONFIG: JSON.stringify({ page_size: 100, interval_seconds: 120 }) };
+    expect(loadConfig({ env }).portals[0]!.pageSize).toBe(200);
+    expect(loadConfig({ env }).intervalSeconds).toBe(120);
+    expect(loadConfig({ env, flags: { page_size: '300' } }).portals[0]!.pageSize).toBe(300);
+  });
+
+  it('reads several portals from a YAML file, each with its own budget and tags', () => {
+    const yaml = `
+interval_seconds: 600
+requests_per_minute: 4
+portals:
+  - portal: eu
+    base_url: https://eu.example.com/public-api/v1
+    api_key_ssm_parameter: /posture/eu
+    vitals_tags: [laptops, servers]
+  - portal: us
+    cloud_id: us1
+    api_host: example.com
+    api_key_secret_id: posture/us
+    requests_per_minute: 2
+`;
+    const c = loadConfig({ env: { POSTURE_CONFIG_FILE: '/etc/posture.yaml' }, readFile: () => yaml });
+    expect(c.intervalSeconds).toBe(600);
+    expect(c.portals.map((p) => [p.name, p.requestsPerMinute, p.vitalsTags, p.key.kind])).toEqual([
+      ['eu', 4, ['laptops', 'servers'], 'ssm'],
+      ['us', 2, [], 'secret'],
+    ]);
+  });
+
+  it.each([
+    ['a rate above the portal limit', { ...base, POSTURE_REQUESTS_PER_MINUTE: '12' }, 'POSTURE_REQUESTS_PER_MINUTE (--requests-per-minute)="12" is not valid: set a whole number from 1 to 10 (default 5).'],
+    ['a non-numeric page size', { ...base, POSTURE_PAGE_SIZE: 'lots' }, 'POSTURE_PAGE_SIZE (--page-size)="lots" is not valid: set a whole number from 1 to 100000 (default 500).'],
+    ['a zero interval', { ...base, POSTURE_INTERVAL_SECONDS: '0' }, 'POSTURE_INTERVAL_SECONDS (--interval-seconds)="0" is not valid: set a whole number from 10 to 86400 (default 300).'],
+    ['an unknown log level', { ...base, POSTURE_LOG_LEVEL: 'loud' }, 'POSTURE_LOG_LEVEL (--log-level)="loud" is not valid: use one of debug, info, warn, error.'],
+    ['an unknown format', { ...base, POSTURE_FORMAT: 'xml' }, 'POSTURE_FORMAT (--format)="xml" is not valid: use one of prometheus, openmetrics, json.'],
+    ['plain http to a remote host', { ...base, POSTURE_BASE_URL: 'http://acme.example.com/public-api/v1' }, 'POSTURE_BASE_URL must use https (plain http only for loopback addresses): got http://acme.example.com.'],
+    ['a base URL that is not a URL', { ...base, POSTURE_BASE_URL: 'acme' }, 'POSTURE_BASE_URL="acme" is not a URL: give the full https://<cloud_id>.<host>/public-api/v1.'],
+    ['a Cloud ID that is not a DNS label', { POSTURE_CLOUD_ID: 'acme_corp', POSTURE_API_HOST: 'example.com', POSTURE_API_KEY: 'k-1234' }, 'POSTURE_CLOUD_ID="acme_corp" is not a valid DNS label: use letters, digits and inner hyphens, at most 63 characters.'],
+    ['a Cloud ID without a host', { POSTURE_CLOUD_ID: 'acme', POSTURE_API_KEY: 'k-1234' }, 'POSTURE_API_HOST is missing: the Cloud ID and the API host go together (or give POSTURE_BASE_URL).'],
+    ['both a base URL and a Cloud ID', { ...base, POSTURE_CLOUD_ID: 'acme', POSTURE_API_HOST: 'example.com' }, 'POSTURE_BASE_URL and POSTURE_CLOUD_ID/POSTURE_API_HOST are both set: give either the base URL or the Cloud ID and host.'],
+    ['no portal', {}, 'no portal is configured: set POSTURE_BASE_URL, or POSTURE_CLOUD_ID and POSTURE_API_HOST (or run `npm start` for the simulated portal).'],
+    ['no API key', { POSTURE_BASE_URL: base.POSTURE_BASE_URL }, 'no API key: set POSTURE_API_KEY, POSTURE_API_KEY_FILE, POSTURE_API_KEY_SSM_PARAMETER or POSTURE_API_KEY_SECRET_ID.'],
+    ['two key sources', { ...base, POSTURE_API_KEY_FILE: '/k' }, 'more than one API key source is set (value, file): keep exactly one of POSTURE_API_KEY, POSTURE_API_KEY_FILE, POSTURE_API_KEY_SSM_PARAMETER, POSTURE_API_KEY_SECRET_ID.'],
+    ['a bad header name', { ...base, POSTURE_API_KEY_HEADER: 'X Key' }, 'POSTURE_API_KEY_HEADER="X Key" is not a valid HTTP header name.'],
+    ['a bad listen address', { ...base, POSTURE_LISTEN: 'localhost' }, 'POSTURE_LISTEN (--listen)="localhost" is not HOST:PORT: give e.g. 0.0.0.0:9877 or 127.0.0.1:9877.'],
+    ['an unknown sink', { ...base, POSTURE_PUSH: 'kafka' }, 'POSTURE_PUSH (--push)="kafka" is not valid: use a comma-separated subset of otlp, remote_write, pushgateway.'],
+    ['remote write without a URL', { ...base, POSTURE_PUSH: 'remote_write' }, "POSTURE_PUSH includes remote_write but POSTURE_REMOTE_WRITE_URL is not set: give the receiver's remote-write URL."],
+    ['a pushgateway URL that is not a URL', { ...base, POSTURE_PUSHGATEWAY_URL: 'pgw:9091' }, 'POSTURE_PUSHGATEWAY_URL="pgw:9091" is not an http(s) URL: give the receiver\'s full URL.'],
+    ['two remote-write auth methods', { ...base, POSTURE_REMOTE_WRITE_SIGV4_REGION: 'eu-west-1', POSTURE_REMOTE_WRITE_BEARER_TOKEN: 'tok-123456' }, 'remote write has more than one auth method set (sigv4, bearer): keep one of POSTURE_REMOTE_WRITE_SIGV4_REGION, POSTURE_REMOTE_WRITE_BEARER_TOKEN, POSTURE_REMOTE_WRITE_USERNAME+PASSWORD.'],
+    ['a basic-auth user without a password', { ...base, POSTURE_REMOTE_WRITE_USERNAME: 'u' }, 'POSTURE_REMOTE_WRITE_USERNAME and POSTURE_REMOTE_WRITE_PASSWORD go together: set both for basic auth.'],
+    ['both inline config and a config file', { ...base, POSTURE_CONFIG: '{}', POSTURE_CONFIG_FILE: '/x.yaml' }, 'POSTURE_CONFIG and POSTURE_CONFIG_FILE (--config) are both set: keep one of them.'],
+    ['inline config that is not JSON', { ...base, POSTURE_CONFIG: '{nope' }, /^POSTURE_CONFIG is not valid JSON: /],
+    ['an unknown key in the config file', { POSTURE_CONFIG: JSON.stringify({ ...{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }, intervl_seconds: 5 }) }, 'POSTURE_CONFIG: unknown setting `intervl_seconds`: remove it or use one of the documented keys (README, Configuration).'],
+    ['a portal-only key given per portal that is global', { POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234', listen: ':1' }] }) }, 'POSTURE_CONFIG: portals[0]: unknown setting `listen`: remove it or use one of the documented keys (README, Configuration).'],
+    ['single-portal variables beside a portals list', { POSTURE_BASE_URL: base.POSTURE_BASE_URL, POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }] }) }, 'POSTURE_BASE_URL is set but POSTURE_CONFIG lists portals: give each portal\'s base_url inside `portals`, or drop the list.'],
+    ['two portals with one name', { POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }, { base_url: base.POSTURE_BASE_URL, api_key: 'k-5678' }] }) }, 'POSTURE_CONFIG: portals[1] repeats the portal name "acme.example.com": give each portal a distinct `portal`.'],
+  ])('refuses %s with one line naming the setting and the fix', (_what, env, expected) => {
+    const got = problems({ env });
+    expect(got).toHaveLength(1);
+    if (typeof expected === 'string') expect(got[0]).toBe(expected);
+    else expect(got[0]).toMatch(expected);
+  });
+
+  it('refuses a flag that does not exist as a flag (secrets are env-only)', () => {
+    expect(problems({ env: base, flags: { api_key: 'x' } as never })).toEqual(['--api-key is not a flag: see `posture-exporter --help` (set POSTURE_API_KEY in the environment instead).']);
+  });
+
+  it('lists every problem at once', () => {
+    expect(problems({ env: { ...base, POSTURE_PAGE_SIZE: '0', POSTURE_LOG_LEVEL: 'x' } })).toHaveLength(2);
+  });
+
+  it('never shows a secret in a message', () => {
+    const msgs = problems({ env: { ...base, POSTURE_API_KEY_FILE: '/k', POSTURE_REMOTE_WRITE_BEARER_TOKEN: 'tok-abcdef', POSTURE_REMOTE_WRITE_SIGV4_REGION: 'x' } });
+    for (const m of msgs) {
+      expect(m).not.toContain('k-secret-value-123');
+      expect(m).not.toContain('tok-abcdef');
+    }
+  });
+
+  it('tells the config errors apart by class, with the setting named', () => {
+    try {
+      loadConfig({ env: { ...base, POSTURE_MAX_RETRIES: '-1' } });
+    } catch (err) {
+      const p = (err as ConfigErrors).problems[0]!;
+      expect(p).toBeInstanceOf(ConfigError);
+      expect(p.setting).toBe('POSTURE_MAX_RETRIES');
+    }
+  });
+});
+
+describe('serve checks', () => {
+  it('refuses an interval that cannot fit the budget, naming the smallest that fits', () => {
+    const c = loadConfig({ env: { ...base, POSTURE_REQUESTS_PER_MINUTE: '2', POSTURE_VITALS_TAGS: 'a,b', POSTURE_INTERVAL_SECONDS: '60', POSTURE_CYCLE_TIMEOUT_SECONDS: '30' } });
+    // 1 + 2 tags + 2 device totals + 1 alerts = 6 requests at 2/min: three minutes.
+    expect(minimumIntervalSeconds(c)).toBe(180);
+    expect(checkServeConfig(c).map((e) => e.message)).toEqual([
+      'POSTURE_INTERVAL_SECONDS (--interval-seconds)=60 cannot fit a cycle in the budget (acme.example.com: 6 requests at 2/min): set it to 180 or more.',
+    ]);
+  });
+
+  it('accepts the defaults', () => {
+    expect(checkServeConfig(loadConfig({ env: base }))).toEqual([]);
+  });
+
+  it('refuses a cycle timeout longer than the interval', () => {
+    const c = loadConfig({ env: { ...base, POSTURE_INTERVAL_SECONDS: '60', POSTURE_CYCLE_TIMEOUT_SECONDS: '90' } });
+    expect(checkServeConfig(c).map((e) => e.setting)).toEqual(['POSTURE_CYCLE_TIMEOUT_SECONDS']);
+  });
+});
