@@ -1,0 +1,42 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { CATALOGUE, PORTAL_LABEL } from '../../src/metrics/catalogue.js';
+
+const run = promisify(execFile);
+
+describe('the metric catalogue', () => {
+  it.each(CATALOGUE.map((m) => [m.name, m] as const))('%s follows Prometheus naming conventions', (name, m) => {
+    expect(name).toMatch(/^posture_[a-z][a-z0-9_]*[a-z0-9]$/);
+    // A gauge must not look like a counter.
+    expect(name).not.toMatch(/_(total|count|sum|bucket|created)$/);
+    if (name.endsWith('_seconds')) expect(m.unit).toBe('s');
+    if (m.unit === 's') expect(name).toMatch(/_seconds$/);
+    if (name.endsWith('_ratio')) expect(m.unit).toBe('1');
+    for (const l of [...m.labels, ...(m.optionalLabels ?? [])]) {
+      expect(l).toMatch(/^[a-z][a-z0-9_]*$/);
+      expect(l).not.toBe(PORTAL_LABEL);
+      expect(l.startsWith('__')).toBe(false);
+    }
+    expect(m.help.length).toBeGreaterThan(20);
+    expect(m.help).not.toMatch(/[\n"]/);
+  });
+
+  it('has unique names', () => {
+    expect(new Set(CATALOGUE.map((m) => m.name)).size).toBe(CATALOGUE.length);
+  });
+
+  it('says in the HELP of every portal-data family that values are cached', () => {
+    for (const m of CATALOGUE.filter((x) => x.origin !== 'exporter')) expect(m.help).toMatch(/Cached/);
+  });
+
+  it.each(['basic', 'tricky'])('golden output of %s passes promtool check metrics', async (scenario) => {
+    const text = readFileSync(new URL(`../fixtures/${scenario}/expected.prom`, import.meta.url), 'utf8');
+    const child = run('promtool', ['check', 'metrics']);
+    child.child.stdin!.end(text);
+    const { stdout, stderr } = await child;
+    // promtool prints lint problems and exits non-zero on any; both streams must be empty.
+    expect(stdout + stderr).toBe('');
+  });
+});
