@@ -1,0 +1,181 @@
+import snappy from 'snappyjs';
+import { METRICS, PORTAL_LABEL } from '../metrics/catalogue.js';
+import { SinkError } from './errors.js';
+import { basicAuth, deliver, type HttpResult } from './http.js';
+import { ProtoWriter } from './protobuf.js';
+import { credentialsFromEnv, signSigV4 } from './sigv4.js';
+import type { PushBatch, PushContext, PushSettings, Sink } from './types.js';
+import { USER_AGENT } from './user-agent.js';
+
+/** One series of a WriteRequest: labels sorted by name (with `__name__`), one sample. */
+export interface RemoteWriteSeries {
+  labels: ReadonlyArray<readonly [string, string]>;
+  value: number;
+  /** Unix ms. */
+  timestamp: number;
+}
+
+/** Family metadata sent alongside the series (type GAUGE and HELP). */
+export interface RemoteWriteMetadata {
+  name: string;
+  help: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_RETRIES = 3;
+/** prometheus.MetricMetadata.MetricType.GAUGE */
+const METRIC_TYPE_GAUGE = 2;
+
+function byName(a: readonly [string, string], b: readonly [string, string]): number {
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
+}
+
+/**
+ * The series of every batch, stamped with its snapshot's `collectedAt`. Labels with empty values
+ * are left out (Prometheus treats an empty label as an absent one); `portal` is added if a sample
+ * lacks it.
+ */
+export function toTimeSeries(batches: readonly PushBatch[]): RemoteWriteSeries[] {
+  const out: RemoteWriteSeries[] = [];
+  for (const batch of batches) {
+    for (const s of batch.snapshot.samples) {
+      const labels: Array<[string, string]> = [['__name__', s.name]];
+      for (const [k, v] of Object.entries({ [PORTAL_LABEL]: batch.portal, ...s.labels })) {
+        if (k !== '__name__' && v !== '') labels.push([k, v]);
+      }
+      labels.sort(byName);
+      out.push({ labels, value: s.value, timestamp: batch.snapshot.collectedAt });
+    }
+  }
+  return out;
+}
+
+/** Metadata for every family that has samples, in first-seen order. */
+export function metadataOf(batches: readonly PushBatch[]): RemoteWriteMetadata[] {
+  const seen = new Map<string, RemoteWriteMetadata>();
+  for (const batch of batches) {
+    for (const s of batch.snapshot.samples) {
+      if (!seen.has(s.name)) seen.set(s.name, { name: s.name, help: METRICS[s.name]?.help ?? '' });
+    }
+  }
+  return [...seen.values()];
+}
+
+/**
+ * Encodes a `prometheus.WriteRequest` (remote write 1.0): field 1 TimeSeries {1 Label {1 name,
+ * 2 value}, 2 Sample {1 double value, 2 int64 timestamp}}, field 3 MetricMetadata {1 type,
+ * 2 metric_family_name, 4 help}.
+ */
+export function encodeWriteRequest(series: readonly RemoteWriteSeries[], metadata: readonly RemoteWriteMetadata[] = []): Uint8Array {
+  const w = new ProtoWriter();
+  for (const ts of series) {
+    w.message(1, (t) => {
+      for (const [name, value] of ts.labels) t.message(1, (l) => l.string(1, name).string(2, value));
+      t.message(2, (s) => s.double(1, ts.value).varint(2, ts.timestamp));
+    });
+  }
+  for (const m of metadata) {
+    w.message(3, (md) => {
+      md.varint(1, METRIC_TYPE_GAUGE).string(2, m.name);
+      if (m.help) md.string(4, m.help);
+    });
+  }
+  return w.finish();
+}
+
+/**
+ * Wordings with which Prometheus, Mimir, Cortex, Amazon Managed Service for Prometheus and Thanos
+ * reject samples they already have or can no longer take (duplicate, out of order, too old).
+ * A resend after a timeout meets these; the data is there, so the push counts as delivered.
+ */
+const ALREADY_INGESTED: readonly RegExp[] = [
+  /duplicate sample for timestamp/i, // Prometheus, Cortex, AMP
+  /err-mimir-sample-duplicate-timestamp/i,
+  /sample with repeated timestamp but different value/i, // Cortex
+  /out of order sample/i, // Prometheus, AMP
+  /sample timestamp out of order/i, // Cortex
+  /err-mimir-sample-out-of-order/i,
+  /out of bounds/i, // Prometheus, Cortex: older than the head block
+  /err-mimir-sample-out-of-bounds/i,
+  /too old sample/i, // Prometheus with an out-of-order window
+  /timestamp too old/i, // Cortex
+  /err-mimir-sample-timestamp-too-old/i,
+  /its timestamp is too old/i, // Mimir
+];
+
+/** Whether a rejection says the receiver already has (or has moved past) these samples. */
+export function isAlreadyIngested(res: Pick<HttpResult, 'status' | 'body'>): boolean {
+  if (res.status !== 400 && res.status !== 409) return false;
+  return ALREADY_INGESTED.some((re) => re.test(res.body));
+}
+
+type RemoteWriteSettings = NonNullable<PushSettings['remoteWrite']>;
+
+/** Prometheus remote write 1.0 (Prometheus, AMP, Mimir, Grafana Cloud, VictoriaMetrics, Cortex, Thanos). */
+export class RemoteWriteSink implements Sink {
+  readonly name = 'remote_write' as const;
+  constructor(private readonly settings: RemoteWriteSettings) {}
+
+  async push(batches: readonly PushBatch[], ctx: PushContext): Promise<void> {
+    const series = toTimeSeries(batches);
+    if (series.length === 0) {
+      ctx.logger.debug('remote write: nothing to push', { sink: this.name });
+      return;
+    }
+    const payload = snappy.compress(encodeWriteRequest(series, metadataOf(batches)));
+    const { url, auth } = this.settings;
+    const base: Record<string, string> = {
+      ...this.settings.headers,
+      'content-type': 'application/x-protobuf',
+      'content-encoding': 'snappy',
+      'x-prometheus-remote-write-version': '0.1.0',
+      'user-agent': USER_AGENT,
+    };
+    const secrets: string[] = [];
+    let headers: () => Promise<Record<string, string>>;
+    switch (auth.kind) {
+      case 'none':
+        headers = async () => base;
+        break;
+      case 'bearer':
+        secrets.push(auth.token);
+        headers = async () => ({ ...base, authorization: `Bearer ${auth.token}` });
+        break;
+      case 'basic': {
+        const value = basicAuth(auth.username, auth.password);
+        secrets.push(auth.password, value.slice('Basic '.length));
+        headers = async () => ({ ...base, authorization: value });
+        break;
+      }
+      case 'sigv4': {
+        const credentials = credentialsFromEnv(ctx.env ?? process.env);
+        if (!credentials) {
+          throw new SinkError(this.name, 'SigV4 needs AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set (the Lambda role provides them)');
+        }
+        secrets.push(credentials.secretAccessKey, ...(credentials.sessionToken ? [credentials.sessionToken] : []));
+        const target = new URL(url);
+        headers = async () => ({
+          ...base,
+          ...(await signSigV4(
+            { method: 'POST', url: target, headers: base, body: payload },
+            { region: auth.region, service: auth.service ?? 'aps', credentials, date: new Date(ctx.clock.now()) },
+          )),
+        });
+        break;
+      }
+    }
+    await deliver({
+      sink: this.name,
+      ctx,
+      method: 'POST',
+      url,
+      body: payload,
+      headers,
+      timeoutMs: this.settings.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      maxRetries: this.settings.maxRetries ?? DEFAULT_MAX_RETRIES,
+      alreadyDelivered: isAlreadyIngested,
+      secrets,
+    });
+    ctx.logger.debug('remote write: pushed', { sink: this.name, series: series.length, bytes: payload.length });
+  }
+}

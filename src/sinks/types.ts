@@ -1,0 +1,84 @@
+import type { Dispatcher } from 'undici';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/log.js';
+import type { Source } from '../metrics/catalogue.js';
+import type { Snapshot } from '../metrics/sample.js';
+
+/** Where serverless mode can push. */
+export type SinkName = 'otlp' | 'remote_write' | 'pushgateway';
+
+/** One portal's collection, as pushed. */
+export interface PushBatch {
+  portal: string;
+  snapshot: Snapshot;
+  /** Sources collected successfully this cycle. */
+  succeeded: readonly Source[];
+}
+
+/** What a push may use: time, logging, the cycle's deadline, cancellation and transport. */
+export interface PushContext {
+  clock: Clock;
+  logger: Logger;
+  /** Epoch ms (in `clock` time) by which the push must be over, retries included. */
+  deadline: number;
+  signal?: AbortSignal;
+  /** undici dispatcher for remote write and the Pushgateway (tests, proxies). */
+  dispatcher?: Dispatcher;
+  /** Environment for OTEL_* and AWS credentials; defaults to `process.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+/** A push destination. */
+export interface Sink {
+  readonly name: SinkName;
+  /** Pushes every batch; throws SinkError. */
+  push(batches: readonly PushBatch[], ctx: PushContext): Promise<void>;
+}
+
+/** How remote write authenticates. */
+export type RemoteWriteAuth =
+  | { kind: 'none' }
+  | { kind: 'bearer'; token: string }
+  | { kind: 'basic'; username: string; password: string }
+  | {
+      kind: 'sigv4';
+      region: string;
+      /** @default 'aps' */
+      service?: string;
+    };
+
+/** How the Pushgateway authenticates. */
+export type PushgatewayAuth =
+  | { kind: 'none' }
+  | { kind: 'basic'; username: string; password: string }
+  | { kind: 'bearer'; token: string };
+
+/** Push settings, as the config layer hands them over. */
+export interface PushSettings {
+  sinks: readonly SinkName[];
+  remoteWrite?: {
+    url: string;
+    auth: RemoteWriteAuth;
+    /** Per attempt. @default 10000 */
+    timeoutMs?: number;
+    /** Retries after the first attempt on 5xx, 429 and network errors. @default 3 */
+    maxRetries?: number;
+    /** Extra headers (e.g. `X-Scope-OrgID` for Mimir). */
+    headers?: Record<string, string>;
+  };
+  pushgateway?: {
+    url: string;
+    /** @default 'posture-exporter' */
+    job?: string;
+    auth?: PushgatewayAuth;
+    /** Per request. @default 10000 */
+    timeoutMs?: number;
+  };
+  /** Endpoint, headers and resource come from the standard OTEL_* environment. */
+  otlp?: {
+    /** Wins over OTEL_EXPORTER_OTLP_(METRICS_)PROTOCOL. @default 'http/protobuf' */
+    protocol?: 'http/protobuf' | 'http/json';
+    /** Wins over OTEL_EXPORTER_OTLP_(METRICS_)TIMEOUT. @default 10000 */
+    timeoutMs?: number;
+  };
+}
