@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Makes sure the real Prometheus tools the tests use are installed (Debian packages).
+# Installs them when missing and running as root with apt-get; otherwise says how.
+set -euo pipefail
+need=()
+command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+command -v prometheus-pushgateway >/dev/null 2>&1 || need+=(prometheus-pushgateway)
+command -v victoria-metrics >/dev/null 2>&1 || need+=(victoria-metrics)
+command -v unzip >/dev/null 2>&1 || need+=(unzip)
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "ensure-tools: installing ${need[*]} (Debian packages)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  # Debian may start the services it installs; the tests start their own on free ports.
+  for s in prometheus prometheus-pushgateway victoria-metrics; do
+    (command -v service >/dev/null && service "$s" stop >/dev/null 2>&1) || true
+  done
+else
+  echo "ensure-tools: the tests need: ${need[*]}; install with: sudo apt-get install -y ${need[*]}" >&2
+  exit 1
+fi
