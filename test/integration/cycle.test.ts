@@ -1,0 +1,201 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { FakeClock } from '../../src/core/clock.js';
+import { memoryLogger } from '../../src/core/log.js';
+import { AuthenticationError, ListMismatchError, PermissionError } from '../../src/errors.js';
+import { Exporter, samplesOfCycles } from '../../src/runtime/exporter.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import type { Sample } from '../../src/metrics/sample.js';
+import { parseApiTimestamp } from '../../src/collect/timestamps.js';
+
+const KEY = 'sim-integration-key-0123456789';
+let sim: Simulator | undefined;
+
+afterEach(async () => {
+  await sim?.close();
+  sim = undefined;
+});
+
+async function setup(opts: SimulatorOptions = {}, env: Record<string, string> = {}) {
+  const clock = new FakeClock(Date.UTC(2026, 10, 22, 12, 0, 0), { autoAdvance: true });
+  sim = await startSimulator({ clock, keys: [{ key: KEY }], ...opts });
+  const logger = memoryLogger({ secrets: [KEY] });
+  const config = loadConfig({ env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'test', ...env } });
+  const exporter = new Exporter(config, { clock, logger, runtime: 'once', random: () => 0.5 });
+  return { clock, sim, logger, config, exporter };
+}
+
+const facts = { version: 'test', runtime: 'once' as const };
+const value = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
+  samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+const served = (s: Simulator, path: string) => s.requests.filter((r) => r.path.endsWith(path));
+
+/** Expected alert numbers, computed independently from the simulator's own data. */
+function expectedAlerts(s: Simulator, at: number) {
+  const open: Record<string, number> = { red: 0, amber: 0, green: 0 };
+  const snoozed: Record<string, number> = { red: 0, amber: 0, green: 0 };
+  const unassigned: Record<string, number> = { red: 0, amber: 0, green: 0 };
+  let n = 0;
+  for (const a of s.data(at).alerts()) {
+    if (a.resolved) continue;
+    n++;
+    const sev = a.state.toLowerCase();
+    open[sev] = (open[sev] ?? 0) + 1;
+    if (a.ownerName === '') unassigned[sev] = (unassigned[sev] ?? 0) + 1;
+    const until = parseApiTimestamp(a.inactiveUntil);
+    if (until != null && until > at / 1000) snoozed[sev] = (snoozed[sev] ?? 0) + 1;
+  }
+  return { open, snoozed, unassigned, n };
+}
+
+describe('one cycle against the simulated portal', () => {
+  it('collects exact values within 5 requests for about a thousand alerts', async () => {
+    const { clock, sim, exporter, logger } = await setup({ alerts: 1000, devices: 10_000, integrations: 8 });
+    const at = clock.now();
+    const [r] = await exporter.collect();
+    expect(r!.vitals.ok && r!.alerts.ok && r!.devices.ok).toBe(true);
+    const samples = samplesOfCycles([r!], facts);
+    const exp = expectedAlerts(sim, at);
+    expect(exp.n).toBeGreaterThan(500);
+    for (const sev of ['red', 'amber', 'green']) {
+      expect(value(samples, 'posture_alerts_open', { severity: sev })).toBe(exp.open[sev]);
+      expect(value(samples, 'posture_alerts_snoozed', { severity: sev })).toBe(exp.snoozed[sev]);
+      expect(value(samples, 'posture_alerts_unassigned', { severity: sev })).toBe(exp.unassigned[sev]);
+    }
+    const devices = [...sim.data(at).devices()];
+    const active = devices.filter((d) => (parseApiTimestamp(d.lastOnline) ?? 0) >= at / 1000 - 30 * 86400).length;
+    expect(value(samples, 'posture_devices', { activity: 'active' })).toBe(active);
+    expect(value(samples, 'posture_devices', { activity: 'inactive' })).toBe(devices.length - active);
+    for (const v of sim.data(at).vitals()) {
+      if (v.vitalsEnabled && v.agentDeployedPossibleCompliant! > 0) {
+        expect(value(samples, 'posture_vitals_health_ratio', { integration: v.key })).toBeCloseTo(v.configurationCompliant! / v.agentDeployedPossibleCompliant!, 12);
+      }
+    }
+    // 1 vitals + 2 device totals + 2 pages of 500 alerts.
+    expect(sim.requests).toHaveLength(5);
+    expect(served(sim, '/alerts').map((q) => q.query.limit)).toEqual(['500', '500']);
+    expect(logger.lines.join('\n')).not.toContain(KEY);
+  });
+
+  it('honours a 429 Retry-After and still finishes within the budget', async () => {
+    const { clock, sim, exporter } = await setup({ alerts: 1000, devices: 10_000 });
+    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '7' } });
+    const t0 = clock.now();
+    const [r] = await exporter.collect();
+    expect(r!.vitals.ok && r!.alerts.ok && r!.devices.ok).toBe(true);
+    expect(sim.requests.length).toBeLessThanOrEqual(8);
+    const [first, second] = served(sim, '/vitals');
+    expect(first!.status).toBe(429);
+    expect(second!.time - first!.time).toBeGreaterThanOrEqual(7000);
+    expect(r!.requests.get('/vitals\u0000429')).toBe(1);
+    // The retry took a slot, so the planner fetched the rest of /alerts in fewer requests.
+    expect(clock.now() - t0).toBeLessThan(60_000);
+  });
+
+  it('grows the alert page size for 100,000 alerts and stays within 12 requests', async () => {
+    const { sim, exporter, clock, logger } = await setup({ alerts: 100_000, devices: 100_000, integrations: 12 });
+    const at = clock.now();
+    const [r] = await exporter.collect();
+    expect(r!.alerts.ok).toBe(true);
+    const samples = samplesOfCycles([r!], facts);
+    const exp = expectedAlerts(sim, at);
+    expect(value(samples, 'posture_alerts_open', { severity: 'red' })).toBe(exp.open.red);
+    const total = (['red', 'amber', 'green'] as const).reduce((n, s) => n + value(samples, 'posture_alerts_open', { severity: s })!, 0);
+    expect(total).toBe(exp.n);
+    expect(sim.requests.length).toBeLessThanOrEqual(12);
+    expect(value(samples, 'posture_collection_alerts_page_size')).toBe(0);
+    expect(logger.records().some((l) => String(l.msg).includes('grew the /alerts page size'))).toBe(true);
+  }, 60_000);
+
+  it('keeps the other sources when one fails, and never reports zeros for the failed one', async () => {
+    const { sim, exporter } = await setup();
+    sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'status', status: 500 } });
+    const [r] = await exporter.collect();
+    expect(r!.alerts.ok).toBe(false);
+    expect(r!.vitals.ok && r!.devices.ok).toBe(true);
+    const samples = samplesOfCycles([r!], facts);
+    expect(samples.filter((s) => s.name.startsWith('posture_alerts_'))).toEqual([]);
+    expect(value(samples, 'posture_collection_success', { source: 'alerts' })).toBe(0);
+    expect(value(samples, 'posture_collection_success', { source: 'vitals' })).toBe(1);
+  });
+
+  it('keeps serving the last alerts for the staleness window when /alerts fails, then drops them', async () => {
+    const { sim, exporter, clock } = await setup({}, { POSTURE_INTERVAL_SECONDS: '300' });
+    await exporter.collect();
+    const before = value(exporter.samples(), 'posture_alerts_open', { severity: 'red' });
+    expect(before).toBeTypeOf('number');
+    sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'status', status: 503 } });
+    clock.advance(300_000);
+    await exporter.collect();
+    expect(value(exporter.samples(), 'posture_alerts_open', { severity: 'red' })).toBe(before);
+    expect(value(exporter.samples(), 'posture_collection_success', { source: 'alerts' })).toBe(0);
+    clock.advance(301_000);
+    // Past two intervals since the last success: gone, not zero; the last-success time stays.
+    expect(value(exporter.samples(), 'posture_alerts_open', { severity: 'red' })).toBeUndefined();
+    expect(value(exporter.samples(), 'posture_collection_last_success_timestamp_seconds', { source: 'alerts' })).toBeTypeOf('number');
+  });
+
+  it('stops after a rejected key instead of spending budget on every source', async () => {
+    const { sim, exporter, config } = await setup();
+    const wrong = new Exporter({ ...config, portals: [{ ...config.portals[0]!, key: { kind: 'value', value: 'wrong-key-000' } }] }, { clock: new FakeClock(), logger: memoryLogger(), runtime: 'once' });
+    void exporter;
+    const [r] = await wrong.collect();
+    expect(r!.vitals.ok).toBe(false);
+    expect(!r!.vitals.ok && r!.vitals.error).toBeInstanceOf(AuthenticationError);
+    expect(!r!.alerts.ok && r!.alerts.error).toBeInstanceOf(AuthenticationError);
+    expect(sim.requests).toHaveLength(1);
+    expect(sim.requests[0]!.status).toBe(401);
+  });
+
+  it('reports a key without the Vitals permission as a permission problem and collects the rest', async () => {
+    const { sim, config } = await setup({ keys: [{ key: KEY, permissions: { deny: ['/vitals'] } }] });
+    const exporter = new Exporter(config, { clock: new FakeClock(), logger: memoryLogger(), runtime: 'once' });
+    const [r] = await exporter.collect();
+    expect(!r!.vitals.ok && r!.vitals.error).toBeInstanceOf(PermissionError);
+    expect(!r!.vitals.ok && r!.vitals.error.message).toMatch(/permission|role/i);
+    expect(r!.alerts.ok && r!.devices.ok).toBe(true);
+    expect(sim.requests.length).toBe(4);
+  });
+
+  it('fails /alerts rather than serve a wrong count when the list moves between pages', async () => {
+    const { sim, exporter } = await setup({ alerts: 1000 });
+    // The first /alerts page is clean; the second reports a different total.
+    sim.addFault({ path: '/alerts', times: 1, fault: { kind: 'latency', ms: 1 } });
+    sim.addFault({ path: '/alerts', times: 1, fault: { kind: 'total-mismatch', delta: 3 } });
+    const [r] = await exporter.collect();
+    expect(!r!.alerts.ok && r!.alerts.error).toBeInstanceOf(ListMismatchError);
+  });
+
+  it('counts and skips malformed records, keeping the rest', async () => {
+    const { sim, exporter, logger } = await setup({ alerts: 200 });
+    sim.addFault({ path: '/alerts', fault: { kind: 'bad-records', count: 4, how: 'mistyped' } });
+    const [r] = await exporter.collect();
+    expect(r!.alerts.ok).toBe(true);
+    const samples = samplesOfCycles([r!], facts);
+    expect(value(samples, 'posture_collection_invalid_records', { source: 'alerts' })).toBe(4);
+    expect(logger.records().filter((l) => l.msg === 'skipped a malformed record').length).toBe(4);
+  });
+
+  it('retries a truncated body without double counting', async () => {
+    const { clock, sim, exporter } = await setup({ alerts: 300 });
+    const at = clock.now();
+    sim.addFault({ path: '/alerts', fault: { kind: 'truncate', afterBytes: 5000 } });
+    const [r] = await exporter.collect();
+    expect(r!.alerts.ok).toBe(true);
+    const samples = samplesOfCycles([r!], facts);
+    expect(value(samples, 'posture_alerts_open', { severity: 'red' })).toBe(expectedAlerts(sim, at).open.red);
+  });
+
+  it('collects Vitals per tag with a tag label beside the whole-portal series', async () => {
+    const { sim, exporter, clock } = await setup({}, { POSTURE_VITALS_TAGS: 'laptops,servers' });
+    const [r] = await exporter.collect();
+    expect(r!.vitals.ok).toBe(true);
+    const samples = samplesOfCycles([r!], facts);
+    const info = samples.filter((s) => s.name === 'posture_vitals_integration_info');
+    expect(new Set(info.map((s) => s.labels.tag))).toEqual(new Set([undefined, 'laptops', 'servers']));
+    expect(served(sim, '/vitals').map((q) => q.query.tag)).toEqual([undefined, 'laptops', 'servers']);
+    for (const v of sim.data(clock.now()).vitals('laptops')) {
+      if (v.vitalsEnabled) expect(value(samples, 'posture_vitals_compliant_devices', { integration: v.key, stage: 'configuration', tag: 'laptops' })).toBe(v.configurationCompliant);
+    }
+  });
+});
