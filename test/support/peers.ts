@@ -135,7 +135,8 @@ export function startPushgateway(): Promise<Peer> {
     binary: '/usr/bin/prometheus-pushgateway',
     dir,
     readyPath: '/-/ready',
-    args: (port) => [`--web.listen-address=127.0.0.1:${port}`],
+    // Debian's build persists to /var/lib/prometheus by default; an empty file name keeps it in memory.
+    args: (port) => [`--web.listen-address=127.0.0.1:${port}`, '--persistence.file='],
   });
 }
 
