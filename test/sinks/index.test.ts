@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/core/clock.js';
+import { memoryLogger } from '../../src/core/log.js';
+import { ConfigError } from '../../src/errors.js';
+import { createSinks, pushAll, SinkError, type Sink } from '../../src/sinks/index.js';
+import { batchFor } from './fixtures.js';
+
+const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
+
+describe('createSinks', () => {
+  it('builds each named sink once, in order', () => {
+    const sinks = createSinks({
+      sinks: ['pushgateway', 'otlp', 'remote_write', 'otlp'],
+      remoteWrite: { url: 'https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-1/api/v1/remote_write', auth: { kind: 'sigv4', region: 'eu-west-1' } },
+      pushgateway: { url: 'http://pushgateway:9091' },
+    });
+    expect(sinks.map((s) => s.name)).toEqual(['pushgateway', 'otlp', 'remote_write']);
+  });
+
+  it.each([
+    ['remote_write', 'POSTURE_REMOTE_WRITE_URL'],
+    ['pushgateway', 'POSTURE_PUSHGATEWAY_URL'],
+  ] as const)('refuses %s without its settings, naming %s', (sink, setting) => {
+    let err: unknown;
+    try {
+      createSinks({ sinks: [sink] });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).setting).toBe(setting);
+  });
+});
+
+describe('pushAll', () => {
+  function fakeSink(name: Sink['name'], behaviour: (clock: FakeClock) => Promise<void>, clock: FakeClock): Sink & { calls: number } {
+    const sink = {
+      name,
+      calls: 0,
+      async push() {
+        sink.calls++;
+        await behaviour(clock);
+      },
+    };
+    return sink;
+  }
+
+  it('pushes to every sink concurrently and reports each outcome; one failure stops no other', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const logger = memoryLogger();
+    const sinks = [
+      fakeSink('remote_write', async (c) => c.sleep(1500), clock),
+      fakeSink('pushgateway', async () => {
+        throw new SinkError('pushgateway', 'HTTP 400: bad', { status: 400 });
+      }, clock),
+      fakeSink('otlp', async () => {
+        throw new TypeError('boom');
+      }, clock),
+    ];
+    const outcomes = await pushAll(sinks, [batchFor('acme', T0)], { clock, logger, deadline: T0 + 60_000 });
+    expect(sinks.map((s) => s.calls)).toEqual([1, 1, 1]);
+    expect(outcomes.map((o) => [o.sink, o.ok])).toEqual([
+      ['remote_write', true],
+      ['pushgateway', false],
+      ['otlp', false],
+    ]);
+    expect(outcomes[0]!.durationMs).toBe(1500);
+    expect(outcomes[1]!.error).toBeInstanceOf(SinkError);
+    expect(outcomes[1]!.error!.status).toBe(400);
+    // A bug in a sink still comes back as a SinkError naming that sink, with the original as cause.
+    expect(outcomes[2]!.error).toBeInstanceOf(SinkError);
+    expect(outcomes[2]!.error!.sink).toBe('otlp');
+    expect(outcomes[2]!.error!.cause).toBeInstanceOf(TypeError);
+    expect(logger.records().filter((r) => r.msg === 'push failed').map((r) => r.sink)).toEqual(['pushgateway', 'otlp']);
+  });
+});
