@@ -1,0 +1,211 @@
+/**
+ * The simulated Security Posture portal: a spec-faithful HTTP server on loopback with generated,
+ * moving, deterministic data, for demos, contract tests and dashboard sandboxes.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { systemClock, type Clock } from '../core/clock.js';
+import { World } from './model.js';
+import { Portal } from './portal.js';
+import { hexString, mix32 } from './prng.js';
+import type { AlertRecord, DeviceRecord, VitalsRecord } from './records.js';
+import { BASE_PATH, SimServer } from './server.js';
+
+export type {
+  AlertRecord, DeviceConnectedSystem, DeviceLocation, DeviceMetadata, DeviceRecord, DeviceSecurityTool, Envelope,
+  InventoryItem, LoginLocation, MemberRef, PortalUserRecord, RoleRecord, TeamRecord, TeamRef, UserLogin,
+  UserRecentDevice, UserRecord, VitalsRecord, WorkstationInventoryItem,
+} from './records.js';
+export type { FixtureVitalsRecord } from './portal.js';
+
+/** An API key the simulated portal accepts. */
+export interface SimulatorKey {
+  key: string;
+  /** 'full' (default): everything; 'none': 403 on every path; or a list of paths (e.g. ['/vitals']) this key may NOT read (403 there). */
+  permissions?: 'full' | 'none' | { deny: string[] };
+  /** Team scoping (spec 2.10, 5.6): the key sees only devices that carry one of these tags (and only alerts whose item is one of those devices' hostName, plus user/system alerts). */
+  team?: { name: string; tags: string[] };
+}
+
+/** Options of `startSimulator`. */
+export interface SimulatorOptions {
+  /** @default 1 */
+  seed?: number;
+  /** Total devices (most active, some inactive). @default 250 */
+  devices?: number;
+  /** About this many alerts are unresolved at any time (resolved history exists too). @default 120 */
+  alerts?: number;
+  /** Vitals records (a mix of vitalsEnabled true/false). @default 8 */
+  integrations?: number;
+  /** Drives data movement and the rate limit. @default systemClock */
+  clock?: Clock;
+  /** Portal-wide sliding window across keys, or false for none. @default { requests: 10, windowMs: 60_000 } */
+  rateLimit?: { requests: number; windowMs: number } | false;
+  /** @default one full key, deterministic from the seed ('sim-' + 24 hex chars) */
+  keys?: SimulatorKey[];
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** @default 0 (a random free port) */
+  port?: number;
+  /** Data moves with clock time; false = frozen at the start time. @default true */
+  moving?: boolean;
+}
+
+/** One request the portal received (never the key itself). */
+export interface SimRequest {
+  time: number;
+  path: string;
+  query: Record<string, string>;
+  status: number;
+  keyIndex: number | null;
+}
+
+/** A fault the portal injects into a response (after auth and the rate limit). */
+export type Fault =
+  | { kind: 'latency'; ms: number }                                   // delay headers by ms (real time; keep small in tests)
+  | { kind: 'status'; status: number; retryAfter?: string; body?: string } // e.g. 500/502/503, or 429 with or without Retry-After
+  | { kind: 'truncate'; afterBytes: number }                           // send 200 + headers, cut the body after N bytes, then end the socket
+  | { kind: 'reset' }                                                  // destroy the socket without a response
+  | { kind: 'malformed' }                                              // 200 with a body that is not JSON
+  | { kind: 'success-false'; message?: string }                        // 200, envelope success:false, statusCode 500
+  | { kind: 'bad-records'; count: number; how: 'missing' | 'mistyped' }// first `count` records of the list lose a used field / get a wrong type
+  | { kind: 'total-mismatch'; delta: number }                          // envelope total off by delta from the records that match
+  | { kind: 'stall'; afterBytes: number };                             // send part of the body then stop sending (for body timeouts)
+
+/** Injects `fault` into the next `times` (default 1) requests to `path` (undefined = any path). */
+export interface FaultRule {
+  path?: string;
+  times?: number;
+  fault: Fault;
+}
+
+/** Exact data for tests, replacing the generated data while set. */
+export interface Fixture {
+  /** Served by /vitals; a record's optional `tags` (never served) decides membership in a `tag` view; with no tags anywhere every tag sees the whole list. */
+  vitals?: (VitalsRecord & { tags?: string[] })[];
+  alerts?: AlertRecord[];
+  /** Activity from lastOnline vs the clock (30 days). */
+  devices?: DeviceRecord[];
+}
+
+/** A running simulated portal. */
+export interface Simulator {
+  /** 'http://127.0.0.1:<port>/public-api/v1' */
+  readonly baseUrl: string;
+  /** The first key. */
+  readonly apiKey: string;
+  /** Every request received, in order (including 401/403/404/429). */
+  readonly requests: SimRequest[];
+  addFault(rule: FaultRule): void;
+  clearFaults(): void;
+  setFixture(fixture: Fixture | null): void;
+  /** The data the portal serves at `at` (default now), for tests computing expected values independently. */
+  data(at?: number): { vitals(tag?: string): VitalsRecord[]; alerts(): Iterable<AlertRecord>; devices(): Iterable<DeviceRecord> };
+  /** Inject a Vitals regression now (configurationCompliant drops by `fraction`, default 0.3, for `integration` (key or name), or the first enabled one) that lasts until cleared. */
+  injectRegression(opts?: { integration?: string; fraction?: number }): void;
+  clearRegression(): void;
+  close(): Promise<void>;
+}
+
+function validate(options: SimulatorOptions): void {
+  for (const name of ['devices', 'alerts', 'integrations'] as const) {
+    const v = options[name];
+    if (v !== undefined && (!Number.isInteger(v) || v < 0)) throw new RangeError(`startSimulator: '${name}' must be a non-negative integer`);
+  }
+  const rl = options.rateLimit;
+  if (rl && (!Number.isInteger(rl.requests) || rl.requests < 1 || !(rl.windowMs > 0))) {
+    throw new RangeError("startSimulator: 'rateLimit' needs requests >= 1 and windowMs > 0");
+  }
+  if (options.keys) {
+    if (options.keys.length === 0) throw new RangeError("startSimulator: 'keys' must not be empty");
+    const seen = new Set<string>();
+    for (const k of options.keys) {
+      // Never put the key itself in the message.
+      if (typeof k.key !== 'string' || k.key.length === 0) throw new TypeError('startSimulator: every key needs a non-empty string `key`');
+      if (seen.has(k.key)) throw new RangeError('startSimulator: keys must be unique');
+      seen.add(k.key);
+    }
+  }
+}
+
+/** Starts a simulated portal on loopback (by default) and resolves once it listens. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  validate(options);
+  const seed = options.seed ?? 1;
+  const clock = options.clock ?? systemClock;
+  const moving = options.moving ?? true;
+  const startTime = clock.now();
+  const world = new World({ seed, devices: options.devices ?? 250, alerts: options.alerts ?? 120, integrations: options.integrations ?? 8 });
+  const portal = new Portal(world);
+  const keys: SimulatorKey[] = options.keys?.map((k) => ({ ...k })) ?? [{ key: 'sim-' + hexString(24, world.seed, mix32(0x4b4559)) }];
+  const requests: SimRequest[] = [];
+  const dataTime = (now: number) => (moving ? now : startTime);
+  const handler = new SimServer({
+    portal,
+    clock,
+    dataTime,
+    keys,
+    rateLimit: options.rateLimit === undefined ? { requests: 10, windowMs: 60_000 } : options.rateLimit,
+    requests,
+  });
+  const server: Server = createServer(handler.handle);
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let closed: Promise<void> | undefined;
+
+  return {
+    baseUrl: `http://${urlHost}:${address.port}${BASE_PATH}`,
+    apiKey: keys[0]!.key,
+    requests,
+    addFault(rule) {
+      const times = rule.times ?? 1;
+      if (!(times >= 1)) throw new RangeError('addFault: times must be >= 1 (or Infinity)');
+      handler.addFault(rule.path, times, rule.fault);
+    },
+    clearFaults() {
+      handler.clearFaults();
+    },
+    setFixture(fixture) {
+      portal.fixture = fixture ? { ...fixture } : null;
+    },
+    data(at) {
+      const t = dataTime(at ?? clock.now());
+      return {
+        vitals: (tag) => portal.vitals(t, tag),
+        alerts: () => portal.allAlerts(t),
+        devices: () => portal.allDevices(t),
+      };
+    },
+    injectRegression(opts = {}) {
+      const fraction = opts.fraction ?? 0.3;
+      if (!(fraction > 0 && fraction <= 1)) throw new RangeError('injectRegression: fraction must be in (0, 1]');
+      const candidates = portal.vitalsKeys();
+      const want = opts.integration?.toLowerCase();
+      const target = want === undefined
+        ? candidates.find((c) => c.vitalsEnabled)
+        : candidates.find((c) => c.key.toLowerCase() === want || c.name.toLowerCase() === want);
+      if (!target) throw new RangeError(`injectRegression: no ${want === undefined ? 'Vitals-enabled integration' : `integration '${opts.integration}'`}`);
+      if (!target.vitalsEnabled) throw new RangeError(`injectRegression: integration '${target.key}' has Vitals disabled`);
+      portal.injected.set(target.key, fraction);
+    },
+    clearRegression() {
+      portal.injected.clear();
+    },
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        handler.cancelTimers();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}
