@@ -1,0 +1,130 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import { REPO_ROOT, RULE_TESTS_DIR, loadRuleExpressions, ruleFiles, ruleTestFiles, runPromtool } from './support.js';
+
+const RUNBOOK_BASE = 'https://github.com/posture-exporter/posture-exporter/blob/main/docs/runbooks.md#';
+const ALERTS = [
+  'PostureVitalsHealthRegression',
+  'PostureVitalsStageRegression',
+  'PostureVitalsHealthLow',
+  'PostureRedAlertsOpen',
+  'PostureCollectionFailing',
+  'PostureVitalsFunnelInconsistent',
+] as const;
+const CATALOGUE_NAMES = new Set<string>(CATALOGUE.map((m) => m.name));
+const rules = loadRuleExpressions();
+const alerts = rules.filter((r) => r.kind === 'alert');
+const records = rules.filter((r) => r.kind === 'record');
+
+/** Fails with promtool's whole output, so a broken rule or test explains itself. */
+function expectPromtoolOk(result: { code: number; output: string }, what: string): void {
+  if (result.code !== 0) expect.fail(`${what} failed (exit ${result.code}):\n${result.output}`);
+}
+
+/** GitHub's anchor for a Markdown heading. */
+function githubAnchor(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+}
+
+describe('promtool', () => {
+  it('accepts every rule file (promtool check rules)', async () => {
+    expectPromtoolOk(await runPromtool(['check', 'rules', ...ruleFiles()]), 'promtool check rules');
+  });
+
+  it.concurrent.each(ruleTestFiles().map((f) => [basename(f), f]))('passes the unit tests in %s (promtool test rules)', async (_name, file) => {
+    expectPromtoolOk(await runPromtool(['test', 'rules', file], RULE_TESTS_DIR), `promtool test rules ${file}`);
+  });
+});
+
+describe('rule loader', () => {
+  it('reads every recording and alerting rule with its expression', () => {
+    expect(records.length).toBeGreaterThan(0);
+    expect(new Set(alerts.map((a) => a.name))).toEqual(new Set(ALERTS));
+    for (const r of rules) expect(r.expr, r.name).not.toBe('');
+  });
+});
+
+describe('alert conventions', () => {
+  const runbooks = readFileSync(join(REPO_ROOT, 'docs/runbooks.md'), 'utf8');
+  const anchors = new Set([...runbooks.matchAll(/^#{1,6} (.+)$/gm)].map((m) => githubAnchor(m[1]!)));
+
+  it.each(alerts.map((a) => [a.name, a]))('%s has a severity, a summary, a description naming the portal, and a runbook that exists', (_name, alert) => {
+    expect(['critical', 'warning', 'info']).toContain(alert.labels.severity);
+    expect(alert.annotations.summary).toBeTruthy();
+    expect(alert.annotations.description).toContain('$labels.portal');
+    if (alert.name.startsWith('PostureVitals')) expect(alert.annotations.description).toContain('$labels.integration');
+    const anchor = alert.name.toLowerCase();
+    expect(alert.annotations.runbook_url).toBe(RUNBOOK_BASE + anchor);
+    expect(anchors.has(anchor), `docs/runbooks.md has no heading for ${alert.name}`).toBe(true);
+  });
+
+  it('names recording rules level:metric:operations after a catalogue metric', () => {
+    for (const r of records) {
+      const parts = r.name.split(':');
+      expect(parts, r.name).toHaveLength(3);
+      expect(parts[0], r.name).toMatch(/^[a-z]+(_[a-z]+)*$/);
+      expect(CATALOGUE_NAMES.has(parts[1]!), `${r.name}: ${parts[1]} is not in the catalogue`).toBe(true);
+      expect(parts[2], r.name).toMatch(/^[a-z0-9]+(_[a-z0-9]+)*$/);
+    }
+  });
+
+  it('reads only catalogue metrics and recorded series', () => {
+    const known = new Set([...CATALOGUE_NAMES, ...records.map((r) => r.name)]);
+    for (const r of rules) {
+      for (const m of r.expr.matchAll(/(?<![A-Za-z0-9_:])((?:[a-z_]+:)?posture_[a-z0-9_]+(?::[a-z0-9_]+)?)/g)) {
+        expect(known.has(m[1]!), `${r.name} reads unknown metric ${m[1]}`).toBe(true);
+      }
+    }
+  });
+
+  it('has, for every alert, a promtool case where it fires and one where it stays quiet', () => {
+    const firing = new Set<string>();
+    const quiet = new Set<string>();
+    for (const file of ruleTestFiles()) {
+      const doc = parse(readFileSync(file, 'utf8')) as { tests: Array<{ alert_rule_test?: Array<{ alertname: string; exp_alerts?: unknown[] }> }> };
+      for (const t of doc.tests) {
+        for (const a of t.alert_rule_test ?? []) (a.exp_alerts?.length ? firing : quiet).add(a.alertname);
+      }
+    }
+    for (const name of ALERTS) {
+      expect(firing.has(name), `${name} never fires in a test`).toBe(true);
+      expect(quiet.has(name), `${name} is never asserted quiet`).toBe(true);
+    }
+  });
+});
+
+describe('the promtool tests catch broken rules', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  // Each mutation undoes one safeguard; the named test file must then fail.
+  const mutations: Array<[string, string, (rules: string) => string]> = [
+    ['tagged views counted as the whole portal', 'health.test.yml', (s) => s.replaceAll('{tag=""}', '')],
+    ['no float tolerance on the thresholds', 'stage.test.yml', (s) => s.replaceAll(' - 1e-9', '')],
+    ['no fleet-shrink guard', 'stage.test.yml', (s) => {
+      const start = s.lastIndexOf('\n', s.indexOf('and on (portal, integration, stage)'));
+      return start < 0 ? s : s.slice(0, start + 1) + s.slice(s.lastIndexOf('\n', s.indexOf('for: 30m', start)) + 1);
+    }],
+    ['no memory for series that stopped arriving', 'collection.test.yml', (s) => s.replace('max_over_time(posture_collection_last_success_timestamp_seconds[1d])', 'posture_collection_last_success_timestamp_seconds')],
+  ];
+
+  it.concurrent.each(mutations)('fails when the rules have %s', async (_what, testFile, mutate) => {
+    const dir = mkdtempSync(join(tmpdir(), 'posture-rules-'));
+    dirs.push(dir);
+    cpSync(join(REPO_ROOT, 'infra/prometheus'), dir, { recursive: true });
+    const rulesFile = join(dir, 'rules/posture.rules.yml');
+    const original = readFileSync(rulesFile, 'utf8');
+    const mutated = mutate(original);
+    expect(mutated, 'the mutation changed nothing').not.toBe(original);
+    writeFileSync(rulesFile, mutated);
+    expectPromtoolOk(await runPromtool(['check', 'rules', rulesFile]), 'promtool check rules on the mutated file');
+    const result = await runPromtool(['test', 'rules', testFile], join(dir, 'tests'));
+    expect(result.code, result.output).not.toBe(0);
+  });
+});
