@@ -14,6 +14,7 @@ interface Waiter {
 /** At most `limit` request starts in any `windowMs` sliding window (the portal's budget), per portal. */
 export class RateLimiter {
   readonly limit: number;
+  /** Length of the sliding window in ms. */
   readonly windowMs: number;
   private readonly clock: Clock;
   /** Start times still inside the window, oldest first (starts are recorded in clock order). */
