@@ -1,0 +1,151 @@
+import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
+import * as common from '@grafana/grafana-foundation-sdk/common';
+import * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
+
+/** Every query goes to the data source chosen in the `datasource` variable. */
+export const DATASOURCE: dashboard.DataSourceRef = { type: 'prometheus', uid: '${datasource}' };
+
+/** Tag shared by the posture-exporter dashboards (their links find each other by it). */
+export const DASHBOARD_TAG = 'posture-exporter';
+
+/** Matcher for the `portal` variable (regex: Grafana turns All and multi-selections into `a|b`). */
+export const PORTAL = 'portal=~"$portal"';
+
+/** Matchers for the Vitals families: portal, integration, and tag (All = whole portal, no tag label). */
+export const VITALS = 'portal=~"$portal",integration=~"$integration",tag=~"$tag"';
+
+/** A Prometheus target; range unless `instant`. */
+export function promQuery(refId: string, expr: string, legend: string, instant = false): prometheus.DataqueryBuilder {
+  const q = new prometheus.DataqueryBuilder().refId(refId).expr(expr).legendFormat(legend);
+  return instant ? q.instant() : q.range();
+}
+
+/** The `datasource` variable: any Prometheus-compatible data source. */
+export function datasourceVariable(): dashboard.DatasourceVariableBuilder {
+  return new dashboard.DatasourceVariableBuilder('datasource').label('Data source').type('prometheus');
+}
+
+/** The `portal` variable: every portal the exporter reports, several at once allowed. */
+export function portalVariable(): dashboard.QueryVariableBuilder {
+  return new dashboard.QueryVariableBuilder('portal')
+    .label('Portal')
+    .datasource(DATASOURCE)
+    .query('label_values(posture_collection_success, portal)')
+    .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
+    .sort(dashboard.VariableSort.AlphabeticalAsc)
+    .multi(true)
+    .includeAll(true)
+    .allValue('.*');
+}
+
+/** The `integration` variable: Vitals integration keys of the chosen portals. */
+export function integrationVariable(): dashboard.QueryVariableBuilder {
+  return new dashboard.QueryVariableBuilder('integration')
+    .label('Integration')
+    .datasource(DATASOURCE)
+    .query('label_values(posture_vitals_integration_info{portal=~"$portal"}, integration)')
+    .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
+    .sort(dashboard.VariableSort.AlphabeticalAsc)
+    .multi(true)
+    .includeAll(true)
+    .allValue('.*');
+}
+
+/**
+ * The `tag` variable. "All" means the whole portal: those series carry no `tag` label, which
+ * `tag=~"^$"` selects; a single tag selects that tag's view. Never several (views overlap).
+ */
+export function tagVariable(): dashboard.QueryVariableBuilder {
+  return new dashboard.QueryVariableBuilder('tag')
+    .label('Tag (All = whole portal)')
+    .description('Vitals view: All is the whole portal; a tag narrows the funnel to devices with that tag.')
+    .datasource(DATASOURCE)
+    .query('label_values(posture_vitals_integration_info{portal=~"$portal"}, tag)')
+    .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
+    .sort(dashboard.VariableSort.AlphabeticalAsc)
+    .multi(false)
+    .includeAll(true)
+    .allValue('^$');
+}
+
+/** Grafana's own annotations (kept so the JSON round-trips through the UI unchanged). */
+export function builtInAnnotation(): dashboard.AnnotationQueryBuilder {
+  return new dashboard.AnnotationQueryBuilder()
+    .name('Annotations & Alerts')
+    .datasource({ type: 'grafana', uid: '-- Grafana --' })
+    .builtIn(1)
+    .enable(true)
+    .hide(true)
+    .iconColor('rgba(0, 211, 255, 1)')
+    .type('dashboard');
+}
+
+/** Marks when a posture-exporter alert (infra/prometheus/rules) was firing for the chosen portals. */
+export function firingAlertsAnnotation(): dashboard.AnnotationQueryBuilder {
+  return new dashboard.AnnotationQueryBuilder()
+    .name('Posture alerts firing')
+    .datasource(DATASOURCE)
+    .enable(true)
+    .iconColor('red')
+    .expr('ALERTS{alertname=~"Posture.*",alertstate="firing",portal=~"$portal"}');
+}
+
+/** Link to the other posture-exporter dashboards, keeping time range and variables. */
+export function siblingDashboardsLink(): dashboard.DashboardLinkBuilder {
+  return new dashboard.DashboardLinkBuilder('posture-exporter')
+    .type(dashboard.DashboardLinkType.Dashboards)
+    .tags([DASHBOARD_TAG])
+    .asDropdown(false)
+    .includeVars(true)
+    .keepTime(true);
+}
+
+/** Legend shown as a table at the bottom with last and min values. */
+export function tableLegend(): common.VizLegendOptionsBuilder {
+  return new common.VizLegendOptionsBuilder()
+    .displayMode(common.LegendDisplayMode.Table)
+    .placement(common.LegendPlacement.Bottom)
+    .showLegend(true)
+    .calcs(['lastNotNull', 'min']);
+}
+
+/** Thresholds from a base colour and (value, colour) steps. */
+export function thresholds(base: string, ...steps: Array<[number, string]>): dashboard.ThresholdsConfigBuilder {
+  return new dashboard.ThresholdsConfigBuilder()
+    .mode(dashboard.ThresholdsMode.Absolute)
+    .steps([{ value: null, color: base }, ...steps.map(([value, color]) => ({ value, color }))]);
+}
+
+/** A value mapping from exact values to text and colour. */
+export function valueMapping(options: Record<string, { text: string; color: string }>): dashboard.ValueMapping {
+  return { type: dashboard.MappingType.ValueToText, options };
+}
+
+/** Override that paints the series named `name` (or matching a regex) in a fixed colour. */
+export function fixedColor(color: string): dashboard.DynamicConfigValue[] {
+  return [{ id: 'color', value: { mode: 'fixed', fixedColor: color } }];
+}
+
+/** Colours of the alert severities, matching the portal's own. */
+export const SEVERITY_COLORS: ReadonlyArray<readonly [string, string]> = [
+  ['red', 'red'],
+  ['amber', 'orange'],
+  ['green', 'green'],
+  ['unknown', 'gray'],
+];
+
+/** How long a push-mode gap may be drawn across (one push every 5 min; a missed push leaves 10). */
+export const SPAN_NULLS_MS = 15 * 60 * 1000;
+
+/**
+ * Gives every panel (rows included) a stable id in layout order: Grafana needs unique ids for
+ * links and repeats, and the SDK leaves them unset.
+ */
+export function numberPanels(d: dashboard.Dashboard): dashboard.Dashboard {
+  let next = 1;
+  for (const panel of d.panels ?? []) {
+    panel.id = next++;
+    if (panel.type === 'row') for (const inner of (panel as dashboard.RowPanel).panels) inner.id = next++;
+  }
+  return d;
+}

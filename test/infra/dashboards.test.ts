@@ -1,0 +1,221 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import { DASHBOARDS, EXPORTER_UID, OVERVIEW_UID, renderDashboard } from '../../infra/grafana/src/index.js';
+import {
+  DEFAULT_VARIABLE_VALUES,
+  allDashboardQueries,
+  dashboardQueries,
+  metricNames,
+  substituteVariables,
+  unresolvedVariables,
+  variableQueryToPromQL,
+} from '../../infra/grafana/src/queries.js';
+import { REPO_ROOT } from './support.js';
+
+const GRAFANA_DIR = join(REPO_ROOT, 'infra/grafana');
+
+interface Panel { id?: number; type: string; title?: string; datasource?: { uid?: string }; targets?: Array<{ refId?: string; expr?: string }>; panels?: Panel[]; repeat?: string }
+interface Variable { type: string; name: string; multi?: boolean; includeAll?: boolean; allValue?: string; datasource?: { uid?: string } }
+interface Dashboard { uid: string; id?: number | null; panels: Panel[]; templating: { list: Variable[] } }
+
+function committed(file: string): string {
+  return readFileSync(join(GRAFANA_DIR, 'dashboards', file), 'utf8');
+}
+
+function flatPanels(d: Dashboard): Panel[] {
+  return d.panels.flatMap((p) => [p, ...(p.panels ?? [])]);
+}
+
+const built = DASHBOARDS.map((spec) => ({ file: spec.file, json: JSON.parse(renderDashboard(spec.build())) as Dashboard }));
+const byUid = (uid: string): Dashboard => built.find((b) => b.json.uid === uid)!.json;
+
+describe('generated dashboards', () => {
+  it.each(DASHBOARDS.map((s) => [s.file, s]))('%s matches what the code generates (run node --import tsx infra/grafana/generate.ts)', (_file, spec) => {
+    expect(committed(spec.file)).toBe(renderDashboard(spec.build()));
+  });
+
+  it('generates byte-identical output every time, with no timestamps or instance ids', () => {
+    for (const spec of DASHBOARDS) {
+      const text = renderDashboard(spec.build());
+      expect(renderDashboard(spec.build())).toBe(text);
+      expect(text).not.toMatch(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/);
+      const json = JSON.parse(text) as Dashboard;
+      expect(json.id ?? null).toBeNull();
+    }
+  });
+
+  it('has stable, distinct uids', () => {
+    expect(built.map((b) => b.json.uid)).toEqual([OVERVIEW_UID, EXPORTER_UID]);
+    expect(OVERVIEW_UID).toBe('posture-overview');
+    expect(EXPORTER_UID).toBe('posture-exporter-health');
+  });
+
+  it.each(built.map((b) => [b.json.uid, b.json]))('%s: every panel has a unique id, queries the datasource variable, and has unique refIds', (_uid, d) => {
+    const panels = flatPanels(d);
+    const ids = panels.map((p) => p.id);
+    expect(ids.every((id) => typeof id === 'number' && id > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const p of panels.filter((x) => x.type !== 'row')) {
+      expect(p.datasource?.uid, p.title).toBe('${datasource}');
+      const refIds = (p.targets ?? []).map((t) => t.refId);
+      expect(refIds.length, p.title).toBeGreaterThan(0);
+      expect(refIds.every((r) => typeof r === 'string' && /^[A-Z]$/.test(r)), p.title).toBe(true);
+      expect(new Set(refIds).size, p.title).toBe(refIds.length);
+    }
+  });
+});
+
+describe('variables', () => {
+  const vars = (d: Dashboard): Record<string, Variable> => Object.fromEntries(d.templating.list.map((v) => [v.name, v]));
+
+  it('gives the overview datasource, portal, integration and tag, and the exporter dashboard datasource and portal', () => {
+    expect(Object.keys(vars(byUid(OVERVIEW_UID)))).toEqual(['datasource', 'portal', 'integration', 'tag']);
+    expect(Object.keys(vars(byUid(EXPORTER_UID)))).toEqual(['datasource', 'portal']);
+  });
+
+  it('uses "All = whole portal" for tag (series without a tag label), single choice only', () => {
+    const tag = vars(byUid(OVERVIEW_UID)).tag!;
+    expect(tag.includeAll).toBe(true);
+    expect(tag.multi).toBe(false);
+    expect(tag.allValue).toBe('^$');
+  });
+
+  it('substitutes each variable with its All value by default', () => {
+    for (const d of built.map((b) => b.json)) {
+      for (const v of d.templating.list.filter((x) => x.type === 'query')) {
+        expect(v.datasource?.uid).toBe('${datasource}');
+        expect(DEFAULT_VARIABLE_VALUES[v.name], v.name).toBe(v.allValue);
+      }
+    }
+  });
+});
+
+describe('panels', () => {
+  const titles = (uid: string): string[] => flatPanels(byUid(uid)).map((p) => p.title ?? '');
+
+  it('covers Vitals, alerts and devices on the overview', () => {
+    expect(titles(OVERVIEW_UID)).toEqual(expect.arrayContaining([
+      'Health ratio per integration',
+      'Funnel: $integration',
+      'Stage compliance trends',
+      'Open alerts by severity',
+      'Open alerts by integration',
+      'Oldest open red alert',
+      'Active and inactive devices',
+    ]));
+    const funnel = flatPanels(byUid(OVERVIEW_UID)).find((p) => p.title === 'Funnel: $integration')!;
+    expect(funnel.repeat).toBe('integration');
+    // Funnel order: eligible then compliant for deployment, function, configuration.
+    expect(funnel.targets!.map((t) => /stage="(\w+)"/.exec(t.expr!)![1] + ' ' + /posture_vitals_(\w+)_devices/.exec(t.expr!)![1])).toEqual([
+      'deployment eligible', 'deployment compliant', 'function eligible', 'function compliant', 'configuration eligible', 'configuration compliant',
+    ]);
+  });
+
+  it('covers the exporter health', () => {
+    expect(titles(EXPORTER_UID)).toEqual(expect.arrayContaining([
+      'Collection success per source',
+      'Age of the last successful collection',
+      'API requests per cycle',
+      'Rate-limited requests (429) per cycle',
+      'Invalid records per source',
+      'Alerts page size',
+    ]));
+  });
+
+  it('computes the oldest red alert age from its creation timestamp', () => {
+    const q = allDashboardQueries().find((x) => x.source === 'Oldest open red alert')!;
+    expect(q.expr).toMatch(/^time\(\) - min by \(portal\) \(posture_alerts_oldest_open_timestamp_seconds\{[^}]*severity="red"[^}]*\}\)$/);
+  });
+});
+
+describe('queries', () => {
+  const queries = allDashboardQueries();
+  const catalogue = new Set<string>(CATALOGUE.map((m) => m.name));
+
+  it('lists panel, variable and annotation queries of every dashboard', () => {
+    expect(new Set(queries.map((q) => q.dashboard))).toEqual(new Set([OVERVIEW_UID, EXPORTER_UID]));
+    expect(new Set(queries.map((q) => q.kind))).toEqual(new Set(['panel', 'variable', 'annotation']));
+    const panelTargets = built.flatMap((b) => flatPanels(b.json)).flatMap((p) => p.targets ?? []);
+    expect(queries.filter((q) => q.kind === 'panel')).toHaveLength(panelTargets.length);
+  });
+
+  it('reads the same queries from the committed JSON as from the code', () => {
+    const fromFiles = DASHBOARDS.flatMap((s) => dashboardQueries(JSON.parse(committed(s.file))));
+    expect(fromFiles).toEqual(queries);
+  });
+
+  it('reads only catalogue metrics (and ALERTS), and every catalogue metric is on some dashboard', () => {
+    const used = new Set(queries.flatMap((q) => metricNames(q.expr)));
+    for (const name of used) expect(name === 'ALERTS' || catalogue.has(name), `unknown metric ${name}`).toBe(true);
+    for (const name of catalogue) expect(used.has(name), `${name} is on no dashboard`).toBe(true);
+  });
+
+  it.each(queries.map((q) => [`${q.dashboard} / ${q.source} ${q.refId}`, q]))('%s leaves no variable behind once substituted', (_name, q) => {
+    const expr = substituteVariables(q.expr);
+    expect(unresolvedVariables(expr)).toEqual([]);
+    // Cheap structural checks; the end-to-end test runs them against Prometheus.
+    let depth = 0;
+    for (const ch of expr.replace(/"(?:[^"\\]|\\.)*"/g, '""')) {
+      if ('({['.includes(ch)) depth++;
+      if (')}]'.includes(ch)) depth--;
+      expect(depth).toBeGreaterThanOrEqual(0);
+    }
+    expect(depth).toBe(0);
+    expect((expr.match(/(?<!\\)"/g) ?? []).length % 2).toBe(0);
+  });
+});
+
+describe('substituteVariables', () => {
+  it.each([
+    ['up{portal=~"$portal"}', 'up{portal=~".*"}'],
+    ['up{portal=~"${portal}"}', 'up{portal=~".*"}'],
+    ['up{portal=~"${portal:regex}"}', 'up{portal=~".*"}'],
+    ['up{portal=~"[[portal]]"}', 'up{portal=~".*"}'],
+    ['x{tag=~"$tag"}', 'x{tag=~"^$"}'],
+    ['rate(x[$__rate_interval])', 'rate(x[5m])'],
+    ['max_over_time(x[$__range])', 'max_over_time(x[1h])'],
+    ['x / $__range_s', 'x / 3600'],
+    ['x[$__interval]', 'x[1m]'],
+    ['label_replace(x, "a", "$1", "b", "(.*)")', 'label_replace(x, "a", "$1", "b", "(.*)")'],
+  ])('%s -> %s', (input, output) => {
+    expect(substituteVariables(input)).toBe(output);
+  });
+
+  it('takes overrides and leaves unknown variables for unresolvedVariables to report', () => {
+    expect(substituteVariables('x{portal=~"$portal",tag=~"$tag"}', { portal: 'acme', tag: 'servers' })).toBe('x{portal=~"acme",tag=~"servers"}');
+    expect(substituteVariables('x{a="$mystery"}')).toBe('x{a="$mystery"}');
+    expect(unresolvedVariables('x{a="$mystery",b="${other}"}')).toEqual(['mystery', 'other']);
+  });
+});
+
+describe('variableQueryToPromQL', () => {
+  it.each([
+    ['label_values(posture_collection_success, portal)', 'group by (portal) (posture_collection_success)'],
+    ['label_values(posture_vitals_integration_info{portal=~"$portal"}, integration)', 'group by (integration) (posture_vitals_integration_info{portal=~"$portal"})'],
+    ['label_values(portal)', 'group by (portal) ({portal!=""})'],
+    ['query_result(max by (portal) (up))', 'max by (portal) (up)'],
+    ['up', 'up'],
+  ])('%s -> %s', (input, output) => {
+    expect(variableQueryToPromQL(input)).toBe(output);
+  });
+});
+
+describe('provisioning', () => {
+  it('provisions a Prometheus data source', () => {
+    const doc = parse(readFileSync(join(GRAFANA_DIR, 'provisioning/datasources/prometheus.yml'), 'utf8')) as { apiVersion: number; datasources: Array<{ type: string; url: string; uid: string }> };
+    expect(doc.apiVersion).toBe(1);
+    expect(doc.datasources).toHaveLength(1);
+    expect(doc.datasources[0]!.type).toBe('prometheus');
+    expect(doc.datasources[0]!.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('provisions the dashboards from a directory of files', () => {
+    const doc = parse(readFileSync(join(GRAFANA_DIR, 'provisioning/dashboards/posture.yml'), 'utf8')) as { apiVersion: number; providers: Array<{ type: string; options: { path: string } }> };
+    expect(doc.apiVersion).toBe(1);
+    expect(doc.providers[0]!.type).toBe('file');
+    expect(doc.providers[0]!.options.path).toMatch(/^\//);
+  });
+});
