@@ -1,0 +1,236 @@
+/**
+ * Packages serverless.yml with osls (the Serverless Framework fork that works offline, without
+ * credentials) and checks the CloudFormation it produces and the zip it would upload.
+ *
+ * The build and the packaging run in a scratch service directory (symlinks to src, scripts and
+ * node_modules, copies of serverless.yml and package.json): `npm run build` starts by deleting
+ * `dist/`, which must not pull the CLI out from under other tests running at the same time.
+ */
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { inflateRawSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const ROOT = new URL('../..', import.meta.url).pathname;
+const OSLS = join(ROOT, 'node_modules/osls/bin/serverless.js');
+const PSEUDO: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': 'us-east-1', 'AWS::AccountId': '123456789012' };
+const ACCOUNT = 'arn:aws:%s:us-east-1:123456789012:';
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+interface Template {
+  Conditions?: Record<string, Json>;
+  Resources: Record<string, { Type: string; Properties: Record<string, Json> }>;
+}
+interface Statement {
+  Sid?: string;
+  Effect: string;
+  Action: string | string[];
+  Resource: string | string[];
+  Condition?: Record<string, Record<string, string | string[]>>;
+}
+
+let work: string;
+const packages: Record<'plain' | 'ssm' | 'secret', { template: Template; dir: string }> = {} as never;
+
+async function oslsPackage(name: keyof typeof packages, params: Record<string, string>): Promise<void> {
+  const dir = join(work, `pkg-${name}`);
+  const args = [OSLS, 'package', '--stage', 'test', '--package', dir, ...Object.entries(params).map(([k, v]) => `--param=${k}=${v}`)];
+  // No AWS credentials and no network: packaging is local.
+  const env = { PATH: process.env.PATH, HOME: work, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', AWS_REGION: 'us-east-1' };
+  await run(process.execPath, args, { cwd: work, env, timeout: 60_000 });
+  packages[name] = { dir, template: JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as Template };
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'sls-package-'));
+  for (const entry of ['src', 'scripts', 'node_modules', 'tsconfig.json']) symlinkSync(join(ROOT, entry), join(work, entry));
+  for (const file of ['package.json', 'serverless.yml']) copyFileSync(join(ROOT, file), join(work, file));
+  await run('npm', ['run', 'build'], { cwd: work, timeout: 120_000 });
+  // One after the other: runs in one service directory share its .serverless scratch folder.
+  await oslsPackage('plain', {});
+  await oslsPackage('ssm', { apiKeySsmParameter: '/posture-exporter/api-key', ampWorkspaceArn: 'arn:aws:aps:us-east-1:123456789012:workspace/ws-0123abcd', schedule: 'rate(10 minutes)', timeout: '120' });
+  await oslsPackage('secret', { apiKeySecretId: 'posture-exporter/api-key', apiKeyKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab' });
+}, 240_000);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+const NO_VALUE = Symbol('AWS::NoValue');
+
+/** Evaluates the intrinsic functions the template uses (Ref, Fn::If/Not/Equals/Join, conditions) for one account. */
+function evaluate(node: Json, template: Template): unknown {
+  const condition = (name: string): boolean => evaluate(template.Conditions![name]!, template) as boolean;
+  if (Array.isArray(node)) return node.map((n) => evaluate(n, template)).filter((v) => v !== NO_VALUE);
+  if (node && typeof node === 'object') {
+    const keys = Object.keys(node);
+    if (keys.length === 1) {
+      const [k] = keys;
+      const v = node[k!]!;
+      if (k === 'Ref') return v === 'AWS::NoValue' ? NO_VALUE : (PSEUDO[v as string] ?? { Ref: v });
+      if (k === 'Fn::If') {
+        const [c, yes, no] = v as [string, Json, Json];
+        return evaluate(condition(c) ? yes : no, template);
+      }
+      if (k === 'Fn::Join') {
+        const [sep, parts] = v as [string, Json[]];
+        return (evaluate(parts, template) as string[]).join(sep);
+      }
+      if (k === 'Fn::Equals') return evaluate((v as Json[])[0]!, template) === evaluate((v as Json[])[1]!, template);
+      if (k === 'Fn::Not') return !evaluate((v as Json[])[0]!, template);
+    }
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(node)) {
+      const e = evaluate(v, template);
+      if (e !== NO_VALUE) out[k] = e;
+    }
+    return out;
+  }
+  return node;
+}
+
+function statements(template: Template): Statement[] {
+  const role = template.Resources.PostureExporterRole!;
+  const policies = evaluate(role.Properties.Policies!, template) as Array<{ PolicyDocument: { Statement: Statement[] } }>;
+  return policies.flatMap((p) => p.PolicyDocument.Statement);
+}
+
+function fn(template: Template) {
+  return Object.values(template.Resources).find((r) => r.Type === 'AWS::Lambda::Function')!.Properties as Record<string, unknown> & { Environment: { Variables: Record<string, string> } };
+}
+
+function schedules(template: Template): string[] {
+  return Object.values(template.Resources)
+    .filter((r) => r.Type === 'AWS::Events::Rule')
+    .map((r) => r.Properties.ScheduleExpression as string);
+}
+
+function periodSeconds(expression: string): number {
+  const m = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(expression);
+  if (!m) throw new Error(`unexpected schedule ${expression}`);
+  return Number(m[1]) * { minute: 60, minutes: 60, hour: 3600, hours: 3600, day: 86400, days: 86400 }[m[2] as 'minute'];
+}
+
+const arn = (service: string, rest: string) => ACCOUNT.replace('%s', service) + rest;
+const actions = (s: Statement) => [s.Action].flat();
+const resources = (s: Statement) => [s.Resource].flat();
+
+/** Entries of a zip file (central directory), with a reader for one entry's bytes. */
+function readZip(buf: Buffer): Map<string, () => Buffer> {
+  let eocd = buf.length - 22;
+  while (eocd >= 0 && buf.readUInt32LE(eocd) !== 0x06054b50) eocd--;
+  if (eocd < 0) throw new Error('no end of central directory');
+  const count = buf.readUInt16LE(eocd + 10);
+  let p = buf.readUInt32LE(eocd + 16);
+  const entries = new Map<string, () => Buffer>();
+  for (let i = 0; i < count; i++) {
+    if (buf.readUInt32LE(p) !== 0x02014b50) throw new Error('bad central directory entry');
+    const method = buf.readUInt16LE(p + 10);
+    const size = buf.readUInt32LE(p + 20);
+    const nameLen = buf.readUInt16LE(p + 28);
+    const extraLen = buf.readUInt16LE(p + 30);
+    const commentLen = buf.readUInt16LE(p + 32);
+    const local = buf.readUInt32LE(p + 42);
+    const name = buf.toString('utf8', p + 46, p + 46 + nameLen);
+    entries.set(name, () => {
+      const start = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
+      const data = buf.subarray(start, start + size);
+      return method === 0 ? Buffer.from(data) : inflateRawSync(data);
+    });
+    p += 46 + nameLen + extraLen + commentLen;
+  }
+  return entries;
+}
+
+describe('serverless.yml packaged with osls', () => {
+  it('defines one arm64 nodejs22.x function on the bundle, one at a time', () => {
+    const f = fn(packages.plain.template);
+    expect(f.Runtime).toBe('nodejs22.x');
+    expect(f.Architectures).toEqual(['arm64']);
+    expect(f.Handler).toBe('dist/lambda/index.handler');
+    expect(f.ReservedConcurrentExecutions).toBe(1);
+    expect(f.MemorySize).toBe(256);
+  });
+
+  it('runs every 5 minutes by default and on the schedule parameter otherwise, timing out within one period', () => {
+    expect(schedules(packages.plain.template)).toEqual(['rate(5 minutes)']);
+    expect(schedules(packages.ssm.template)).toEqual(['rate(10 minutes)']);
+    for (const { template } of Object.values(packages)) {
+      expect(fn(template).Timeout as number).toBeLessThan(periodSeconds(schedules(template)[0]!));
+    }
+    expect(fn(packages.plain.template).Timeout).toBe(60);
+    expect(fn(packages.ssm.template).Timeout).toBe(120);
+  });
+
+  it('passes settings as environment variables, never an API key', () => {
+    const vars = fn(packages.ssm.template).Environment.Variables;
+    expect(vars.POSTURE_API_KEY_SSM_PARAMETER).toBe('/posture-exporter/api-key');
+    expect(fn(packages.secret.template).Environment.Variables.POSTURE_API_KEY_SECRET_ID).toBe('posture-exporter/api-key');
+    for (const { template } of Object.values(packages)) {
+      const names = Object.keys(fn(template).Environment.Variables);
+      expect(names).toEqual(expect.arrayContaining(['POSTURE_PUSH', 'POSTURE_REMOTE_WRITE_URL', 'POSTURE_REMOTE_WRITE_SIGV4_REGION', 'POSTURE_PUSHGATEWAY_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT']));
+      expect(names).not.toContain('POSTURE_API_KEY');
+      expect(names).not.toContain('POSTURE_REMOTE_WRITE_PASSWORD');
+      expect(names).not.toContain('POSTURE_REMOTE_WRITE_BEARER_TOKEN');
+    }
+  });
+
+  it('grants only logging when no key store or AMP workspace is configured', () => {
+    const st = statements(packages.plain.template);
+    expect(st).toHaveLength(1);
+    expect(actions(st[0]!).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+    expect(st[0]!.Resource).toBe(arn('logs', 'log-group:/aws/lambda/posture-exporter-test-collect:*'));
+  });
+
+  it('grants reading exactly the one SSM parameter, decrypting via SSM, and remote write to the one workspace', () => {
+    const st = statements(packages.ssm.template);
+    const bySid = new Map(st.map((s) => [s.Sid, s]));
+    expect([...bySid.keys()].sort()).toEqual(['DecryptApiKeyParameter', 'Logs', 'ReadApiKeyParameter', 'RemoteWriteToAmp']);
+    expect(bySid.get('ReadApiKeyParameter')).toMatchObject({ Effect: 'Allow', Action: 'ssm:GetParameter', Resource: arn('ssm', 'parameter/posture-exporter/api-key') });
+    expect(bySid.get('DecryptApiKeyParameter')).toMatchObject({ Action: 'kms:Decrypt', Condition: { StringEquals: { 'kms:ViaService': 'ssm.us-east-1.amazonaws.com' } } });
+    expect(bySid.get('RemoteWriteToAmp')).toMatchObject({ Action: 'aps:RemoteWrite', Resource: 'arn:aws:aps:us-east-1:123456789012:workspace/ws-0123abcd' });
+  });
+
+  it('grants reading exactly the one secret, decrypting with its key via Secrets Manager', () => {
+    const st = statements(packages.secret.template);
+    const bySid = new Map(st.map((s) => [s.Sid, s]));
+    expect([...bySid.keys()].sort()).toEqual(['DecryptApiKeySecret', 'Logs', 'ReadApiKeySecret']);
+    expect(bySid.get('ReadApiKeySecret')).toMatchObject({ Action: 'secretsmanager:GetSecretValue', Resource: arn('secretsmanager', 'secret:posture-exporter/api-key-??????') });
+    expect(bySid.get('DecryptApiKeySecret')).toMatchObject({
+      Action: 'kms:Decrypt',
+      Resource: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+      Condition: { StringEquals: { 'kms:ViaService': 'secretsmanager.us-east-1.amazonaws.com' } },
+    });
+  });
+
+  it('has no wildcard actions, and no wildcard resources for SSM or Secrets Manager', () => {
+    for (const { template } of Object.values(packages)) {
+      for (const s of statements(template)) {
+        for (const a of actions(s)) expect(a).not.toContain('*');
+        if (actions(s).some((a) => a.startsWith('ssm:') || a.startsWith('secretsmanager:'))) {
+          for (const r of resources(s)) expect(r).not.toContain('*');
+        }
+      }
+    }
+  });
+
+  it('uploads only the bundle, whose dist/lambda/index.mjs exports handler', async () => {
+    const zip = readZip(readFileSync(join(packages.plain.dir, 'posture-exporter.zip')));
+    const names = [...zip.keys()];
+    expect(names).toContain('dist/lambda/index.mjs');
+    for (const n of names) expect(n.startsWith('dist/lambda/')).toBe(true);
+    const file = join(work, 'extracted-index.mjs');
+    writeFileSync(file, zip.get('dist/lambda/index.mjs')!());
+    // A separate Node process, as Lambda loads it: an ES module with a `handler` export.
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(file)}); console.log(typeof m.handler);`], {
+      cwd: work,
+      env: { PATH: process.env.PATH },
+      timeout: 30_000,
+    });
+    expect(stdout.trim()).toBe('function');
+  });
+});
