@@ -12,9 +12,9 @@ export function planAlertsLimit(args: {
   available: number;
 }): number {
   const { pageSize, remaining, available } = args;
+  if (remaining !== undefined && remaining <= pageSize) return pageSize;
   if (available <= 1) return 0;
   if (remaining === undefined) return pageSize;
-  if (remaining <= pageSize) return pageSize;
   const pagesNeeded = Math.ceil(remaining / pageSize);
   if (pagesNeeded <= available) return pageSize;
   return Math.ceil(remaining / available);

@@ -14,7 +14,7 @@ describe('the metric catalogue', () => {
     if (name.endsWith('_seconds')) expect(m.unit).toBe('s');
     if (m.unit === 's') expect(name).toMatch(/_seconds$/);
     if (name.endsWith('_ratio')) expect(m.unit).toBe('1');
-    for (const l of [...m.labels, ...(m.optionalLabels ?? [])]) {
+    for (const l of [...m.labels, ...('optionalLabels' in m ? m.optionalLabels : [])]) {
       expect(l).toMatch(/^[a-z][a-z0-9_]*$/);
       expect(l).not.toBe(PORTAL_LABEL);
       expect(l.startsWith('__')).toBe(false);

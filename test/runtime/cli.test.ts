@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/runtime/cli.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+
+const KEY = 'sim-cli-key-0123456789abcdef';
+let sim: Simulator;
+
+beforeAll(async () => {
+  sim = await startSimulator({ keys: [{ key: KEY }], rateLimit: false, moving: false });
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+async function cli(argv: string[], env: Record<string, string> = {}) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(argv, { env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, ...env }, stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
+  return { code, stdout, stderr };
+}
+
+describe('posture-exporter once', () => {
+  it('prints the Prometheus text on stdout, JSON logs on stderr, and exits 0', async () => {
+    const r = await cli(['once']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^# HELP posture_vitals_integration_info /);
+    expect(r.stdout).toContain('posture_collection_success{portal="127.0.0.1",source="alerts"} 1');
+    for (const line of r.stderr.trim().split('\n')) expect(JSON.parse(line)).toHaveProperty('level');
+    expect(r.stderr + r.stdout).not.toContain(KEY);
+  });
+
+  it.each([
+    ['openmetrics', (s: string) => expect(s.endsWith('# EOF\n')).toBe(true)],
+    ['json', (s: string) => expect(JSON.parse(s).samples.length).toBeGreaterThan(10)],
+  ])('prints --format %s', async (format, check) => {
+    const r = await cli(['once', '--format', format]);
+    expect(r.code).toBe(0);
+    check(r.stdout);
+  });
+
+  it('exits 1 naming the failed source, and still prints the rest', async () => {
+    sim.addFault({ path: '/alerts', times: 10, fault: { kind: 'status', status: 500 } });
+    try {
+      const r = await cli(['once', '--max-retries', '0']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('collection failed for: alerts');
+      expect(r.stdout).toContain('posture_collection_success{portal="127.0.0.1",source="alerts"} 0');
+      expect(r.stdout).toContain('posture_devices{');
+      expect(r.stdout).not.toContain('posture_alerts_open{');
+    } finally {
+      sim.clearFaults();
+    }
+  });
+
+  it('exits 2 with one line per bad setting', async () => {
+    const r = await cli(['once'], { POSTURE_PAGE_SIZE: '0', POSTURE_REQUESTS_PER_MINUTE: '11' });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(2);
+    expect(r.stderr).toContain('POSTURE_PAGE_SIZE (--page-size)="0" is not valid');
+  });
+});
+
+describe('posture-exporter check-config', () => {
+  it('says what it will do when the settings are valid', async () => {
+    const r = await cli(['check-config']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('configuration is valid: 1 portal(s): 127.0.0.1');
+  });
+
+  it('refuses an interval that cannot fit the budget, naming the smallest that fits', async () => {
+    const r = await cli(['check-config', '--interval-seconds', '60', '--cycle-timeout-seconds', '30', '--requests-per-minute', '2', '--vitals-tags', 'a,b']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('set it to 180 or more');
+  });
+});
+
+describe('usage', () => {
+  it('refuses an unknown flag with a usage line', async () => {
+    const r = await cli(['once', '--nope']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^usage error: Unknown option '--nope'/);
+  });
+
+  it('refuses an unknown command', async () => {
+    expect((await cli(['twice'])).code).toBe(2);
+  });
+
+  it('documents every flag in --help', async () => {
+    const r = await cli(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('--requests-per-minute');
+    expect(r.stdout).toContain('POSTURE_REQUESTS_PER_MINUTE');
+  });
+});
