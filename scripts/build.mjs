@@ -30,4 +30,6 @@ await build({
   target: 'node22',
   banner: { js: banner },
 });
+import { chmodSync } from 'node:fs';
+chmodSync('dist/cli.js', 0o755);
 console.log('built dist/cli.js and dist/lambda/index.mjs');
