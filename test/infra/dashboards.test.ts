@@ -194,7 +194,7 @@ describe('substituteVariables', () => {
 describe('variableQueryToPromQL', () => {
   it.each([
     ['label_values(posture_collection_success, portal)', 'group by (portal) (posture_collection_success)'],
-    ['label_values(posture_vitals_integration_info{portal=~"$portal"}, integration)', 'group by (integration) (posture_vitals_integration_info{portal=~"$portal"})'],
+    ['label_values(posture_vitals_integration_info{portal=~"$portal",vitals_enabled="true"}, integration)', 'group by (integration) (posture_vitals_integration_info{portal=~"$portal",vitals_enabled="true"})'],
     ['label_values(portal)', 'group by (portal) ({portal!=""})'],
     ['query_result(max by (portal) (up))', 'max by (portal) (up)'],
     ['up', 'up'],

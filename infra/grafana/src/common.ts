@@ -38,12 +38,12 @@ export function portalVariable(): dashboard.QueryVariableBuilder {
     .allValue('.*');
 }
 
-/** The `integration` variable: Vitals integration keys of the chosen portals. */
+/** The `integration` variable: keys of the chosen portals' integrations with Vitals enabled. */
 export function integrationVariable(): dashboard.QueryVariableBuilder {
   return new dashboard.QueryVariableBuilder('integration')
     .label('Integration')
     .datasource(DATASOURCE)
-    .query('label_values(posture_vitals_integration_info{portal=~"$portal"}, integration)')
+    .query('label_values(posture_vitals_integration_info{portal=~"$portal",vitals_enabled="true"}, integration)')
     .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
     .sort(dashboard.VariableSort.AlphabeticalAsc)
     .multi(true)

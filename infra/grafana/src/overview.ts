@@ -142,9 +142,9 @@ function funnelConsistency(): stat.PanelBuilder {
 function activeAgents(): bargauge.PanelBuilder {
   return new bargauge.PanelBuilder()
     .title('Integrations without Vitals: devices')
-    .description('activeAgents for integrations whose Vitals monitoring is disabled (no funnel for them).')
+    .description('activeAgents for integrations whose Vitals monitoring is disabled (no funnel for them, so the integration variable, which lists Vitals integrations, does not apply).')
     .datasource(DATASOURCE)
-    .withTarget(promQuery('A', `max by (portal, integration) (posture_vitals_active_agents{${VITALS}})`, '{{portal}} · {{integration}}', true))
+    .withTarget(promQuery('A', `max by (portal, integration) (posture_vitals_active_agents{portal=~"$portal",tag=~"$tag"})`, '{{portal}} · {{integration}}', true))
     .displayMode(common.BarGaugeDisplayMode.Basic)
     .orientation(common.VizOrientation.Horizontal)
     .min(0)
