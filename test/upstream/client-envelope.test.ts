@@ -107,6 +107,18 @@ describe('PortalClient envelope checks', () => {
     expect(codes).toEqual(['200']);
   });
 
+  it('retries a body that ends cleanly but early (cut by a proxy), and not a complete malformed one', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(200, '{"total":3,"data":[{"a":1},{"a"');
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(200, JSON.stringify({ total: 3, data: [{}, {}, {}] }));
+    pool().intercept({ path: '/public-api/v1/alerts' }).reply(200, '{"total":3,"data":[{"a":1},{"a":}]}');
+    const { c, codes } = client();
+    const res = await list(c);
+    expect([res.attempts, res.received, res.result]).toEqual([2, 3, 3]);
+    const err = await failure(list(c, '/alerts'));
+    expect(err).toBeInstanceOf(InvalidResponseError);
+    expect(codes).toEqual(['200', '200', '200']);
+  });
+
   it('accepts an envelope without success, and takes offset/limit from the request when the body lacks them', async () => {
     pool().intercept({ path: '/public-api/v1/alerts?filter=all&offset=20&limit=10' }).reply(200, JSON.stringify({ total: 25, data: [1, 2, 3, 4, 5] }));
     const { c } = client();
