@@ -2,8 +2,7 @@ import { OTLPMetricExporter as JsonExporter } from '@opentelemetry/exporter-metr
 import { OTLPMetricExporter as ProtoExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { MeterProvider, MetricReader, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import type { Logger } from '../core/log.js';
-import { redact } from '../core/log.js';
+import { redact, type Logger } from '../core/log.js';
 import { CATALOGUE } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
 import { SinkError } from './errors.js';
@@ -157,6 +156,8 @@ export class OtlpSink implements Sink {
     const remaining = ctx.deadline - ctx.clock.now();
     if (remaining <= 0) throw new SinkError(this.name, 'the push deadline passed before the OTLP export started');
     const secrets = Object.values(target.headers);
+    // Everything that matters is passed explicitly, so `ctx.env` decides; the exporter still falls
+    // back to process.env for what is not (TLS files), which in Lambda is the same environment.
     const options = {
       url: target.url,
       headers: target.headers,

@@ -131,7 +131,8 @@ export class RemoteWriteSink implements Sink {
       'x-prometheus-remote-write-version': '0.1.0',
       'user-agent': USER_AGENT,
     };
-    const secrets: string[] = [];
+    // Extra headers may carry credentials of their own (a tenant token, an API key).
+    const secrets: string[] = Object.values(this.settings.headers ?? {});
     let headers: () => Promise<Record<string, string>>;
     switch (auth.kind) {
       case 'none':
