@@ -287,11 +287,11 @@ export class SimServer {
     let offset: number;
     let limitN: number;
     try {
-      offset = parseCount(query, 'offset');
-      limitN = parseCount(query, 'limit');
       const found = this.route(path, query, this.ctx.dataTime(now), scope);
       if (!found) return this.sendError(res, entry, 404, REASONS[404]!, {}, fault);
       result = found;
+      offset = parseCount(query, 'offset');
+      limitN = parseCount(query, 'limit');
     } catch (err) {
       if (err instanceof HttpProblem) return this.sendError(res, entry, err.status, err.message, {}, fault);
       throw err;
