@@ -5,10 +5,8 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, type Logger, type LogLevel } from '../core/log.js';
 import { ConfigError, ConfigErrors } from '../errors.js';
 import { renderJson, renderText } from '../metrics/render.js';
-import { startSimulator, type SimulatorOptions } from '../simulator/index.js';
-import { pushAll } from '../sinks/index.js';
+import type { SimulatorOptions } from '../simulator/index.js';
 import { Exporter, failedSources, samplesOfCycles, VERSION } from './exporter.js';
-import { buildBatches, sinksOf } from './push.js';
 import { startServe } from './serve.js';
 
 /** Process-level I/O, injected so the CLI can run inside tests. */
@@ -145,6 +143,9 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   const facts = { version: VERSION, runtime: 'once' as const };
   let samples = samplesOfCycles(results, facts);
   if (config.push.sinks.length > 0) {
+    // Loaded only when pushing: the OpenTelemetry SDK and the AWS signer are large.
+    const { pushAll } = await import('../sinks/index.js');
+    const { buildBatches, sinksOf } = await import('./push.js');
     const outcomes = await pushAll(sinksOf(config), buildBatches(results, samples), { clock, logger, deadline: clock.now() + config.cycleTimeoutSeconds * 1000, env: io.env });
     for (const o of outcomes) if (!o.ok) logger.error('push failed', { sink: o.sink, err: o.error });
     samples = samplesOfCycles(results, { ...facts, push: outcomes });
@@ -191,6 +192,7 @@ async function runSimulate(flags: Partial<Record<SettingKey, string>>, sim: Simu
   const listen = flags.listen ?? io.env.POSTURE_LISTEN ?? '127.0.0.1:9878';
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(listen);
   if (!m) throw new ConfigError('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listen)} is not HOST:PORT: give e.g. 127.0.0.1:9878.`);
+  const { startSimulator } = await import('../simulator/index.js');
   const portal = await startSimulator({ ...sim, clock, host: m[1] ?? (m[2] || '127.0.0.1'), port: Number(m[3]) });
   io.stdout(`simulated portal: ${portal.baseUrl}\nAPI key (simulated): ${portal.apiKey}\n\nPOSTURE_BASE_URL=${portal.baseUrl} POSTURE_API_KEY=${portal.apiKey} posture-exporter once\n`);
   io.onReady?.({ portalUrl: portal.baseUrl });
@@ -202,6 +204,7 @@ async function runSimulate(flags: Partial<Record<SettingKey, string>>, sim: Simu
 async function runDemo(flags: Partial<Record<SettingKey, string>>, sim: SimulatorOptions, io: CliIo, clock: Clock): Promise<number> {
   const configured = ['POSTURE_BASE_URL', 'POSTURE_CLOUD_ID', 'POSTURE_CONFIG', 'POSTURE_CONFIG_FILE'].some((k) => io.env[k]) || flags.base_url || flags.cloud_id || flags.config_file;
   if (configured) return runServe(flags, io, clock);
+  const { startSimulator } = await import('../simulator/index.js');
   const portal = await startSimulator({ ...sim, clock, host: '127.0.0.1', port: 0 });
   try {
     const env = {
