@@ -187,7 +187,7 @@ export class Portal {
     const sys = systemName?.trim() ? systemName.trim().toLowerCase() : undefined;
     const fx = this.fixture?.alerts;
     if (fx) {
-      const visibleHosts = scope ? this.scopedHostNames(t, scope) : undefined;
+      const visibleHosts = scope ? this.scopedHostNames(scope) : undefined;
       const alias = sys === undefined ? undefined : this.world.integration(sys)?.name.toLowerCase();
       return arrayList('alerts', fx.filter((a) => {
         if (filter === 'allunresolved' && a.resolved) return false;
@@ -230,7 +230,7 @@ export class Portal {
     yield* this.alerts(t, 'all', undefined, undefined).page(0, 0) as Iterable<AlertRecord>;
   }
 
-  private scopedHostNames(t: number, scope: Scope): Set<string> {
+  private scopedHostNames(scope: Scope): Set<string> {
     const out = new Set<string>();
     if (this.fixture?.devices) {
       for (const d of this.fixture.devices) if (intersects(d.tags ?? [], scope.tags)) out.add(String(d.hostName).toLowerCase());
@@ -240,7 +240,6 @@ export class Portal {
     for (let i = 0; i < w.deviceCount; i++) {
       if (intersects(w.deviceCore(i).tags, scope.tags)) out.add(w.hostName(w.deviceKind(i)).toLowerCase());
     }
-    void t;
     return out;
   }
 

@@ -53,7 +53,8 @@ export function parseTimestamp(s: string): number {
 
 /** Formats epoch ms as `yyyy-MM-dd HH:mm:ss` (UTC), the `warranty_expiry` form. */
 export function formatWarranty(ms: number): string {
-  return new Date(Math.floor(ms)).toISOString().slice(0, 19).replace('T', ' ');
+  const ts = formatTimestamp(ms);
+  return ts.slice(0, 10) + ' ' + ts.slice(11, 19);
 }
 
 /** Parses a `yyyyMMdd` parameter into the epoch ms of that UTC day's start; undefined when malformed or not a real date. */
