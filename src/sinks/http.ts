@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { parseRetryAfter } from '../upstream/retry.js';
 import { redact } from '../core/log.js';
 import { SinkError } from './errors.js';
 import type { PushContext, SinkName } from './types.js';
@@ -43,15 +44,8 @@ export function safeUrl(url: string): string {
   }
 }
 
-/** `Retry-After` (delta seconds or an HTTP date) in ms from `now`; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (raw === undefined) return undefined;
-  const s = raw.trim();
-  if (/^\d+$/.test(s)) return Number(s) * 1000;
-  const at = Date.parse(s);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
+/** One reading of `Retry-After` for the whole exporter (seconds or an HTTP date). */
+export { parseRetryAfter };
 
 /** Exponential backoff with equal jitter: half fixed, half random, so retries of many cold starts spread out. */
 export function backoffMs(retry: number, random: () => number = Math.random): number {
