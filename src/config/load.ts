@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
 import { ConfigError, ConfigErrors } from '../errors.js';
 import type { LogLevel } from '../core/log.js';
 import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingDef, type SettingKey } from './settings.js';
@@ -167,10 +168,30 @@ function readConfigFile(sources: ConfigSources, env: Record<string, string | und
 
 const FILE_EXCLUDED: ReadonlySet<string> = new Set(['config_file', 'config']);
 
-function checkKeys(obj: Raw, allowed: (key: string) => boolean, where: string, problems: Problems): void {
-  for (const key of Object.keys(obj)) {
-    if (key === '__where') continue;
-    if (!allowed(key)) problems.add('POSTURE_CONFIG_FILE', `${where}: unknown setting \`${key}\`: remove it or use one of the documented keys (README, Configuration).`);
+/** A value as a file may hold it; each setting's own rules are applied by `parseValue`. */
+const FileValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number()]))]);
+const fileKeys = (keep: (d: SettingDef) => boolean) =>
+  Object.fromEntries(SETTINGS.filter((d) => keep(d) && !FILE_EXCLUDED.has(d.key)).map((d) => [d.key, FileValue.optional()]));
+/** The shape of a config file: known keys only, and `portals` as a non-empty list of per-portal settings. */
+const ConfigFileSchema = z.strictObject({
+  ...fileKeys(() => true),
+  portals: z.array(z.strictObject(fileKeys((d) => d.scope === 'portal'))).min(1).optional(),
+  __where: z.string(),
+});
+
+/** Checks a config file's shape with zod, one problem per issue. */
+function checkFileShape(file: Raw, where: string, problems: Problems): void {
+  const parsed = ConfigFileSchema.safeParse(file);
+  if (parsed.success) return;
+  for (const issue of parsed.error.issues) {
+    const at = issue.path.length ? `${where}: ${issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[')}` : where;
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) problems.add('POSTURE_CONFIG_FILE', `${at}: unknown setting \`${key}\`: remove it or use one of the documented keys (README, Configuration).`);
+    } else if (issue.path[0] === 'portals' && issue.path.length <= 2) {
+      problems.add('POSTURE_CONFIG_FILE', `${where}: \`portals\` must be a non-empty list of mappings.`);
+    } else {
+      problems.add('POSTURE_CONFIG_FILE', `${at} must be a string, a number or a list.`);
+    }
   }
 }
 
@@ -313,14 +334,14 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const fileTop: Raw = {};
   let filePortals: Raw[] | undefined;
   if (file) {
-    checkKeys(file, (k) => k === 'portals' || (k in SETTING_BY_KEY && !FILE_EXCLUDED.has(k)), fileWhere, problems);
-    for (const [k, v] of Object.entries(file)) if (k !== 'portals' && k !== '__where') fileTop[k] = v;
-    if (file.portals !== undefined) {
-      if (!Array.isArray(file.portals) || file.portals.length === 0 || file.portals.some((p) => p === null || typeof p !== 'object' || Array.isArray(p))) {
-        problems.add('POSTURE_CONFIG_FILE', `${fileWhere}: \`portals\` must be a non-empty list of mappings.`);
-      } else {
-        filePortals = file.portals as Raw[];
-      }
+    // Problems are reported; what is usable is still read, so one typo does not hide the rest.
+    checkFileShape(file, fileWhere, problems);
+    for (const [k, v] of Object.entries(file)) if (k !== 'portals' && k !== '__where' && k in SETTING_BY_KEY && FileValue.safeParse(v).success) fileTop[k] = v;
+    const portals = file.portals;
+    if (portals !== undefined) {
+      // A broken list was reported above; an empty one here keeps the single-portal settings from being asked for too.
+      const usable = Array.isArray(portals) && portals.every((p) => p !== null && typeof p === 'object' && !Array.isArray(p));
+      filePortals = usable ? (portals as Raw[]) : [];
     }
   }
   const flagLayer: Layer = { values: flags, where: (d) => `--${flagName(d)}` };
@@ -339,7 +360,6 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     }
     const names = new Set<string>();
     filePortals.forEach((entry, i) => {
-      checkKeys(entry, (k) => k in SETTING_BY_KEY && SETTING_BY_KEY[k as SettingKey].scope === 'portal', `${fileWhere}: portals[${i}]`, problems);
       const layer: Layer = { values: entry, where: (d) => `${fileWhere}: portals[${i}].${d.key}` };
       const portal = buildPortal([layer, ...globalLayers], problems, i);
       if (!portal) return;

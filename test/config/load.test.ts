@@ -85,6 +85,8 @@ portals:
     ['an unknown key in the config file', { POSTURE_CONFIG: JSON.stringify({ ...{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }, intervl_seconds: 5 }) }, 'POSTURE_CONFIG: unknown setting `intervl_seconds`: remove it or use one of the documented keys (README, Configuration).'],
     ['a portal-only key given per portal that is global', { POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234', listen: ':1' }] }) }, 'POSTURE_CONFIG: portals[0]: unknown setting `listen`: remove it or use one of the documented keys (README, Configuration).'],
     ['single-portal variables beside a portals list', { POSTURE_BASE_URL: base.POSTURE_BASE_URL, POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }] }) }, 'POSTURE_BASE_URL is set but POSTURE_CONFIG lists portals: give each portal\'s base_url inside `portals`, or drop the list.'],
+    ['an empty portals list', { POSTURE_CONFIG: JSON.stringify({ portals: [] }) }, /^POSTURE_CONFIG: `portals` must be a non-empty list of mappings\.$/],
+    ['a setting of the wrong shape in the file', { ...base, POSTURE_CONFIG: JSON.stringify({ page_size: { many: true } }) }, 'POSTURE_CONFIG: page_size must be a string, a number or a list.'],
     ['two portals with one name', { POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }, { base_url: base.POSTURE_BASE_URL, api_key: 'k-5678' }] }) }, 'POSTURE_CONFIG: portals[1] repeats the portal name "acme.example.com": give each portal a distinct `portal`.'],
   ])('refuses %s with one line naming the setting and the fix', (_what, env, expected) => {
     const got = problems({ env });
