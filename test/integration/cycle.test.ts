@@ -93,6 +93,19 @@ describe('one cycle against the simulated portal', () => {
     expect(clock.now() - t0).toBeLessThan(60_000);
   });
 
+  it('rides out a 429 storm without Retry-After by backing off, inside the budget and the deadline', async () => {
+    const { clock, sim, exporter } = await setup({ alerts: 100 });
+    sim.addFault({ path: '/vitals', times: 3, fault: { kind: 'status', status: 429 } });
+    const t0 = clock.now();
+    const [r] = await exporter.collect();
+    expect(r!.vitals.ok).toBe(true);
+    expect(served(sim, '/vitals').map((q) => q.status)).toEqual([429, 429, 429, 200]);
+    // Four /vitals attempts spent the budget of 5: the rest waits for the window or is refused, never sent early.
+    const starts = sim.requests.map((q) => q.time);
+    for (let i = 5; i < starts.length; i++) expect(starts[i]! - starts[i - 5]!).toBeGreaterThanOrEqual(60_000);
+    expect(clock.now() - t0).toBeLessThanOrEqual(60_000);
+  });
+
   it('grows the alert page size for 100,000 alerts and stays within 12 requests', async () => {
     const { sim, exporter, clock, logger } = await setup({ alerts: 100_000, devices: 100_000, integrations: 12 });
     const at = clock.now();

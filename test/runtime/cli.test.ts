@@ -74,6 +74,27 @@ describe('posture-exporter check-config', () => {
   });
 });
 
+describe('posture-exporter simulate', () => {
+  it('prints the simulated portal\'s base URL and key, and stops on the stop signal', async () => {
+    let stop!: () => void;
+    let stdout = '';
+    const stopped = main(['simulate', '--listen', '127.0.0.1:0', '--alerts', '5', '--devices', '20'], {
+      env: {},
+      stdout: (t) => (stdout += t),
+      stderr: () => {},
+      stopSignal: new Promise<void>((r) => (stop = r)),
+      onReady: async ({ portalUrl }) => {
+        const key = /API key \(simulated\): (\S+)/.exec(stdout)![1]!;
+        const res = await fetch(`${portalUrl}/devices?filter=all&limit=1`, { headers: { 'X-Service-ApiKey': key } });
+        expect((await res.json()).total).toBe(20);
+        stop();
+      },
+    });
+    expect(await stopped).toBe(0);
+    expect(stdout).toMatch(/simulated portal: http:\/\/127\.0\.0\.1:\d+\/public-api\/v1/);
+  });
+});
+
 describe('usage', () => {
   it('refuses an unknown flag with a usage line', async () => {
     const r = await cli(['once', '--nope']);
