@@ -7,6 +7,7 @@ import { ConfigError, ConfigErrors } from '../errors.js';
 import { renderJson, renderText } from '../metrics/render.js';
 import type { SimulatorOptions } from '../simulator/index.js';
 import { Exporter, failedSources, samplesOfCycles, VERSION } from './exporter.js';
+import { resolveApiKey } from './keys.js';
 import { startServe } from './serve.js';
 
 /** Process-level I/O, injected so the CLI can run inside tests. */
@@ -115,7 +116,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       case 'serve':
         return await runServe(parsed.flags, io, clock);
       case 'check-config':
-        return runCheckConfig(parsed.flags, io);
+        return await runCheckConfig(parsed.flags, io);
       case 'simulate':
         return await runSimulate(parsed.flags, simulatorOptions(parsed.sim), io, clock);
       case 'demo':
@@ -176,9 +177,19 @@ async function runServe(flags: Partial<Record<SettingKey, string>>, io: CliIo, c
   return serveWith(loadConfig({ env: io.env, flags }), io, clock);
 }
 
-function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: CliIo): number {
+async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: CliIo): Promise<number> {
   const config = loadConfig({ env: io.env, flags });
   const problems = checkServeConfig(config);
+  // A key file that cannot be read is a settings problem too; key stores are only reached at run time.
+  for (const p of config.portals) {
+    if (p.key.kind !== 'file') continue;
+    try {
+      await resolveApiKey(p.key);
+    } catch (err) {
+      if (err instanceof ConfigError) problems.push(err);
+      else throw err;
+    }
+  }
   if (problems.length) throw new ConfigErrors(problems);
   io.stdout(
     `configuration is valid: ${config.portals.length} portal(s): ${config.portals

@@ -90,7 +90,9 @@ async function fetchKey(source: Exclude<KeySource, { kind: 'value' }>, options: 
     }
   } catch (err) {
     if (err instanceof ConfigError) throw err;
-    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).name ?? 'error';
-    throw new ConfigError(settingOf(source), `cannot read the API key from ${describe(source)} (${why}: ${(err as Error).message?.split('\n')[0] ?? ''}): check it exists and the process may read it${source.kind === 'file' ? '' : ' (IAM: ssm:GetParameter / secretsmanager:GetSecretValue and kms:Decrypt)'}.`, { cause: err });
+    const code = (err as NodeJS.ErrnoException).code;
+    // An errno code says it all (ENOENT, EACCES); otherwise the SDK's error name and first line.
+    const why = code ?? `${(err as Error).name ?? 'error'}: ${(err as Error).message?.split('\n')[0] ?? ''}`;
+    throw new ConfigError(settingOf(source), `cannot read the API key from ${describe(source)} (${why}): check it exists and the process may read it${source.kind === 'file' ? '' : ' (IAM: ssm:GetParameter / secretsmanager:GetSecretValue and kms:Decrypt)'}.`, { cause: err });
   }
 }

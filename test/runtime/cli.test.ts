@@ -67,6 +67,12 @@ describe('posture-exporter check-config', () => {
     expect(r.stdout).toContain('configuration is valid: 1 portal(s): 127.0.0.1');
   });
 
+  it('refuses a key file it cannot read, naming the setting', async () => {
+    const r = await cli(['check-config'], { POSTURE_API_KEY: '', POSTURE_API_KEY_FILE: '/nonexistent/posture-key' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('config error: cannot read the API key from POSTURE_API_KEY_FILE (/nonexistent/posture-key) (ENOENT): check it exists and the process may read it.\n');
+  });
+
   it('refuses an interval that cannot fit the budget, naming the smallest that fits', async () => {
     const r = await cli(['check-config', '--interval-seconds', '60', '--cycle-timeout-seconds', '30', '--requests-per-minute', '2', '--vitals-tags', 'a,b']);
     expect(r.code).toBe(2);
@@ -86,7 +92,7 @@ describe('posture-exporter simulate', () => {
       onReady: async ({ portalUrl }) => {
         const key = /API key \(simulated\): (\S+)/.exec(stdout)![1]!;
         const res = await fetch(`${portalUrl}/devices?filter=all&limit=1`, { headers: { 'X-Service-ApiKey': key } });
-        expect((await res.json()).total).toBe(20);
+        expect(((await res.json()) as { total: number }).total).toBe(20);
         stop();
       },
     });
