@@ -23,7 +23,7 @@ const common = {
 // start-up: `once` must stay small in memory.
 await build({
   ...common,
-  entryPoints: { cli: 'src/runtime/bin.ts' },
+  entryPoints: { cli: 'src/runtime/bin.ts', index: 'src/index.ts' },
   outdir: 'dist',
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
@@ -39,4 +39,4 @@ await build({
 });
 import { chmodSync } from 'node:fs';
 chmodSync('dist/cli.js', 0o755);
-console.log('built dist/cli.js and dist/lambda/index.mjs');
+console.log('built dist/cli.js, dist/index.js and dist/lambda/index.mjs');

@@ -1,0 +1,19 @@
+/**
+ * What a user embeds: the Lambda handler, the serve factory, the collection service, the config
+ * loader, the metric catalogue and renderers, the simulated portal, and the typed errors.
+ */
+export { handler, createHandler, InvocationFailedError, type InvocationSummary } from './runtime/lambda.js';
+export { startServe, type ServeHandle } from './runtime/serve.js';
+export { startMetricsServer } from './runtime/server.js';
+export { Exporter, samplesOfCycles, VERSION } from './runtime/exporter.js';
+export { main as runCli } from './runtime/cli.js';
+export { loadConfig, checkServeConfig, minimumIntervalSeconds, type Config, type PortalConfig, type KeySource } from './config/load.js';
+export { SETTINGS } from './config/settings.js';
+export { CATALOGUE, type MetricDef, type MetricName } from './metrics/catalogue.js';
+export type { Sample, Snapshot } from './metrics/sample.js';
+export { renderText, renderJson, contentType, type TextFormat } from './metrics/render.js';
+export { toSamples } from './collect/samples.js';
+export { startSimulator, type Simulator, type SimulatorOptions } from './simulator/index.js';
+export { systemClock, FakeClock, type Clock } from './core/clock.js';
+export { createLogger, type Logger } from './core/log.js';
+export * from './errors.js';
