@@ -91,8 +91,11 @@ async function fetchKey(source: Exclude<KeySource, { kind: 'value' }>, options: 
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
+    // Powertools wraps the SDK's error in a GetParameterError; the SDK's name (ParameterNotFound,
+    // AccessDeniedException, ...) is the one that tells the operator what to fix.
+    const root = err instanceof Error && err.cause instanceof Error ? err.cause : (err as Error);
     // An errno code says it all (ENOENT, EACCES); otherwise the SDK's error name and first line.
-    const why = code ?? `${(err as Error).name ?? 'error'}: ${(err as Error).message?.split('\n')[0] ?? ''}`;
+    const why = code ?? `${root.name ?? 'error'}: ${root.message?.split('\n')[0] ?? ''}`;
     throw new ConfigError(settingOf(source), `cannot read the API key from ${describe(source)} (${why}): check it exists and the process may read it${source.kind === 'file' ? '' : ' (IAM: ssm:GetParameter / secretsmanager:GetSecretValue and kms:Decrypt)'}.`, { cause: err });
   }
 }

@@ -1,8 +1,10 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { loadConfig, type Config } from '../config/load.js';
+import { SETTINGS, envName } from '../config/settings.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { createLogger, type Logger } from '../core/log.js';
+import { createLogger, redact, type LogFields, type Logger } from '../core/log.js';
 import { ConfigError, ConfigErrors, PostureError } from '../errors.js';
+import { SOURCES } from '../metrics/catalogue.js';
 import { pushAll } from '../sinks/index.js';
 import type { Sink, SinkName } from '../sinks/types.js';
 import { Exporter, failedSources, samplesOfCycles, VERSION } from './exporter.js';
@@ -20,8 +22,9 @@ export class InvocationFailedError extends PostureError {
   constructor(
     message: string,
     readonly summary?: InvocationSummary,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -33,17 +36,51 @@ export interface HandlerDeps {
   keyStore?: KeyStoreOptions;
 }
 
+/** The part of Lambda's context the handler reads (Lambda passes the whole Context). */
+export type InvocationContext = Pick<Context, 'getRemainingTimeInMillis' | 'awsRequestId'> &
+  Partial<Pick<Context, 'functionName' | 'functionVersion' | 'memoryLimitInMB' | 'invokedFunctionArn'>>;
+
 interface Container {
   config: Config;
   exporter: Exporter;
   sinks: Sink[];
   logger: Logger;
+  secrets: string[];
+  /** Sets the fields every line carries during this invocation (request id, cold start). */
+  setContext(fields: LogFields): void;
+  invocations: number;
   lastPush?: Array<{ sink: SinkName; ok: boolean; durationMs: number }>;
+}
+
+/**
+ * A logger whose per-invocation fields can be swapped: the exporter and its collectors keep the
+ * logger they were built with for the life of the container, yet their lines must carry the
+ * current request id, as Powertools Logger's `addContext` does.
+ */
+function swappableLogger(base: Logger): { logger: Logger; setContext(fields: LogFields): void } {
+  let current = base;
+  const wrap = (get: () => Logger): Logger => ({
+    debug: (m, f) => get().debug(m, f),
+    info: (m, f) => get().info(m, f),
+    warn: (m, f) => get().warn(m, f),
+    error: (m, f) => get().error(m, f),
+    child: (fields) => wrap(() => get().child(fields)),
+  });
+  return { logger: wrap(() => current), setContext: (fields) => (current = base.child(fields)) };
+}
+
+/** Values of the secret settings as given in the environment (redacted even before the config is valid). */
+function envSecrets(env: Record<string, string | undefined>): string[] {
+  return SETTINGS.filter((s) => s.kind === 'secret')
+    .map((s) => env[envName(s)]?.trim())
+    .filter((v): v is string => !!v);
 }
 
 /** Builds a handler; the exported `handler` is this with the real process. */
 export function createHandler(deps: HandlerDeps = {}) {
   const clock = deps.clock ?? systemClock;
+  const env = deps.env ?? process.env;
+  const write = deps.write ?? ((l: string) => process.stdout.write(l + '\n'));
   let container: Container | undefined;
 
   // Settings are parsed and validated once per container and reused on warm starts.
@@ -51,48 +88,97 @@ export function createHandler(deps: HandlerDeps = {}) {
     if (container) return container;
     let config: Config;
     try {
-      config = loadConfig({ env: deps.env ?? process.env });
+      config = loadConfig({ env });
       if (config.push.sinks.length === 0) throw new ConfigError('POSTURE_PUSH', 'POSTURE_PUSH is empty: the Lambda pushes its metrics, set it to any of otlp, remote_write, pushgateway.');
     } catch (err) {
       const problems = err instanceof ConfigErrors ? err.problems : err instanceof ConfigError ? [err] : undefined;
       if (!problems) throw err;
-      throw new InvocationFailedError(`invalid settings: ${problems.map((p) => p.message).join(' | ')}`);
+      // One line, so the Lambda console and the error metric's log show the whole reason.
+      const message = redact(`invalid settings: ${problems.map((p) => p.message).join(' | ')}`, envSecrets(env));
+      createLogger({ shape: 'powertools', secrets: envSecrets(env), clock, base: { service: 'posture-exporter' }, write }).error('invalid settings', {
+        settings: problems.map((p) => p.setting),
+        reason: message,
+      });
+      throw new InvocationFailedError(message, undefined, { cause: err });
     }
+    // Keys read from files and stores are appended when first read, so later lines redact them too.
     const secrets = [...config.secrets];
-    const logger = createLogger({ level: config.logLevel, shape: 'powertools', secrets, clock, base: { service: 'posture-exporter' }, write: deps.write ?? ((l) => process.stdout.write(l + '\n')) });
-    const exporter = new Exporter(config, { clock, logger, runtime: 'lambda', keyStore: deps.keyStore, onSecret: (s) => secrets.push(s) });
-    container = { config, exporter, sinks: sinksOf(config), logger };
+    const base = createLogger({ level: config.logLevel, shape: 'powertools', secrets, clock, base: { service: 'posture-exporter' }, write });
+    const { logger, setContext } = swappableLogger(base);
+    const exporter = new Exporter(config, {
+      clock,
+      logger,
+      runtime: 'lambda',
+      keyStore: deps.keyStore,
+      // Once per key: warm invocations must not grow the list.
+      onSecret: (s) => {
+        if (!secrets.includes(s)) secrets.push(s);
+      },
+    });
+    container = { config, exporter, sinks: sinksOf(config), logger, secrets, setContext, invocations: 0 };
     return container;
   };
 
-  return async function handler(_event: ScheduledEvent | Record<string, unknown>, context: Pick<Context, 'getRemainingTimeInMillis' | 'awsRequestId'>): Promise<InvocationSummary> {
+  return async function handler(_event: ScheduledEvent | Record<string, unknown>, context: InvocationContext): Promise<InvocationSummary> {
     const c = init();
-    const logger = c.logger.child({ function_request_id: context.awsRequestId });
+    c.setContext({
+      cold_start: c.invocations++ === 0,
+      function_request_id: context.awsRequestId,
+      ...(context.functionName ? { function_name: context.functionName } : {}),
+      ...(context.memoryLimitInMB ? { function_memory_size: Number(context.memoryLimitInMB) } : {}),
+      ...(context.invokedFunctionArn ? { function_arn: context.invokedFunctionArn } : {}),
+    });
+    const logger = c.logger;
+    const scrub = (text: string) => redact(text, c.secrets);
     const started = clock.now();
     const remaining = context.getRemainingTimeInMillis();
     const margin = c.config.lambdaMarginSeconds * 1000;
     // Collect until the margin, then push with what there is; never past the invocation's end.
-    const collectDeadline = started + Math.min(c.config.cycleTimeoutSeconds * 1000, Math.max(0, remaining - margin));
+    const collectMs = Math.min(c.config.cycleTimeoutSeconds * 1000, Math.max(0, remaining - margin));
+    if (collectMs === 0) {
+      const message = `no time to collect: the invocation had ${remaining} ms left and POSTURE_LAMBDA_MARGIN_SECONDS is ${c.config.lambdaMarginSeconds}: give the function a timeout well above the margin.`;
+      logger.error('invocation failed', { reason: message });
+      throw new InvocationFailedError(message);
+    }
+    const collectDeadline = started + collectMs;
     const pushDeadline = started + Math.max(0, remaining - 1000);
-    const results = await c.exporter.collect({ deadline: collectDeadline });
+    // The limiter starts no request that cannot finish by the deadline; this cuts the ones still in
+    // flight when it passes. It runs on real time, as the invocation's own timeout does.
+    const stop = new AbortController();
+    const timer = setTimeout(() => stop.abort(new DOMException('the collection deadline passed', 'TimeoutError')), collectMs);
+    let results;
+    try {
+      results = await c.exporter.collect({ deadline: collectDeadline, signal: stop.signal });
+    } finally {
+      clearTimeout(timer);
+    }
     const facts = { version: VERSION, runtime: 'lambda' as const, push: c.lastPush };
     const samples = samplesOfCycles(results, facts);
-    const outcomes = await pushAll(c.sinks, buildBatches(results, samples), { clock, logger, deadline: pushDeadline, env: deps.env ?? process.env });
+    const outcomes = await pushAll(c.sinks, buildBatches(results, samples), { clock, logger, deadline: pushDeadline, env });
     c.lastPush = outcomes.map(({ sink, ok, durationMs }) => ({ sink, ok, durationMs }));
     const summary: InvocationSummary = {
       portals: results.map((r) => ({
         portal: r.portal,
-        sources: { vitals: r.vitals.ok ? 'ok' : r.vitals.error.message, alerts: r.alerts.ok ? 'ok' : r.alerts.error.message, devices: r.devices.ok ? 'ok' : r.devices.error.message },
+        sources: Object.fromEntries(SOURCES.map((s) => [s, r[s].ok ? 'ok' : scrub(r[s].error.message)])) as InvocationSummary['portals'][number]['sources'],
         requests: [...r.requests.values()].reduce((a, b) => a + b, 0),
         durationMs: r.finishedAt - r.startedAt,
       })),
-      sinks: outcomes.map((o) => ({ sink: o.sink, ok: o.ok, durationMs: o.durationMs, ...(o.error ? { error: o.error.message } : {}) })),
+      sinks: outcomes.map((o) => ({ sink: o.sink, ok: o.ok, durationMs: o.durationMs, ...(o.error ? { error: scrub(o.error.message) } : {}) })),
     };
     const failed = failedSources(results);
-    logger.info('invocation finished', { durationMs: clock.now() - started, failed, sinks: summary.sinks });
-    const collectedAnything = results.some((r) => r.vitals.ok || r.alerts.ok || r.devices.ok);
-    if (!collectedAnything) throw new InvocationFailedError(`nothing could be collected (${failed.join(', ')}): ${results.map((r) => r.vitals.ok ? '' : r.vitals.error.message).filter(Boolean)[0] ?? ''}`, summary);
-    if (outcomes.length > 0 && outcomes.every((o) => !o.ok)) throw new InvocationFailedError(`nothing could be pushed: ${outcomes.map((o) => `${o.sink}: ${o.error?.message ?? 'failed'}`).join(' | ')}`, summary);
+    logger.info('invocation finished', { durationMs: clock.now() - started, failed, portals: summary.portals, sinks: summary.sinks });
+    let failure: string | undefined;
+    if (!results.some((r) => SOURCES.some((s) => r[s].ok))) {
+      const reasons = new Set(results.flatMap((r) => SOURCES.flatMap((s) => (r[s].ok ? [] : [r[s].error.message]))));
+      failure = `nothing could be collected (${failed.join(', ')}): ${[...reasons].join(' | ')}`;
+    } else if (outcomes.length > 0 && outcomes.every((o) => !o.ok)) {
+      failure = `nothing could be pushed: ${outcomes.map((o) => `${o.sink}: ${o.error?.message ?? 'failed'}`).join(' | ')}`;
+    }
+    if (failure !== undefined) {
+      const message = scrub(failure);
+      logger.error('invocation failed', { reason: message });
+      throw new InvocationFailedError(message, summary);
+    }
     return summary;
   };
 }
