@@ -1,0 +1,192 @@
+/**
+ * The BUILT Lambda bundle end to end: `npm run build` in a scratch service directory (the build
+ * deletes `dist/` first, which must not pull the CLI out from under other tests), then
+ * `dist/lambda/index.mjs` is imported by a fresh Node process (test/lambda/invoke-bundle.mjs) with
+ * a clean environment and its `handler` invoked with a scheduled event, against the simulated
+ * portal, pushing to Debian's Pushgateway and Prometheus's remote-write receiver at once. The values
+ * are queried back through the receivers' HTTP APIs and must equal the portal's data exactly.
+ */
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/core/clock.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { queryPrometheusApi, startPrometheus, startPushgateway, type Peer } from '../support/peers.js';
+import { expectedFromPortal, familiesOf, pushgatewayGroups, seriesKey, type ReadSample } from './support.js';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const RUNNER = join(ROOT, 'test/lambda/invoke-bundle.mjs');
+const PEAK_RSS = join(ROOT, 'bench/peak-rss.cjs');
+const KEY = 'sim-bundle-key-0123456789abcdef';
+/** The families checked exactly: alerts open by severity, devices by activity, health ratio per integration, collection success. */
+const FAMILIES = ['posture_alerts_open', 'posture_devices', 'posture_vitals_health_ratio', 'posture_collection_success'];
+
+let work: string;
+let bundle: string;
+let pgw: Peer;
+let prom: Peer;
+const sims: Simulator[] = [];
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'lambda-bundle-'));
+  for (const entry of ['src', 'scripts', 'node_modules', 'tsconfig.json']) symlinkSync(join(ROOT, entry), join(work, entry));
+  copyFileSync(join(ROOT, 'package.json'), join(work, 'package.json'));
+  const built = run('npm', ['run', 'build', '--silent'], { cwd: work, env: { PATH: process.env.PATH ?? '' } });
+  [pgw, prom] = await Promise.all([
+    startPushgateway(),
+    startPrometheus({ config: 'global:\n  scrape_interval: 1h\n', extraArgs: ['--web.enable-remote-write-receiver'] }),
+  ]);
+  const { code, stderr } = await built;
+  if (code !== 0) throw new Error(`npm run build failed:\n${stderr}`);
+  bundle = join(work, 'dist/lambda/index.mjs');
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([...sims.map((s) => s.close()), pgw?.stop(), prom?.stop()]);
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+function run(cmd: string, args: string[], opts: { cwd: string; env: Record<string, string> }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+interface Invocation {
+  code: number | null;
+  result: { ok: true; summary: { portals: Array<{ portal: string; sources: Record<string, string>; requests: number }>; sinks: Array<{ sink: string; ok: boolean; error?: string }> } } | { ok: false; error: { name: string; message: string } };
+  logs: Array<Record<string, unknown>>;
+  stdout: string;
+  peakRssKb?: number;
+}
+
+/** One invocation of the built handler in a fresh Node process whose whole environment is `env`. */
+async function invokeBundle(env: Record<string, string>, opts: { remainingMs?: number; measure?: boolean } = {}): Promise<Invocation> {
+  const args = [...(opts.measure ? ['--require', PEAK_RSS] : []), RUNNER, bundle, String(opts.remainingMs ?? 60_000)];
+  const { code, stdout, stderr } = await run(process.execPath, args, { cwd: work, env: { PATH: process.env.PATH ?? '', ...env } });
+  const lines = stdout.split('\n').filter((l) => l !== '');
+  const last = lines.at(-1) ?? '';
+  if (!last.startsWith('INVOCATION_RESULT ')) throw new Error(`the runner did not finish (exit ${code}):\n${stderr.slice(-2000)}`);
+  const peak = /BENCH_PEAK_RSS_KB=(\d+)/.exec(stderr)?.[1];
+  return {
+    code,
+    result: JSON.parse(last.slice('INVOCATION_RESULT '.length)) as Invocation['result'],
+    logs: lines.slice(0, -1).map((l) => JSON.parse(l) as Record<string, unknown>),
+    stdout,
+    ...(peak ? { peakRssKb: Number(peak) } : {}),
+  };
+}
+
+/** A frozen simulated portal whose data is the same whenever asked; its clock is independent of the child's. */
+async function frozenPortal(opts: SimulatorOptions): Promise<{ sim: Simulator; at: number }> {
+  const at = Date.now();
+  const sim = await startSimulator({ clock: new FakeClock(at), moving: false, keys: [{ key: KEY }], ...opts });
+  sims.push(sim);
+  return { sim, at };
+}
+
+/** The checked families as the portal holds them, plus collection success of every source. */
+function expectedSet(sim: Simulator, at: number): Map<string, number> {
+  const e = expectedFromPortal(sim, at);
+  const out = new Map<string, number>();
+  for (const map of [e.alerts, e.devices, e.vitals]) for (const [k, v] of map) if (FAMILIES.some((f) => k.startsWith(`${f}{`))) out.set(k, v);
+  for (const source of ['vitals', 'alerts', 'devices']) out.set(seriesKey('posture_collection_success', { source }), 1);
+  return out;
+}
+
+/** The checked families of one portal across its Pushgateway groups. */
+async function fromPushgateway(portal: string): Promise<Map<string, number>> {
+  const samples: ReadSample[] = [];
+  for (const g of (await pushgatewayGroups(pgw.url)).values()) if (g.labels.portal === portal) samples.push(...g.samples);
+  return familiesOf(samples, FAMILIES);
+}
+
+describe('the built Lambda bundle, invoked in a fresh process', () => {
+  it('pushes exact values to the Pushgateway and to Prometheus remote write at once', async () => {
+    const { sim, at } = await frozenPortal({ alerts: 1_500, devices: 5_000, integrations: 12 });
+    const started = Date.now();
+    const inv = await invokeBundle({
+      POSTURE_BASE_URL: sim.baseUrl,
+      POSTURE_API_KEY: KEY,
+      POSTURE_PORTAL: 'bundle-e2e',
+      POSTURE_PUSH: 'pushgateway,remote_write',
+      POSTURE_PUSHGATEWAY_URL: pgw.url,
+      POSTURE_REMOTE_WRITE_URL: `${prom.url}/api/v1/write`,
+    });
+    const finished = Date.now();
+    expect(inv.result).toEqual({
+      ok: true,
+      summary: {
+        portals: [{ portal: 'bundle-e2e', sources: { vitals: 'ok', alerts: 'ok', devices: 'ok' }, requests: sim.requests.length, durationMs: expect.any(Number) }],
+        sinks: [
+          { sink: 'pushgateway', ok: true, durationMs: expect.any(Number) },
+          { sink: 'remote_write', ok: true, durationMs: expect.any(Number) },
+        ],
+      },
+    });
+    expect(inv.code).toBe(0);
+
+    const expected = expectedSet(sim, at);
+    expect([...expected.keys()].filter((k) => k.startsWith('posture_vitals_health_ratio{')).length).toBeGreaterThan(3);
+    expect(expected.get('posture_alerts_open{severity="red"}')).toBeGreaterThan(0);
+
+    expect(await fromPushgateway('bundle-e2e')).toEqual(expected);
+
+    const fromPrometheus = new Map<string, number>();
+    const stamps = new Set<number>();
+    for (const r of await queryPrometheusApi(prom.url, `{__name__=~"${FAMILIES.join('|')}",portal="bundle-e2e"}`)) {
+      const { __name__: name, portal: _portal, ...labels } = r.metric;
+      fromPrometheus.set(seriesKey(name!, labels), Number(r.value[1]));
+    }
+    for (const r of await queryPrometheusApi(prom.url, `timestamp({__name__=~"${FAMILIES.join('|')}",portal="bundle-e2e"})`)) stamps.add(Math.round(Number(r.value[1]) * 1000));
+    expect(fromPrometheus).toEqual(expected);
+    // Remote-write samples carry the collection time: one instant, within the invocation.
+    expect(stamps.size).toBe(1);
+    const [stamp] = [...stamps];
+    expect(stamp).toBeGreaterThanOrEqual(started);
+    expect(stamp).toBeLessThanOrEqual(finished);
+
+    // Structured logs on stdout, each with the request id, never the key.
+    expect(inv.logs.length).toBeGreaterThan(0);
+    for (const line of inv.logs) expect(line).toMatchObject({ service: 'posture-exporter', function_request_id: 'e2e-request-1', cold_start: true });
+    expect(inv.stdout).not.toContain(KEY);
+  });
+
+  it('fails a bad setting with InvocationFailedError, named as such in the minified bundle', async () => {
+    const inv = await invokeBundle({ POSTURE_BASE_URL: 'http://127.0.0.1:9/public-api/v1', POSTURE_API_KEY: KEY, POSTURE_PUSH: 'remote_write' });
+    expect(inv.code).toBe(1);
+    expect(inv.result).toEqual({
+      ok: false,
+      error: { name: 'InvocationFailedError', message: "invalid settings: POSTURE_PUSH includes remote_write but POSTURE_REMOTE_WRITE_URL is not set: give the receiver's remote-write URL." },
+    });
+    expect(inv.stdout).not.toContain(KEY);
+  });
+
+  it('collects 100,000 alerts and 100,000 devices in one invocation within the memory serverless.yml gives it, with headroom', async () => {
+    const { sim, at } = await frozenPortal({ alerts: 100_000, devices: 100_000 });
+    const inv = await invokeBundle(
+      { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'bundle-100k', POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: pgw.url },
+      { measure: true },
+    );
+    expect(inv.result.ok).toBe(true);
+    // The budget allows 5 requests a minute: /alerts in as few requests as fit.
+    expect(sim.requests.length).toBeLessThanOrEqual(5);
+    const got = await fromPushgateway('bundle-100k');
+    const expected = expectedSet(sim, at);
+    for (const key of [...expected.keys()].filter((k) => !k.startsWith('posture_vitals_'))) expect(got.get(key), key).toBe(expected.get(key));
+
+    const memorySize = Number(/memorySize: \$\{param:memorySize, (\d+)\}/.exec(readFileSync(join(ROOT, 'serverless.yml'), 'utf8'))?.[1]);
+    expect(memorySize).toBeGreaterThan(0);
+    const peakMb = inv.peakRssKb! / 1024;
+    // At least a third of the function's memory stays free at the peak (measured about 130-140 MB).
+    expect(peakMb, `peak RSS ${peakMb.toFixed(1)} MB of ${memorySize} MB`).toBeLessThanOrEqual((memorySize * 2) / 3);
+  }, 60_000);
+});
