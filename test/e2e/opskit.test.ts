@@ -1,0 +1,297 @@
+/**
+ * The operations kit against a real Prometheus: Debian's Prometheus scrapes the exporter (in-process
+ * `serve`) on a moving simulated portal; every PromQL expression of the dashboards and of the rules
+ * runs through `/api/v1/query`; a Vitals regression injected in the portal makes
+ * PostureVitalsHealthRegression's expression (with shortened windows) true.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allDashboardQueries, substituteVariables, unresolvedVariables, type DashboardQuery } from '../../infra/grafana/src/queries.js';
+import { loadConfig } from '../../src/config/load.js';
+import { systemClock } from '../../src/core/clock.js';
+import { memoryLogger } from '../../src/core/log.js';
+import { startServe, type ServeHandle } from '../../src/runtime/serve.js';
+import { startSimulator, type Simulator, type VitalsRecord } from '../../src/simulator/index.js';
+import { loadRuleExpressions, ruleFiles, type RuleExpression } from '../infra/support.js';
+import { freePort, queryPrometheusApi, startPrometheus, type Peer } from '../support/peers.js';
+
+const PORTAL = 'opskit';
+const TAG = 'laptops';
+const KEY = 'sim-opskit-e2e-0123456789abcdef';
+const DEVICES = 300;
+
+/**
+ * The regression test cannot wait 24 h and 30 min, so Prometheus loads a copy of the rules with
+ * every window token replaced (whole tokens only: `last15m`, `change24h` and other rule names keep
+ * their text): `24h` (the "earlier" of the comparisons) → 10s, `30m` (the alerts' `for`) → 3s,
+ * `15m` (the push-gap bridge of the level recordings, and PostureRedAlertsOpen's window) → 5s.
+ * Thresholds, `1h`, `1d` and the rule names stay as shipped. The 10 s "earlier" is longer than the
+ * 10 s between the two collections it compares, so the window in which the shortened expression
+ * is true is set by the data, not by a race.
+ */
+const SHORTENED: ReadonlyArray<readonly [RegExp, string]> = [
+  [/\b24h\b/g, '10s'],
+  [/\b30m\b/g, '3s'],
+  [/\b15m\b/g, '5s'],
+];
+
+function shortenRules(text: string): string {
+  let out = text;
+  for (const [token, replacement] of SHORTENED) {
+    const before = out;
+    out = out.replace(token, replacement);
+    // A rule file without the token would silently test the shipped windows.
+    if (out === before) throw new Error(`the rules no longer contain ${String(token)}: update the substitution in test/e2e/opskit.test.ts`);
+  }
+  return out;
+}
+
+let sim: Simulator;
+let prom: Peer;
+let serve: ServeHandle;
+/** The rules as Prometheus loaded them (shortened windows). */
+let shortenedRules: RuleExpression[];
+let shortenedDir: string | undefined;
+const logger = memoryLogger({ secrets: [KEY] });
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms: number): Promise<T> {
+  const until = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > until) throw new Error(`timed out after ${ms / 1000} s waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const query = (promql: string) => queryPrometheusApi(prom.url, promql);
+
+beforeAll(async () => {
+  // Data moves with the wall clock (no rate limit: the exporter's own limiter is the budget).
+  sim = await startSimulator({ keys: [{ key: KEY }], devices: DEVICES, alerts: 100, integrations: 8, rateLimit: false });
+  const port = await freePort();
+  expect(ruleFiles()).toHaveLength(1);
+  const rules = shortenRules(readFileSync(ruleFiles()[0]!, 'utf8'));
+  shortenedDir = mkdtempSync(join(tmpdir(), 'opskit-rules-'));
+  writeFileSync(join(shortenedDir, 'posture.rules.yml'), rules);
+  shortenedRules = loadRuleExpressions([join(shortenedDir, 'posture.rules.yml')]);
+  prom = await startPrometheus({
+    config: [
+      'global:',
+      '  scrape_interval: 1s',
+      '  evaluation_interval: 1s',
+      'rule_files: [posture.rules.yml]',
+      'scrape_configs:',
+      '  - job_name: posture-exporter',
+      '    static_configs:',
+      `      - targets: ['127.0.0.1:${port}']`,
+      '',
+    ].join('\n'),
+    rulesFiles: { 'posture.rules.yml': rules },
+  });
+  // In-process serve skips the CLI's budget check, so it collects every 10 s as long as the
+  // exporter's own limiter (10 requests per 60 s) lets it: a cycle here is 5 requests (Vitals
+  // whole + tag, 2 device totals, 1 alerts page), so the first two cycles of each minute run.
+  // The long staleness keeps the last values served through the cycles the budget refuses.
+  const config = loadConfig({
+    env: {
+      POSTURE_BASE_URL: sim.baseUrl,
+      POSTURE_API_KEY: KEY,
+      POSTURE_PORTAL: PORTAL,
+      POSTURE_VITALS_TAGS: TAG,
+      POSTURE_INTERVAL_SECONDS: '10',
+      POSTURE_REQUESTS_PER_MINUTE: '10',
+      POSTURE_CYCLE_TIMEOUT_SECONDS: '10',
+      POSTURE_MAX_STALENESS_SECONDS: '600',
+      POSTURE_LISTEN: `127.0.0.1:${port}`,
+    },
+  });
+  serve = await startServe(config, { clock: systemClock, logger });
+  await serve.nextCycle();
+  await waitFor('Prometheus to scrape the first collection', async () => {
+    const rows = await query(`posture_collection_success{portal="${PORTAL}"} == 1`);
+    return rows.length === 3 ? rows : undefined;
+  }, 20_000);
+}, 60_000);
+
+afterAll(async () => {
+  sim?.clearRegression();
+  await serve?.stop();
+  await prom?.stop();
+  await sim?.close();
+  if (shortenedDir) rmSync(shortenedDir, { recursive: true, force: true });
+});
+
+/** Vitals-enabled integrations with eligible devices (those that have a health ratio). */
+function withHealth(records: VitalsRecord[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of records) {
+    if (r.vitalsEnabled && (r.agentDeployedPossibleCompliant ?? 0) > 0) out.set(r.key, r.configurationCompliant! / r.agentDeployedPossibleCompliant!);
+  }
+  return out;
+}
+
+function find(queries: DashboardQuery[], dashboard: string, title: string, refId = 'A'): DashboardQuery {
+  const q = queries.find((x) => x.dashboard === dashboard && x.source === title && x.refId === refId);
+  if (!q) throw new Error(`no panel "${title}" (${refId}) in dashboard ${dashboard}: update the key panels of this test`);
+  return q;
+}
+
+describe('dashboards and rules against Prometheus fed by the exporter', () => {
+  const queries = allDashboardQueries();
+  const variants = [
+    { name: 'whole portal', values: { portal: PORTAL }, tag: undefined },
+    { name: `tag ${TAG}`, values: { portal: PORTAL, tag: TAG }, tag: TAG },
+  ] as const;
+
+  it.each(variants)('runs every dashboard query without an error ($name)', async ({ values }) => {
+    expect(queries.length).toBeGreaterThan(20);
+    const failures: string[] = [];
+    for (const q of queries) {
+      const promql = substituteVariables(q.expr, values);
+      const left = unresolvedVariables(promql);
+      if (left.length) {
+        failures.push(`${q.dashboard} / ${q.source} ${q.refId}: unresolved ${left.join(', ')}`);
+        continue;
+      }
+      await query(promql).catch((err: Error) => failures.push(`${q.dashboard} / ${q.source} ${q.refId}: ${err.message}`));
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it.each(variants)('returns the portal\'s Vitals in the health and funnel panels ($name)', async ({ values, tag }) => {
+    const run = (title: string, refId = 'A') => query(substituteVariables(find(queries, 'posture-overview', title, refId).expr, values));
+    const expected = withHealth(sim.data().vitals(tag));
+    expect(expected.size).toBeGreaterThan(2);
+
+    const health = await run('Health ratio per integration');
+    expect(new Set(health.map((r) => r.metric.integration))).toEqual(new Set(expected.keys()));
+    for (const row of health) {
+      expect(row.metric.portal).toBe(PORTAL);
+      // The portal's noise moves the ratio a little between 5-minute buckets.
+      expect(Number(row.value[1])).toBeCloseTo(expected.get(row.metric.integration!)!, 1);
+    }
+
+    // A to F: eligible and compliant at deployment, function, configuration.
+    const funnel = await Promise.all(['A', 'B', 'C', 'D', 'E', 'F'].map((refId) => run('Funnel: $integration', refId)));
+    const byIntegration = funnel.map((rows) => new Map(rows.map((r) => [r.metric.integration!, Number(r.value[1])])));
+    for (const integration of expected.keys()) {
+      const [eligibleDeploy, compliantDeploy, eligibleFunction, compliantFunction, eligibleConfig, compliantConfig] = byIntegration.map((m) => m.get(integration));
+      expect(eligibleDeploy).toBeGreaterThan(0);
+      // The funnel rule holds all the way through the exporter and Prometheus.
+      expect(eligibleFunction).toBe(compliantDeploy);
+      expect(eligibleConfig).toBe(compliantFunction);
+      expect(compliantConfig! / eligibleDeploy!).toBeCloseTo(Number(health.find((r) => r.metric.integration === integration)!.value[1]), 6);
+    }
+  });
+
+  it('returns open alerts by severity, devices and exporter health', async () => {
+    const values = { portal: PORTAL };
+    const run = (dashboard: string, title: string) => query(substituteVariables(find(queries, dashboard, title).expr, values));
+
+    const open = await run('posture-overview', 'Open alerts by severity');
+    const severities = Object.fromEntries(open.map((r) => [r.metric.severity!, Number(r.value[1])]));
+    expect(Object.keys(severities)).toEqual(expect.arrayContaining(['red', 'amber', 'green']));
+    const unresolved = [...sim.data().alerts()].filter((a) => !a.resolved).length;
+    // Alerts open and close with the clock; a few may have moved since the collection.
+    expect(Math.abs(Object.values(severities).reduce((a, b) => a + b, 0) - unresolved)).toBeLessThanOrEqual(3);
+
+    for (const title of ['Active and inactive devices', 'Devices now']) {
+      const devices = await run('posture-overview', title);
+      expect(new Set(devices.map((r) => r.metric.activity))).toEqual(new Set(['active', 'inactive']));
+      expect(devices.reduce((n, r) => n + Number(r.value[1]), 0)).toBe(DEVICES);
+    }
+
+    const success = await run('posture-exporter-health', 'Collection success per source');
+    expect(Object.fromEntries(success.map((r) => [r.metric.source, r.value[1]]))).toEqual({ vitals: '1', alerts: '1', devices: '1' });
+    const age = await run('posture-exporter-health', 'Age of the last successful collection');
+    expect(age.map((r) => r.metric.source).sort()).toEqual(['alerts', 'devices', 'vitals']);
+    for (const row of age) expect(Number(row.value[1])).toBeGreaterThanOrEqual(0);
+    for (const row of age) expect(Number(row.value[1])).toBeLessThan(60);
+    const requests = await run('posture-exporter-health', 'API requests per cycle');
+    const spent = Object.fromEntries(requests.filter((r) => r.metric.code === '200').map((r) => [r.metric.endpoint!, Number(r.value[1])]));
+    expect(spent).toEqual({ '/vitals': 2, '/devices': 2, '/alerts': 1 });
+  });
+
+  it('runs every rule expression without an error, and the rules see the whole-portal series', async () => {
+    const rules = loadRuleExpressions();
+    expect(rules.length).toBeGreaterThan(5);
+    const failures: string[] = [];
+    for (const rule of rules) await query(rule.expr).catch((err: Error) => failures.push(`${rule.name}: ${err.message}`));
+    expect(failures).toEqual([]);
+
+    const level = rules.find((r) => r.name === 'portal_integration:posture_vitals_health_ratio:last15m')!;
+    const rows = await query(level.expr);
+    // tag="" keeps the per-tag series out: one series per integration, the whole-portal value.
+    expect(rows.map((r) => r.metric.integration).sort()).toEqual([...withHealth(sim.data().vitals()).keys()].sort());
+
+    // Prometheus loaded every rule (the shortened copy) and evaluates each without an error.
+    const expected = rules.map((r) => `${r.kind} ${r.name}: ok`).sort();
+    let states: string[] = [];
+    await waitFor('every rule to be evaluated', async () => {
+      const loaded = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as { data: { groups: Array<{ rules: Array<{ type: string; name: string; health: string; lastError?: string }> }> } };
+      states = loaded.data.groups.flatMap((g) => g.rules).map((r) => `${r.type === 'alerting' ? 'alert' : 'record'} ${r.name}: ${r.health}${r.lastError ? ` ${r.lastError}` : ''}`).sort();
+      return states.every((x) => x.endsWith(': ok')) ? states : undefined;
+    }, 10_000).catch(() => undefined);
+    expect(states).toEqual(expected);
+  });
+});
+
+describe('a Vitals regression injected in the portal', () => {
+  it('makes PostureVitalsHealthRegression (windows shortened) true for that integration, and it fires', async () => {
+    const before = withHealth(sim.data().vitals());
+    // The integration with the most eligible devices: the clearest ratio.
+    const target = [...sim.data().vitals()]
+      .filter((r) => before.has(r.key))
+      .sort((a, b) => b.agentDeployedPossibleCompliant! - a.agentDeployedPossibleCompliant!)[0]!.key;
+    sim.injectRegression({ integration: target, fraction: 0.3 });
+    const after = withHealth(sim.data().vitals());
+    const drop = before.get(target)! - after.get(target)!;
+    expect(drop).toBeGreaterThan(0.1);
+
+    const healthRegression = shortenedRules.find((r) => r.name === 'PostureVitalsHealthRegression')!;
+    const stageRegression = shortenedRules.find((r) => r.name === 'PostureVitalsStageRegression')!;
+    expect(loadRuleExpressions().find((r) => r.name === healthRegression.name)!.for).toBe('30m');
+    expect(healthRegression.for).toBe('3s');
+
+    // The next collection that gets budget (10 s after the first, else the next minute) carries it.
+    const rows = await waitFor(`${healthRegression.name} to return ${target}`, async () => {
+      const r = await query(healthRegression.expr);
+      return r.some((x) => x.metric.integration === target) ? r : undefined;
+    }, 70_000);
+    const row = rows.find((x) => x.metric.integration === target)!;
+    expect(row.metric.portal).toBe(PORTAL);
+    // The value is the drop in ratio points; the portal's noise moves it a little.
+    expect(Number(row.value[1])).toBeGreaterThanOrEqual(0.05);
+    expect(Number(row.value[1])).toBeCloseTo(drop, 1);
+
+    // Only configurationCompliant fell: the stage alert names the configuration stage.
+    const stages = await query(stageRegression.expr);
+    expect(stages.filter((x) => x.metric.integration === target).map((x) => x.metric.stage)).toEqual(['configuration']);
+
+    // With `for` shortened to 3 s, Prometheus turns it into a firing alert while the comparison holds.
+    const alert = await waitFor('the alert to fire', async () => {
+      const res = (await (await fetch(`${prom.url}/api/v1/alerts`)).json()) as { data: { alerts: Array<{ labels: Record<string, string>; annotations: Record<string, string>; state: string }> } };
+      return res.data.alerts.find((a) => a.labels.alertname === 'PostureVitalsHealthRegression' && a.labels.integration === target && a.state === 'firing');
+    }, 10_000);
+    expect(alert.labels).toMatchObject({ portal: PORTAL, integration: target, severity: 'warning' });
+    expect(alert.annotations.description).toContain(target);
+    expect(alert.annotations.description).toContain(PORTAL);
+    expect(alert.annotations.runbook_url).toMatch(/docs\/runbooks\.md#posturevitalshealthregression$/);
+  }, 85_000);
+
+  it('never shows the API key in the exporter\'s logs or in Prometheus', async () => {
+    expect(logger.lines.length).toBeGreaterThan(0);
+    expect(logger.lines.join('\n')).not.toContain(KEY);
+    expect(prom.logs()).not.toContain(KEY);
+    const series = await query(`{portal="${PORTAL}"}`);
+    expect(JSON.stringify(series)).not.toContain(KEY);
+  });
+});
