@@ -38,10 +38,13 @@ export interface StackOptions {
   readonly intervalSeconds: number;
   /** Prometheus's scrape and rule evaluation interval. @default 15 */
   readonly scrapeIntervalSeconds: number;
-  /** Simulated portal size and seed (the simulator's defaults when unset). */
+  /** Simulated devices (the simulator's default when unset). */
   readonly devices?: number;
+  /** Simulated open alerts (the simulator's default when unset). */
   readonly alerts?: number;
+  /** Simulated integrations (the simulator's default when unset). */
   readonly integrations?: number;
+  /** Simulator seed (the simulator's default when unset). */
   readonly seed?: number;
   /** Tags the exporter also collects Vitals for (the dashboards' tag variable). @default ['laptops', 'servers'] */
   readonly vitalsTags: readonly string[];
@@ -312,6 +315,7 @@ export async function runStack(options: StackOptions, io: StackIo): Promise<numb
       }
     }
 
+    if (stopping) return await shutdown();
     dir = mkdtempSync(join(tmpdir(), 'posture-stack-'));
     mkdirSync(join(dir, 'logs'));
     io.out(`stack: starting in ${dir}\n`);
