@@ -84,7 +84,7 @@ export function createHandler(deps: HandlerDeps = {}) {
   let container: Container | undefined;
 
   // Settings are parsed and validated once per container and reused on warm starts.
-  const init = (): Container => {
+  const init = (requestId: string): Container => {
     if (container) return container;
     let config: Config;
     try {
@@ -95,7 +95,7 @@ export function createHandler(deps: HandlerDeps = {}) {
       if (!problems) throw err;
       // One line, so the Lambda console and the error metric's log show the whole reason.
       const message = redact(`invalid settings: ${problems.map((p) => p.message).join(' | ')}`, envSecrets(env));
-      createLogger({ shape: 'powertools', secrets: envSecrets(env), clock, base: { service: 'posture-exporter' }, write }).error('invalid settings', {
+      createLogger({ shape: 'powertools', secrets: envSecrets(env), clock, base: { service: 'posture-exporter', function_request_id: requestId }, write }).error('invalid settings', {
         settings: problems.map((p) => p.setting),
         reason: message,
       });
@@ -120,7 +120,7 @@ export function createHandler(deps: HandlerDeps = {}) {
   };
 
   return async function handler(_event: ScheduledEvent | Record<string, unknown>, context: InvocationContext): Promise<InvocationSummary> {
-    const c = init();
+    const c = init(context.awsRequestId);
     c.setContext({
       cold_start: c.invocations++ === 0,
       function_request_id: context.awsRequestId,
