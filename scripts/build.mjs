@@ -30,10 +30,15 @@ await build({
   target: 'node20',
   banner: { js: '#!/usr/bin/env node\n' + banner },
 });
+// The Lambda bundle is split too, so the AWS SDK (for SSM / Secrets Manager keys) is imported
+// only by the invocations that need it, not at every cold start.
 await build({
   ...common,
-  entryPoints: ['src/runtime/lambda.ts'],
-  outfile: 'dist/lambda/index.mjs',
+  entryPoints: { index: 'src/runtime/lambda.ts' },
+  outdir: 'dist/lambda',
+  splitting: true,
+  outExtension: { '.js': '.mjs' },
+  chunkNames: 'chunks/[name]-[hash]',
   target: 'node22',
   banner: { js: banner },
 });

@@ -156,7 +156,12 @@ function readConfigFile(sources: ConfigSources, env: Record<string, string | und
   try {
     parsed = /\.json$/i.test(path ?? '') || where === 'POSTURE_CONFIG' ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    problems.add(where === 'POSTURE_CONFIG' ? 'POSTURE_CONFIG' : 'POSTURE_CONFIG_FILE', `${where} is not valid ${where === 'POSTURE_CONFIG' || /\.json$/i.test(path ?? '') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`);
+    // Only the position: the parsers quote the text around an error, which may hold a key.
+    const msg = (err as Error).message;
+    const at = /position (\d+)/.exec(msg)?.[1];
+    const line = /line (\d+), column (\d+)/.exec(msg);
+    const position = at !== undefined ? ` at character ${at}` : line ? ` at line ${line[1]}, column ${line[2]}` : '';
+    problems.add(where === 'POSTURE_CONFIG' ? 'POSTURE_CONFIG' : 'POSTURE_CONFIG_FILE', `${where} is not valid ${where === 'POSTURE_CONFIG' || /\.json$/i.test(path ?? '') ? 'JSON' : 'YAML'}${position}: fix the syntax there.`);
     return undefined;
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {

@@ -63,14 +63,25 @@ export class FakeClock implements Clock {
         },
         { once: true },
       );
-      if (this.autoAdvance) {
-        // Let other microtasks run first, then jump to the earliest wake-up.
-        setImmediate(() => {
-          if (!this.sleepers.includes(sleeper)) return;
-          const earliest = Math.min(...this.sleepers.map((s) => s.until));
-          if (earliest > this.current) this.set(earliest);
-        });
-      }
+      if (this.autoAdvance) this.scheduleAdvance();
+    });
+  }
+
+  private advancing = false;
+
+  /**
+   * With autoAdvance: once other work has run (I/O callbacks, microtasks), jump to the earliest
+   * wake-up, and keep going while sleepers remain, so no sleeper is left behind by another's jump.
+   */
+  private scheduleAdvance(): void {
+    if (this.advancing) return;
+    this.advancing = true;
+    setImmediate(() => {
+      this.advancing = false;
+      if (this.sleepers.length === 0) return;
+      const earliest = Math.min(...this.sleepers.map((s) => s.until));
+      if (earliest > this.current) this.set(earliest);
+      this.scheduleAdvance();
     });
   }
 

@@ -370,7 +370,7 @@ export class PortalClient {
         return new AuthenticationError(
           endpoint,
           401,
-          `The portal rejected the API key (401) on ${endpoint}: check POSTURE_API_KEY / POSTURE_API_KEY_FILE and the key header (POSTURE_API_KEY_HEADER, now '${this.apiKeyHeader}'); the key must belong to this portal's Cloud ID.`,
+          `The portal rejected the API key (401) on ${endpoint}: check the key in POSTURE_API_KEY / POSTURE_API_KEY_FILE / POSTURE_API_KEY_SSM_PARAMETER / POSTURE_API_KEY_SECRET_ID and the key header (POSTURE_API_KEY_HEADER, now '${this.apiKeyHeader}'); the key must belong to this portal's Cloud ID.`,
         );
       case 403:
         return new PermissionError(

@@ -7,9 +7,9 @@
  * `dist/`, which must not pull the CLI out from under other tests running at the same time.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { inflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -223,8 +223,14 @@ describe('serverless.yml packaged with osls', () => {
     const names = [...zip.keys()];
     expect(names).toContain('dist/lambda/index.mjs');
     for (const n of names) expect(n.startsWith('dist/lambda/')).toBe(true);
-    const file = join(work, 'extracted-index.mjs');
-    writeFileSync(file, zip.get('dist/lambda/index.mjs')!());
+    // Unpack the whole artifact (the entry imports its code-split chunks), as Lambda does.
+    const root = join(work, 'extracted');
+    for (const [name, read] of zip) {
+      if (name.endsWith('/')) continue;
+      mkdirSync(dirname(join(root, name)), { recursive: true });
+      writeFileSync(join(root, name), read());
+    }
+    const file = join(root, 'dist/lambda/index.mjs');
     // A separate Node process, as Lambda loads it: an ES module with a `handler` export.
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(file)}); console.log(typeof m.handler);`], {
       cwd: work,
