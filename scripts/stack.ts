@@ -217,6 +217,25 @@ function tailOf(file: string, secrets: readonly string[], lines = 25): string {
 
 /** Runs the stack until SIGINT/SIGTERM (or a component dies); returns the exit code. */
 export async function runStack(options: StackOptions, io: StackIo): Promise<number> {
+  // Refuse at once, before anything is started, what would only fail later in a child's log.
+  try {
+    accessSync(options.prometheusBinary, constants.X_OK);
+  } catch {
+    io.err(`stack: ${options.prometheusBinary} is not an executable: install Debian's prometheus (apt-get install prometheus) or pass --prometheus PATH.\n`);
+    return 2;
+  }
+  try {
+    await Promise.all([
+      checkPortFree(options.portalPort, 'portal-port'),
+      checkPortFree(options.exporterPort, 'exporter-port'),
+      checkPortFree(options.prometheusPort, 'prometheus-port'),
+    ]);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    io.err(`stack: ${err.message}\n`);
+    return 2;
+  }
+
   const components: Component[] = [];
   const secrets: string[] = [];
   let dir: string | undefined;
@@ -282,24 +301,6 @@ export async function runStack(options: StackOptions, io: StackIo): Promise<numb
   const portalUrl = `http://${host}:${options.portalPort}/public-api/v1`;
   const metricsUrl = `http://${host}:${options.exporterPort}/metrics`;
   const prometheusUrl = `http://${host}:${options.prometheusPort}`;
-
-  try {
-    accessSync(options.prometheusBinary, constants.X_OK);
-  } catch {
-    io.err(`stack: ${options.prometheusBinary} is not an executable: install Debian's prometheus (apt-get install prometheus) or pass --prometheus PATH.\n`);
-    return 2;
-  }
-  try {
-    await Promise.all([
-      checkPortFree(options.portalPort, 'portal-port'),
-      checkPortFree(options.exporterPort, 'exporter-port'),
-      checkPortFree(options.prometheusPort, 'prometheus-port'),
-    ]);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    io.err(`stack: ${err.message}\n`);
-    return 2;
-  }
 
   try {
     if (!existsSync(CLI)) {

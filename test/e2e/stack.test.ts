@@ -260,4 +260,14 @@ describe('npm run stack', () => {
     expect(output).toContain(`stack: port ${port} on 127.0.0.1 is not free (EADDRINUSE): choose another with --prometheus-port or POSTURE_STACK_PROMETHEUS_PORT.`);
     expect(output).not.toContain('starting in');
   }, 30_000);
+
+  it('refuses a Prometheus binary that is not there, before starting anything', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', STACK, '--prometheus', '/nonexistent/prometheus', '--portal-port', String(await freePort())], { cwd: REPO_ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (d) => (output += String(d)));
+    child.stderr!.on('data', (d) => (output += String(d)));
+    expect(await new Promise<number | null>((r) => child.once('exit', (c) => r(c)))).toBe(2);
+    expect(output).toContain("stack: /nonexistent/prometheus is not an executable: install Debian's prometheus (apt-get install prometheus) or pass --prometheus PATH.");
+    expect(output).not.toContain('starting in');
+  }, 30_000);
 });
