@@ -9,13 +9,14 @@ import { createHandler, InvocationFailedError, type HandlerDeps } from '../../sr
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { freePort, startPushgateway, type Peer } from '../support/peers.js';
 import { startAwsFake, type AwsFake } from './aws-fake.js';
-import { CHECKED, expectedFromPortal, familiesOf, lambdaContext, pushgatewayGroups, scheduledEvent, SteppingClock, valueIn } from './support.js';
+import { FakeClock } from '../../src/core/clock.js';
+import { CHECKED, expectedFromPortal, familiesOf, lambdaContext, pushgatewayGroups, scheduledEvent, valueIn } from './support.js';
 
 const KEY = 'sim-lambda-key-0123456789abcdef';
 const SOURCES = ['vitals', 'alerts', 'devices'] as const;
 
 let pgw: Peer;
-let clock: SteppingClock;
+let clock: FakeClock;
 let sims: Simulator[] = [];
 let fakes: AwsFake[] = [];
 /** Every log line written in the current test, and the secrets none of them may contain. */
@@ -30,7 +31,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   // Time moves only when a test says so, or when the code under test sleeps.
-  clock = new SteppingClock(Date.UTC(2026, 10, 22, 12, 0, 0));
+  clock = new FakeClock(Date.UTC(2026, 10, 22, 12, 0, 0), { autoAdvance: true });
   logs = [];
   secrets = [KEY];
 });

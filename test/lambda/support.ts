@@ -184,37 +184,3 @@ export function familiesOf(samples: readonly ReadSample[] | undefined, families:
 export function valueIn(samples: readonly ReadSample[] | undefined, name: string, labels: Record<string, string>): number | undefined {
   return familiesOf(samples, [name]).get(seriesKey(name, labels));
 }
-
-/**
- * A FakeClock that, like `autoAdvance`, jumps to the next wake-up whenever code sleeps, but keeps
- * going until every sleeper has woken. (The shared FakeClock's `autoAdvance` strands a sleeper when
- * another, earlier one is woken by its jump: concurrent retries of several Pushgateway groups.)
- */
-export class SteppingClock extends FakeClock {
-  private wakes: number[] = [];
-  private scheduled = false;
-
-  override sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    const promise = super.sleep(ms, signal);
-    if (ms > 0 && !signal?.aborted) {
-      const until = this.now() + ms;
-      this.wakes.push(until);
-      signal?.addEventListener('abort', () => (this.wakes = this.wakes.filter((t) => t !== until)), { once: true });
-      this.schedule();
-    }
-    return promise;
-  }
-
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    // Other work (I/O callbacks, microtasks) runs first, as with autoAdvance.
-    setImmediate(() => {
-      this.scheduled = false;
-      this.wakes = this.wakes.filter((t) => t > this.now());
-      if (this.wakes.length === 0) return;
-      this.set(Math.min(...this.wakes));
-      this.schedule();
-    });
-  }
-}
