@@ -27,9 +27,9 @@ const DEVICES = 300;
  * every window token replaced (whole tokens only: `last15m`, `change24h` and other rule names keep
  * their text): `24h` (the "earlier" of the comparisons) → 10s, `30m` (the alerts' `for`) → 3s,
  * `15m` (the push-gap bridge of the level recordings, and PostureRedAlertsOpen's window) → 5s.
- * Thresholds, `1h`, `1d` and the rule names stay as shipped. The 10 s "earlier" is longer than the
- * 10 s between the two collections it compares, so the window in which the shortened expression
- * is true is set by the data, not by a race.
+ * Thresholds, `1h`, `1d` and the rule names stay as shipped. Once the regressed value is scraped,
+ * the shortened expression holds until "10 s earlier" reaches it too: about 10 s, enough for the
+ * 3 s `for` at a 1 s evaluation interval.
  */
 const SHORTENED: ReadonlyArray<readonly [RegExp, string]> = [
   [/\b24h\b/g, '10s'],
