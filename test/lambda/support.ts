@@ -4,7 +4,6 @@
  * of what landed in the Pushgateway.
  */
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { FakeClock } from '../../src/core/clock.js';
 import type { Simulator } from '../../src/simulator/index.js';
 
 /** An EventBridge scheduled event as Lambda delivers it. */
