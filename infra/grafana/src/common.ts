@@ -1,6 +1,9 @@
 import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import * as common from '@grafana/grafana-foundation-sdk/common';
 import * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
+import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
+import * as stat from '@grafana/grafana-foundation-sdk/stat';
+import * as bargauge from '@grafana/grafana-foundation-sdk/bargauge';
 
 /** Every query goes to the data source chosen in the `datasource` variable. */
 export const DATASOURCE: dashboard.DataSourceRef = { type: 'prometheus', uid: '${datasource}' };
@@ -136,6 +139,122 @@ export const SEVERITY_COLORS: ReadonlyArray<readonly [string, string]> = [
 
 /** How long a push-mode gap may be drawn across (one push every 5 min; a missed push leaves 10). */
 export const SPAN_NULLS_MS = 15 * 60 * 1000;
+
+/** Thresholds drawn as a dashed line on a time series: where an alert rule fires. */
+export function dashedThresholds(): common.GraphThresholdsStyleConfigBuilder {
+  return new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Dashed);
+}
+
+/** Series stacked on top of each other (parts of one total). */
+export function normalStacking(): common.StackingConfigBuilder {
+  return new common.StackingConfigBuilder().mode(common.StackingMode.Normal);
+}
+
+/** Reduce each series to its latest value (stats and bar gauges show the current state). */
+export function lastNotNull(): common.ReduceDataOptionsBuilder {
+  return new common.ReduceDataOptionsBuilder().calcs(['lastNotNull']).values(false);
+}
+
+/** A panel's size on the dashboard grid: `h` rows high, `w` of the 24 columns wide. */
+export interface PanelSize {
+  readonly h: number;
+  readonly w: number;
+}
+
+/** What each panel states for itself: title, the description behind its (i), queries, size. */
+export interface PanelSpec {
+  readonly title: string;
+  readonly description?: string;
+  readonly targets: readonly prometheus.DataqueryBuilder[];
+  readonly size: PanelSize;
+}
+
+/** The builder methods the SDK's panel builders share (they have no common base type). */
+interface QueryPanelBuilder<B> {
+  title(title: string): B;
+  description(description: string): B;
+  datasource(datasource: dashboard.DataSourceRef): B;
+  withTarget(target: prometheus.DataqueryBuilder): B;
+}
+
+/*
+ * Key order: the SDK writes an object's keys in the order they are first set, and the committed
+ * JSON has fieldConfig and options before gridPos, and each panel's field settings in the order
+ * its function sets them. So these helpers set the size last (for time series, after opening
+ * fieldConfig), and leave to the callers the field settings whose order differs between panels.
+ */
+
+/**
+ * Title, description and the queries on the dashboard's data source: the start of every panel.
+ * The size is left to the caller (see above): set it after the panel's own settings.
+ */
+export function queryPanel<B extends QueryPanelBuilder<B>>(panel: B, spec: PanelSpec): B {
+  panel.title(spec.title);
+  if (spec.description !== undefined) panel.description(spec.description);
+  panel.datasource(DATASOURCE);
+  for (const target of spec.targets) panel.withTarget(target);
+  return panel;
+}
+
+/**
+ * A time series with the table legend, at its size. Callers add unit, axis range, gap spanning
+ * and style; fieldConfig is opened here so that what they add lands ahead of legend and size.
+ */
+export function timeSeriesPanel(spec: PanelSpec): timeseries.PanelBuilder {
+  return queryPanel(new timeseries.PanelBuilder(), spec)
+    .overrides([])
+    .legend(tableLegend())
+    .height(spec.size.h)
+    .span(spec.size.w);
+}
+
+/**
+ * A time series of a quantity that is never negative (counts, durations), its axis from zero and
+ * push-mode gaps spanned: what most of the dashboards' time series show.
+ */
+export function quantityOverTime(spec: PanelSpec, unit: string): timeseries.PanelBuilder {
+  return timeSeriesPanel(spec).min(0).unit(unit).spanNulls(SPAN_NULLS_MS);
+}
+
+/** How a stat's value reads: unit, text for no value, value-to-text mappings, colour steps. */
+export interface ValueFormat {
+  readonly unit?: string;
+  readonly noValue?: string;
+  readonly mappings?: dashboard.ValueMapping[];
+  readonly thresholds?: dashboard.ThresholdsConfigBuilder;
+}
+
+/**
+ * A stat of each series' latest value, without a sparkline, at its size; callers choose colour
+ * and text modes. The format is a parameter, not a refinement, because field settings have to
+ * be set before the options (and a stat without any has no fieldConfig at all).
+ */
+export function statPanel(spec: PanelSpec, format: ValueFormat = {}): stat.PanelBuilder {
+  const panel = queryPanel(new stat.PanelBuilder(), spec);
+  if (format.unit !== undefined) panel.unit(format.unit);
+  if (format.noValue !== undefined) panel.noValue(format.noValue);
+  if (format.mappings !== undefined) panel.mappings(format.mappings);
+  if (format.thresholds !== undefined) panel.thresholds(format.thresholds);
+  return panel
+    .graphMode(common.BigValueGraphMode.None)
+    .reduceOptions(lastNotNull())
+    .height(spec.size.h)
+    .span(spec.size.w);
+}
+
+/**
+ * Horizontal bars of each series' latest count, from zero, at its size; callers choose the
+ * display mode.
+ */
+export function barGaugePanel(spec: PanelSpec): bargauge.PanelBuilder {
+  return queryPanel(new bargauge.PanelBuilder(), spec)
+    .orientation(common.VizOrientation.Horizontal)
+    .reduceOptions(lastNotNull())
+    .min(0)
+    .unit('short')
+    .height(spec.size.h)
+    .span(spec.size.w);
+}
 
 /**
  * Gives every panel (rows included) a stable id in layout order: Grafana needs unique ids for
