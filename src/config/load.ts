@@ -6,7 +6,7 @@ import { ConfigError, ConfigErrors } from '../errors.js';
 import type { LogLevel } from '../core/log.js';
 import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingDef, type SettingKey } from './settings.js';
 
-/** Where the API key comes from; resolved at the edge (file read, SSM, Secrets Manager). */
+/** Where a secret (the API key, a remote-write credential) comes from; resolved at the edge (file read, SSM, Secrets Manager). */
 export type KeySource =
   | { kind: 'value'; value: string }
   | { kind: 'file'; path: string }
@@ -43,14 +43,16 @@ export interface Config {
     readonly sinks: readonly SinkName[];
     readonly remoteWriteUrl?: string;
     readonly remoteWriteSigv4Region?: string;
-    readonly remoteWriteBearerToken?: string;
+    /** From POSTURE_REMOTE_WRITE_BEARER_TOKEN (`value`), its SSM parameter or its secret; resolved when first pushed. */
+    readonly remoteWriteBearerToken?: KeySource;
     readonly remoteWriteUsername?: string;
-    readonly remoteWritePassword?: string;
+    /** From POSTURE_REMOTE_WRITE_PASSWORD (`value`), its SSM parameter or its secret; resolved when first pushed. */
+    readonly remoteWritePassword?: KeySource;
     readonly pushgatewayUrl?: string;
     readonly pushgatewayJob: string;
   };
   readonly lambdaMarginSeconds: number;
-  /** Every secret value in the config (for log redaction); keys from files or stores are added when read. */
+  /** Every secret value in the config (for log redaction); secrets from files or stores are added when read. */
   readonly secrets: readonly string[];
 }
 
@@ -388,7 +390,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const push = buildPush(g, problems);
   const secrets = [
     ...portals.flatMap((p) => (p.key.kind === 'value' ? [p.key.value] : [])),
-    ...[push.remoteWriteBearerToken, push.remoteWritePassword].filter((s): s is string => !!s),
+    ...[push.remoteWriteBearerToken, push.remoteWritePassword].flatMap((k) => (k?.kind === 'value' ? [k.value] : [])),
   ];
   // Every lookup runs before the verdict, so all problems are reported at once.
   const config: Config = {
@@ -410,15 +412,45 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   return config;
 }
 
+/** The settings of one remote-write credential: the plain value, its SSM parameter, its secret. */
+type CredentialKeys = readonly [value: SettingKey, ssm: SettingKey, secret: SettingKey];
+const BEARER_TOKEN_KEYS: CredentialKeys = ['remote_write_bearer_token', 'remote_write_bearer_token_ssm_parameter', 'remote_write_bearer_token_secret_id'];
+const PASSWORD_KEYS: CredentialKeys = ['remote_write_password', 'remote_write_password_ssm_parameter', 'remote_write_password_secret_id'];
+
+/** The environment name of the setting a credential came from (the plain one when unset). */
+function credentialSetting(keys: CredentialKeys, source: KeySource | undefined): string {
+  const key = source?.kind === 'ssm' ? keys[1] : source?.kind === 'secret' ? keys[2] : keys[0];
+  return envName(SETTING_BY_KEY[key]);
+}
+
+/**
+ * One remote-write credential's source. More than one is a problem; the first is still returned,
+ * so the auth rules below do not report the same mistake twice.
+ */
+function credentialSource(g: (k: SettingKey) => unknown, problems: Problems, what: string, keys: CredentialKeys): KeySource | undefined {
+  const sources: KeySource[] = [];
+  const value = g(keys[0]) as string | undefined;
+  const ssm = g(keys[1]) as string | undefined;
+  const secretId = g(keys[2]) as string | undefined;
+  if (value !== undefined) sources.push({ kind: 'value', value });
+  if (ssm !== undefined) sources.push({ kind: 'ssm', name: ssm });
+  if (secretId !== undefined) sources.push({ kind: 'secret', id: secretId });
+  if (sources.length > 1) {
+    const names = keys.map((k) => envName(SETTING_BY_KEY[k]));
+    problems.add(names[0]!, `more than one ${what} source is set (${sources.map((k) => k.kind).join(', ')}): keep exactly one of ${names.join(', ')}.`);
+  }
+  return sources[0];
+}
+
 function buildPush(g: (k: SettingKey) => unknown, problems: Problems): Config['push'] {
   const sinks = ((g('push') as string[] | undefined) ?? []) as SinkName[];
   const push = {
     sinks,
     remoteWriteUrl: g('remote_write_url') as string | undefined,
     remoteWriteSigv4Region: g('remote_write_sigv4_region') as string | undefined,
-    remoteWriteBearerToken: g('remote_write_bearer_token') as string | undefined,
+    remoteWriteBearerToken: credentialSource(g, problems, 'remote-write bearer token', BEARER_TOKEN_KEYS),
     remoteWriteUsername: g('remote_write_username') as string | undefined,
-    remoteWritePassword: g('remote_write_password') as string | undefined,
+    remoteWritePassword: credentialSource(g, problems, 'remote-write password', PASSWORD_KEYS),
     pushgatewayUrl: g('pushgateway_url') as string | undefined,
     pushgatewayJob: (g('pushgateway_job') as string | undefined) ?? 'posture-exporter',
   };
@@ -435,9 +467,12 @@ function buildPush(g: (k: SettingKey) => unknown, problems: Problems): Config['p
   checkUrl('POSTURE_PUSHGATEWAY_URL', push.pushgatewayUrl);
   if (sinks.includes('remote_write') && !push.remoteWriteUrl) problems.add('POSTURE_REMOTE_WRITE_URL', 'POSTURE_PUSH includes remote_write but POSTURE_REMOTE_WRITE_URL is not set: give the receiver\'s remote-write URL.');
   if (sinks.includes('pushgateway') && !push.pushgatewayUrl) problems.add('POSTURE_PUSHGATEWAY_URL', 'POSTURE_PUSH includes pushgateway but POSTURE_PUSHGATEWAY_URL is not set: give the Pushgateway\'s base URL.');
+  // The messages name the setting each credential came from (the plain one when it is unset).
+  const bearerSetting = credentialSetting(BEARER_TOKEN_KEYS, push.remoteWriteBearerToken);
+  const passwordSetting = credentialSetting(PASSWORD_KEYS, push.remoteWritePassword);
   const auths = [push.remoteWriteSigv4Region && 'sigv4', push.remoteWriteBearerToken && 'bearer', (push.remoteWriteUsername || push.remoteWritePassword) && 'basic'].filter(Boolean);
-  if (auths.length > 1) problems.add('POSTURE_REMOTE_WRITE_SIGV4_REGION', `remote write has more than one auth method set (${auths.join(', ')}): keep one of POSTURE_REMOTE_WRITE_SIGV4_REGION, POSTURE_REMOTE_WRITE_BEARER_TOKEN, POSTURE_REMOTE_WRITE_USERNAME+PASSWORD.`);
-  if (Boolean(push.remoteWriteUsername) !== Boolean(push.remoteWritePassword)) problems.add('POSTURE_REMOTE_WRITE_USERNAME', 'POSTURE_REMOTE_WRITE_USERNAME and POSTURE_REMOTE_WRITE_PASSWORD go together: set both for basic auth.');
+  if (auths.length > 1) problems.add('POSTURE_REMOTE_WRITE_SIGV4_REGION', `remote write has more than one auth method set (${auths.join(', ')}): keep one of POSTURE_REMOTE_WRITE_SIGV4_REGION, ${bearerSetting}, POSTURE_REMOTE_WRITE_USERNAME+${passwordSetting.slice('POSTURE_REMOTE_WRITE_'.length)}.`);
+  if (Boolean(push.remoteWriteUsername) !== Boolean(push.remoteWritePassword)) problems.add('POSTURE_REMOTE_WRITE_USERNAME', `POSTURE_REMOTE_WRITE_USERNAME and ${passwordSetting} go together: set both for basic auth.`);
   return push;
 }
 

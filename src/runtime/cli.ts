@@ -48,7 +48,8 @@ ${SETTINGS.filter((s) => s.flag)
   --devices N --alerts N --integrations N --seed S   simulated portal size (simulate, demo)
 
 Secrets (POSTURE_API_KEY, POSTURE_REMOTE_WRITE_BEARER_TOKEN, POSTURE_REMOTE_WRITE_PASSWORD) are read
-from the environment only. See README.md for every setting and metric.
+from the environment only, never from flags; each may instead come from SSM Parameter Store or
+Secrets Manager (its _SSM_PARAMETER or _SECRET_ID setting). See README.md for every setting and metric.
 `;
 
 function parseCli(argv: string[]): { command: string | undefined; flags: Partial<Record<SettingKey, string>>; sim: Partial<Record<(typeof SIM_FLAGS)[number], string>>; help: boolean; version: boolean } {
@@ -147,7 +148,7 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
     // Loaded only when pushing: the OpenTelemetry SDK and the AWS signer are large.
     const { pushAll } = await import('../sinks/index.js');
     const { buildBatches, sinksOf } = await import('./push.js');
-    const outcomes = await pushAll(sinksOf(config), buildBatches(results, samples), { clock, logger, deadline: clock.now() + config.cycleTimeoutSeconds * 1000, env: io.env });
+    const outcomes = await pushAll(sinksOf(config, { onSecret: (s) => secrets.push(s) }), buildBatches(results, samples), { clock, logger, deadline: clock.now() + config.cycleTimeoutSeconds * 1000, env: io.env });
     for (const o of outcomes) if (!o.ok) logger.error('push failed', { sink: o.sink, err: o.error });
     samples = samplesOfCycles(results, { ...facts, push: outcomes });
   }

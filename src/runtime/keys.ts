@@ -9,34 +9,52 @@ export interface KeyStoreOptions {
   readFile?: (path: string) => Promise<string>;
 }
 
+/** Which secret a source holds, so errors name it and the setting it came from. */
+export interface SecretKind {
+  /** How messages name it: `the API key`. */
+  readonly noun: string;
+  /** What belongs in the store: `the portal's API key`. */
+  readonly stored: string;
+  /** The plain setting's environment name; its sources append `_FILE`, `_SSM_PARAMETER`, `_SECRET_ID`. */
+  readonly setting: string;
+}
+
+/** The portal's API key (what `resolveApiKey` resolves unless told otherwise). */
+export const API_KEY: SecretKind = { noun: 'the API key', stored: "the portal's API key", setting: 'POSTURE_API_KEY' };
+/** The remote-write bearer token. */
+export const REMOTE_WRITE_BEARER_TOKEN: SecretKind = { noun: 'the remote-write bearer token', stored: 'the remote-write bearer token', setting: 'POSTURE_REMOTE_WRITE_BEARER_TOKEN' };
+/** The remote-write basic-auth password. */
+export const REMOTE_WRITE_PASSWORD: SecretKind = { noun: 'the remote-write password', stored: 'the remote-write password', setting: 'POSTURE_REMOTE_WRITE_PASSWORD' };
+
 const cache = new Map<string, Promise<string>>();
 
-function cacheKey(source: KeySource): string {
+function cacheKey(source: KeySource, kind: SecretKind): string {
+  // Per secret kind too, so a failure names the setting of whoever asked.
   switch (source.kind) {
     case 'value':
-      return 'value';
+      return `${kind.setting}:value`;
     case 'file':
-      return `file:${source.path}`;
+      return `${kind.setting}:file:${source.path}`;
     case 'ssm':
-      return `ssm:${source.name}`;
+      return `${kind.setting}:ssm:${source.name}`;
     case 'secret':
-      return `secret:${source.id}`;
+      return `${kind.setting}:secret:${source.id}`;
   }
 }
 
 /**
- * Resolves the API key once and caches it for the life of the process (warm Lambda
- * invocations reuse it). SSM and Secrets Manager go through Powertools for AWS Lambda's
+ * Resolves a secret (by default the API key) once and caches it for the life of the process (warm
+ * Lambda invocations reuse it). SSM and Secrets Manager go through Powertools for AWS Lambda's
  * parameters utility; the AWS SDK it uses is loaded only when one of them is configured.
  */
-export function resolveApiKey(source: KeySource, options: KeyStoreOptions = {}): Promise<string> {
+export function resolveApiKey(source: KeySource, options: KeyStoreOptions = {}, kind: SecretKind = API_KEY): Promise<string> {
   if (source.kind === 'value') return Promise.resolve(source.value);
-  const key = cacheKey(source);
+  const key = cacheKey(source, kind);
   let pending = cache.get(key);
   if (!pending) {
-    pending = fetchKey(source, options).then((value) => {
+    pending = fetchKey(source, options, kind).then((value) => {
       const trimmed = value.trim();
-      if (trimmed === '') throw new ConfigError(settingOf(source), `${describe(source)} is empty: store the portal's API key there.`);
+      if (trimmed === '') throw new ConfigError(settingOf(source, kind), `${describe(source, kind)} is empty: store ${kind.stored} there.`);
       return trimmed;
     });
     // A failed fetch is not cached, so the next invocation tries again.
@@ -46,21 +64,21 @@ export function resolveApiKey(source: KeySource, options: KeyStoreOptions = {}):
   return pending;
 }
 
-/** Forgets a cached key (after the portal rejected it, so a rotated key is fetched again). */
-export function forgetApiKey(source: KeySource): void {
-  cache.delete(cacheKey(source));
+/** Forgets a cached secret (after it was rejected, so a rotated one is fetched again). */
+export function forgetApiKey(source: KeySource, kind: SecretKind = API_KEY): void {
+  cache.delete(cacheKey(source, kind));
 }
 
-function settingOf(source: KeySource): string {
-  return { value: 'POSTURE_API_KEY', file: 'POSTURE_API_KEY_FILE', ssm: 'POSTURE_API_KEY_SSM_PARAMETER', secret: 'POSTURE_API_KEY_SECRET_ID' }[source.kind];
+function settingOf(source: KeySource, kind: SecretKind): string {
+  return kind.setting + { value: '', file: '_FILE', ssm: '_SSM_PARAMETER', secret: '_SECRET_ID' }[source.kind];
 }
 
-function describe(source: KeySource): string {
+function describe(source: KeySource, kind: SecretKind): string {
   switch (source.kind) {
     case 'value':
-      return 'POSTURE_API_KEY';
+      return kind.setting;
     case 'file':
-      return `POSTURE_API_KEY_FILE (${source.path})`;
+      return `${settingOf(source, kind)} (${source.path})`;
     case 'ssm':
       return `SSM parameter ${source.name}`;
     case 'secret':
@@ -68,7 +86,7 @@ function describe(source: KeySource): string {
   }
 }
 
-async function fetchKey(source: Exclude<KeySource, { kind: 'value' }>, options: KeyStoreOptions): Promise<string> {
+async function fetchKey(source: Exclude<KeySource, { kind: 'value' }>, options: KeyStoreOptions, kind: SecretKind): Promise<string> {
   try {
     switch (source.kind) {
       case 'file':
@@ -96,6 +114,6 @@ async function fetchKey(source: Exclude<KeySource, { kind: 'value' }>, options: 
     const root = err instanceof Error && err.cause instanceof Error ? err.cause : (err as Error);
     // An errno code says it all (ENOENT, EACCES); otherwise the SDK's error name and first line.
     const why = code ?? `${root.name ?? 'error'}: ${root.message?.split('\n')[0] ?? ''}`;
-    throw new ConfigError(settingOf(source), `cannot read the API key from ${describe(source)} (${why}): check it exists and the process may read it${source.kind === 'file' ? '' : ' (IAM: ssm:GetParameter / secretsmanager:GetSecretValue and kms:Decrypt)'}.`, { cause: err });
+    throw new ConfigError(settingOf(source, kind), `cannot read ${kind.noun} from ${describe(source, kind)} (${why}): check it exists and the process may read it${source.kind === 'file' ? '' : ' (IAM: ssm:GetParameter / secretsmanager:GetSecretValue and kms:Decrypt)'}.`, { cause: err });
   }
 }

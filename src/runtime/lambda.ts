@@ -101,8 +101,12 @@ export function createHandler(deps: HandlerDeps = {}) {
       });
       throw new InvocationFailedError(message, undefined, { cause: err });
     }
-    // Keys read from files and stores are appended when first read, so later lines redact them too.
+    // Keys and credentials read from files and stores are appended when first read, so later lines redact them too.
     const secrets = [...config.secrets];
+    // Once per secret: warm invocations must not grow the list.
+    const onSecret = (s: string) => {
+      if (!secrets.includes(s)) secrets.push(s);
+    };
     const base = createLogger({ level: config.logLevel, shape: 'powertools', secrets, clock, base: { service: 'posture-exporter' }, write });
     const { logger, setContext } = swappableLogger(base);
     const exporter = new Exporter(config, {
@@ -110,12 +114,10 @@ export function createHandler(deps: HandlerDeps = {}) {
       logger,
       runtime: 'lambda',
       keyStore: deps.keyStore,
-      // Once per key: warm invocations must not grow the list.
-      onSecret: (s) => {
-        if (!secrets.includes(s)) secrets.push(s);
-      },
+      onSecret,
     });
-    container = { config, exporter, sinks: sinksOf(config), logger, secrets, setContext, invocations: 0 };
+    // The sinks live as long as the container, so a remote-write credential from a store is read once.
+    container = { config, exporter, sinks: sinksOf(config, { keyStore: deps.keyStore, onSecret }), logger, secrets, setContext, invocations: 0 };
     return container;
   };
 

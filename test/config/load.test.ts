@@ -14,6 +14,54 @@ function problems(sources: ConfigSources): string[] {
   throw new Error('expected a ConfigErrors');
 }
 
+/** Every invalid combination of the remote-write credential sources, with the one line each gives. */
+function remoteWriteCredentialCases(): Array<[string, Record<string, string>, string]> {
+  const TOKEN = 'POSTURE_REMOTE_WRITE_BEARER_TOKEN';
+  const PASSWORD = 'POSTURE_REMOTE_WRITE_PASSWORD';
+  const values: Record<string, string> = { value: 'rw-plain-secret-9876', ssm: '/posture/rw-credential', secret: 'posture/rw-credential' };
+  const suffix: Record<string, string> = { value: '', ssm: '_SSM_PARAMETER', secret: '_SECRET_ID' };
+  const cases: Array<[string, Record<string, string>, string]> = [];
+  for (const [what, setting, extra] of [
+    ['bearer token', TOKEN, {}],
+    // With a username, so only the duplicate source is wrong.
+    ['password', PASSWORD, { POSTURE_REMOTE_WRITE_USERNAME: '1234567' }],
+  ] as const) {
+    for (const kinds of [['value', 'ssm'], ['value', 'secret'], ['ssm', 'secret'], ['value', 'ssm', 'secret']]) {
+      const env = { ...base, ...extra, ...Object.fromEntries(kinds.map((k) => [setting + suffix[k], values[k]!])) };
+      cases.push([
+        `a remote-write ${what} from ${kinds.join(' and ')}`,
+        env,
+        `more than one remote-write ${what} source is set (${kinds.join(', ')}): keep exactly one of ${setting}, ${setting}_SSM_PARAMETER, ${setting}_SECRET_ID.`,
+      ]);
+    }
+  }
+  cases.push(
+    [
+      'a remote-write password in the config file and in the environment',
+      { ...base, POSTURE_REMOTE_WRITE_USERNAME: '1234567', POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: '/posture/rw', POSTURE_CONFIG: JSON.stringify({ remote_write_password_secret_id: 'posture/rw' }) },
+      `more than one remote-write password source is set (ssm, secret): keep exactly one of ${PASSWORD}, ${PASSWORD}_SSM_PARAMETER, ${PASSWORD}_SECRET_ID.`,
+    ],
+    [
+      'SigV4 and a bearer token from SSM',
+      { ...base, POSTURE_REMOTE_WRITE_SIGV4_REGION: 'eu-west-1', POSTURE_REMOTE_WRITE_BEARER_TOKEN_SSM_PARAMETER: '/posture/rw-token' },
+      'remote write has more than one auth method set (sigv4, bearer): keep one of POSTURE_REMOTE_WRITE_SIGV4_REGION, POSTURE_REMOTE_WRITE_BEARER_TOKEN_SSM_PARAMETER, POSTURE_REMOTE_WRITE_USERNAME+PASSWORD.',
+    ],
+    [
+      'a bearer token from Secrets Manager and basic auth with the password from SSM',
+      { ...base, POSTURE_REMOTE_WRITE_BEARER_TOKEN_SECRET_ID: 'posture/rw-token', POSTURE_REMOTE_WRITE_USERNAME: '1234567', POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: '/posture/rw-password' },
+      'remote write has more than one auth method set (bearer, basic): keep one of POSTURE_REMOTE_WRITE_SIGV4_REGION, POSTURE_REMOTE_WRITE_BEARER_TOKEN_SECRET_ID, POSTURE_REMOTE_WRITE_USERNAME+PASSWORD_SSM_PARAMETER.',
+    ],
+    [
+      'SigV4 and a password from Secrets Manager',
+      { ...base, POSTURE_REMOTE_WRITE_SIGV4_REGION: 'eu-west-1', POSTURE_REMOTE_WRITE_USERNAME: '1234567', POSTURE_REMOTE_WRITE_PASSWORD_SECRET_ID: 'posture/rw-password' },
+      'remote write has more than one auth method set (sigv4, basic): keep one of POSTURE_REMOTE_WRITE_SIGV4_REGION, POSTURE_REMOTE_WRITE_BEARER_TOKEN, POSTURE_REMOTE_WRITE_USERNAME+PASSWORD_SECRET_ID.',
+    ],
+    ['a password from SSM without a username', { ...base, POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: '/posture/rw-password' }, 'POSTURE_REMOTE_WRITE_USERNAME and POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER go together: set both for basic auth.'],
+    ['a password from Secrets Manager without a username', { ...base, POSTURE_REMOTE_WRITE_PASSWORD_SECRET_ID: 'posture/rw-password' }, 'POSTURE_REMOTE_WRITE_USERNAME and POSTURE_REMOTE_WRITE_PASSWORD_SECRET_ID go together: set both for basic auth.'],
+  );
+  return cases;
+}
+
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
     const c = loadConfig({ env: base });
@@ -88,12 +136,30 @@ portals:
     ['single-portal variables beside a portals list', { POSTURE_BASE_URL: base.POSTURE_BASE_URL, POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }] }) }, 'POSTURE_BASE_URL is set but POSTURE_CONFIG lists portals: give each portal\'s base_url inside `portals`, or drop the list.'],
     ['an empty portals list', { POSTURE_CONFIG: JSON.stringify({ portals: [] }) }, /^POSTURE_CONFIG: `portals` must be a non-empty list of mappings\.$/],
     ['a setting of the wrong shape in the file', { ...base, POSTURE_CONFIG: JSON.stringify({ page_size: { many: true } }) }, 'POSTURE_CONFIG: page_size must be a string, a number or a list.'],
+    ...remoteWriteCredentialCases(),
     ['two portals with one name', { POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }, { base_url: base.POSTURE_BASE_URL, api_key: 'k-5678' }] }) }, 'POSTURE_CONFIG: portals[1] repeats the portal name "acme.example.com": give each portal a distinct `portal`.'],
   ])('refuses %s with one line naming the setting and the fix', (_what, env, expected) => {
     const got = problems({ env });
     expect(got).toHaveLength(1);
     if (typeof expected === 'string') expect(got[0]).toBe(expected);
     else expect(got[0]).toMatch(expected);
+  });
+
+  it('takes a remote-write credential from SSM or Secrets Manager as a source to read later, and a plain one as a secret', () => {
+    const fromSsm = loadConfig({ env: { ...base, POSTURE_REMOTE_WRITE_USERNAME: '1234567', POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: ' /posture/rw-password ' } });
+    expect(fromSsm.push).toMatchObject({ remoteWriteUsername: '1234567', remoteWritePassword: { kind: 'ssm', name: '/posture/rw-password' } });
+    expect(fromSsm.push.remoteWriteBearerToken).toBeUndefined();
+    expect(fromSsm.secrets).toEqual(['k-secret-value-123']);
+
+    const fromFlag = loadConfig({ env: base, flags: { remote_write_bearer_token_secret_id: 'posture/rw-token' } });
+    expect(fromFlag.push.remoteWriteBearerToken).toEqual({ kind: 'secret', id: 'posture/rw-token' });
+
+    const fromFile = loadConfig({ env: { ...base, POSTURE_CONFIG: JSON.stringify({ remote_write_username: 'u', remote_write_password_secret_id: 'posture/rw-password' }) } });
+    expect(fromFile.push.remoteWritePassword).toEqual({ kind: 'secret', id: 'posture/rw-password' });
+
+    const plain = loadConfig({ env: { ...base, POSTURE_REMOTE_WRITE_BEARER_TOKEN: 'tok-plain-123456' } });
+    expect(plain.push.remoteWriteBearerToken).toEqual({ kind: 'value', value: 'tok-plain-123456' });
+    expect(plain.secrets).toEqual(['k-secret-value-123', 'tok-plain-123456']);
   });
 
   it('refuses a flag that does not exist as a flag (secrets are env-only)', () => {
@@ -106,9 +172,12 @@ portals:
 
   it('never shows a secret in a message', () => {
     const msgs = problems({ env: { ...base, POSTURE_API_KEY_FILE: '/k', POSTURE_REMOTE_WRITE_BEARER_TOKEN: 'tok-abcdef', POSTURE_REMOTE_WRITE_SIGV4_REGION: 'x' } });
+    msgs.push(...problems({ env: { ...base, POSTURE_REMOTE_WRITE_PASSWORD: 'pw-abcdef', POSTURE_REMOTE_WRITE_PASSWORD_SECRET_ID: 'posture/rw' } }));
+    expect(msgs).toHaveLength(4);
     for (const m of msgs) {
       expect(m).not.toContain('k-secret-value-123');
       expect(m).not.toContain('tok-abcdef');
+      expect(m).not.toContain('pw-abcdef');
     }
   });
 

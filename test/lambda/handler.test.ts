@@ -3,11 +3,14 @@
  * context whose remaining time the test sets), against the simulated portal, pushing to Debian's
  * Pushgateway. Key stores are a loopback fake at the AWS SDK's edge.
  */
+import snappy from 'snappyjs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, ConfigErrors } from '../../src/errors.js';
 import { createHandler, InvocationFailedError, type HandlerDeps } from '../../src/runtime/lambda.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { freePort, startPushgateway, type Peer } from '../support/peers.js';
+import { decodeWriteRequest } from '../sinks/decode.js';
+import { startReceiver, type Receiver } from '../sinks/receiver.js';
 import { startAwsFake, type AwsFake } from './aws-fake.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { CHECKED, expectedFromPortal, familiesOf, lambdaContext, pushgatewayGroups, scheduledEvent, valueIn } from './support.js';
@@ -18,7 +21,7 @@ const SOURCES = ['vitals', 'alerts', 'devices'] as const;
 let pgw: Peer;
 let clock: FakeClock;
 let sims: Simulator[] = [];
-let fakes: AwsFake[] = [];
+let fakes: Array<AwsFake | Receiver> = [];
 /** Every log line written in the current test, and the secrets none of them may contain. */
 let logs: string[] = [];
 let secrets: string[] = [];
@@ -363,6 +366,186 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
       const summary = await invoke();
       expect(summary.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
       expect(aws.calls).toHaveLength(2);
+    });
+  });
+
+  describe('remote-write credential from a key store (the loopback fake), pushed to a receiver that checks it', () => {
+    const USER = '1234567';
+    const basic = (password: string) => `Basic ${Buffer.from(`${USER}:${password}`).toString('base64')}`;
+
+    /** A remote-write receiver that answers 204 only to `accepted()` in Authorization, else 401 as Grafana Cloud does. */
+    async function receiver(accepted: () => string): Promise<Receiver> {
+      const rw = await startReceiver((req) => (req.headers.authorization === accepted() ? { status: 204 } : { status: 401, body: 'authentication error: invalid token' }));
+      fakes.push(rw);
+      return rw;
+    }
+
+    /** `posture_*` series of one remote-write request, as `name{labels}` (portal left out) → value. */
+    function pushed(rw: Receiver, index: number): Map<string, number> {
+      const request = decodeWriteRequest(snappy.uncompress(new Uint8Array(rw.requests[index]!.body)));
+      return familiesOf(
+        request.timeseries.map((t) => {
+          const { __name__: name = '', ...labels } = Object.fromEntries(t.labels);
+          return { name, labels, value: t.samples[0]!.value };
+        }),
+        ['posture_collection_success', 'posture_push_success'],
+      );
+    }
+
+    const cases: Array<{ what: string; credential: string; store: Parameters<typeof startAwsFake>[0]; env: Record<string, string>; call: unknown; authorization: string }> = [
+      {
+        what: 'the basic-auth password from an SSM SecureString',
+        credential: 'glc_rw-password-from-ssm-0123456789',
+        store: { parameters: { '/posture/lambda-test/rw-password': 'glc_rw-password-from-ssm-0123456789' } },
+        env: { POSTURE_REMOTE_WRITE_USERNAME: USER, POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: '/posture/lambda-test/rw-password' },
+        call: { target: 'AmazonSSM.GetParameter', body: { Name: '/posture/lambda-test/rw-password', WithDecryption: true }, signed: true },
+        authorization: basic('glc_rw-password-from-ssm-0123456789'),
+      },
+      {
+        what: 'the basic-auth password from a Secrets Manager secret',
+        credential: 'glc_rw-password-from-secret-abcdef',
+        store: { secrets: { 'posture/lambda-test/rw-password': 'glc_rw-password-from-secret-abcdef\n' } },
+        env: { POSTURE_REMOTE_WRITE_USERNAME: USER, POSTURE_REMOTE_WRITE_PASSWORD_SECRET_ID: 'posture/lambda-test/rw-password' },
+        call: { target: 'secretsmanager.GetSecretValue', body: { SecretId: 'posture/lambda-test/rw-password' }, signed: true },
+        authorization: basic('glc_rw-password-from-secret-abcdef'),
+      },
+      {
+        what: 'the bearer token from an SSM SecureString',
+        credential: 'mimir-rw-token-from-ssm-fedcba',
+        store: { parameters: { '/posture/lambda-test/rw-token': 'mimir-rw-token-from-ssm-fedcba' } },
+        env: { POSTURE_REMOTE_WRITE_BEARER_TOKEN_SSM_PARAMETER: '/posture/lambda-test/rw-token' },
+        call: { target: 'AmazonSSM.GetParameter', body: { Name: '/posture/lambda-test/rw-token', WithDecryption: true }, signed: true },
+        authorization: 'Bearer mimir-rw-token-from-ssm-fedcba',
+      },
+    ];
+    it.each(cases)('reads $what once per container, pushes with it, and never shows it', async ({ credential, store, env: credentialEnv, call, authorization }) => {
+      secrets.push(credential, authorization.replace(/^\w+ /, ''));
+      const sim = await portal();
+      const aws = await startAwsFake(store);
+      fakes.push(aws);
+      const rw = await receiver(() => authorization);
+      const env = envFor(sim, 'rw-store', { POSTURE_PUSH: 'remote_write', POSTURE_REMOTE_WRITE_URL: `${rw.url}/api/prom/push`, ...credentialEnv });
+      const { invoke, records } = lambda(env, { keyStore: { clientConfig: aws.clientConfig } });
+
+      const first = await invoke();
+      clock.advance(300_000);
+      const second = await invoke();
+      for (const summary of [first, second]) {
+        expect(summary.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+        expect(summary.sinks).toEqual([{ sink: 'remote_write', ok: true, durationMs: expect.any(Number) }]);
+      }
+      // One read for the container; the API key is a plain value here, so that is the only call.
+      expect(aws.calls).toEqual([call]);
+      expect(rw.requests.map((r) => [r.url, r.headers.authorization === authorization])).toEqual([
+        ['/api/prom/push', true],
+        ['/api/prom/push', true],
+      ]);
+      // The receiver got the collection, and with the second push the first push's outcome.
+      expect(pushed(rw, 0)).toEqual(new Map(SOURCES.map((source) => [`posture_collection_success{source="${source}"}`, 1])));
+      expect(pushed(rw, 1).get('posture_push_success{sink="remote_write"}')).toBe(1);
+      expect(records().filter((l) => l.message === 'push succeeded').map((l) => l.sink)).toEqual(['remote_write', 'remote_write']);
+      expect(JSON.stringify([first, second])).not.toContain(credential);
+    });
+
+    it('reads the password again after the receiver rejects it (rotated in the store)', async () => {
+      const [old, rotated] = ['glc_rw-password-before-rotation-01', 'glc_rw-password-after-rotation-002'];
+      secrets.push(old, rotated);
+      const sim = await portal();
+      const aws = await startAwsFake({ parameters: { '/posture/lambda-test/rw-rotated': old } });
+      fakes.push(aws);
+      let accepted = old;
+      const rw = await receiver(() => basic(accepted));
+      const env = envFor(sim, 'rw-rotated', {
+        POSTURE_PUSH: 'pushgateway,remote_write',
+        POSTURE_REMOTE_WRITE_URL: `${rw.url}/api/prom/push`,
+        POSTURE_REMOTE_WRITE_USERNAME: USER,
+        POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: '/posture/lambda-test/rw-rotated',
+      });
+      const { invoke } = lambda(env, { keyStore: { clientConfig: aws.clientConfig } });
+      expect((await invoke()).sinks.map((s) => s.ok)).toEqual([true, true]);
+
+      aws.parameters.set('/posture/lambda-test/rw-rotated', rotated);
+      accepted = rotated;
+      clock.advance(300_000);
+      const rejected = await invoke();
+      expect(rejected.sinks).toEqual([
+        { sink: 'pushgateway', ok: true, durationMs: expect.any(Number) },
+        { sink: 'remote_write', ok: false, durationMs: expect.any(Number), error: expect.stringContaining('401') },
+      ]);
+      expect(aws.calls).toHaveLength(1);
+
+      clock.advance(300_000);
+      expect((await invoke()).sinks.map((s) => s.ok)).toEqual([true, true]);
+      expect(aws.calls.map((c) => c.target)).toEqual(['AmazonSSM.GetParameter', 'AmazonSSM.GetParameter']);
+      expect(rw.requests.map((r) => r.headers.authorization)).toEqual([basic(old), basic(old), basic(rotated)]);
+    });
+
+    it('fails only the remote-write sink when its password cannot be read, and reads the store again next time', async () => {
+      const password = 'glc_rw-password-stored-late-4567';
+      secrets.push(password);
+      const sim = await portal();
+      const aws = await startAwsFake();
+      fakes.push(aws);
+      const rw = await receiver(() => basic(password));
+      const env = envFor(sim, 'rw-missing', {
+        POSTURE_PUSH: 'pushgateway,remote_write',
+        POSTURE_REMOTE_WRITE_URL: `${rw.url}/api/prom/push`,
+        POSTURE_REMOTE_WRITE_USERNAME: USER,
+        POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: '/posture/lambda-test/rw-missing',
+      });
+      const { invoke, records } = lambda(env, { keyStore: { clientConfig: aws.clientConfig } });
+
+      // Not thrown: the collection worked and the Pushgateway took it.
+      const first = await invoke();
+      expect(first.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+      expect(first.sinks).toEqual([
+        { sink: 'pushgateway', ok: true, durationMs: expect.any(Number) },
+        {
+          sink: 'remote_write',
+          ok: false,
+          durationMs: expect.any(Number),
+          error:
+            'cannot read the remote-write password from SSM parameter /posture/lambda-test/rw-missing (ParameterNotFound: Parameter /posture/lambda-test/rw-missing not found.): check it exists and the process may read it (IAM: ssm:GetParameter / secretsmanager:GetSecretValue and kms:Decrypt).',
+        },
+      ]);
+      expect(rw.requests).toEqual([]);
+      expect(records().filter((l) => l.message === 'push failed').map((l) => l.sink)).toEqual(['remote_write']);
+      const g1 = await pushgatewayGroups(pgw.url);
+      expect(successOf(g1, 'rw-missing')).toEqual({ vitals: 1, alerts: 1, devices: 1 });
+      expect(sourceGroups(g1, 'rw-missing')).toEqual(['portal=rw-missing,source=alerts', 'portal=rw-missing,source=devices', 'portal=rw-missing,source=vitals']);
+
+      aws.parameters.set('/posture/lambda-test/rw-missing', password);
+      clock.advance(300_000);
+      const second = await invoke();
+      expect(second.sinks.map((s) => [s.sink, s.ok])).toEqual([
+        ['pushgateway', true],
+        ['remote_write', true],
+      ]);
+      expect(aws.calls.map((c) => c.target)).toEqual(['AmazonSSM.GetParameter', 'AmazonSSM.GetParameter']);
+      expect(rw.requests.map((r) => r.headers.authorization === basic(password))).toEqual([true]);
+      // The failed read went out with this push as the remote-write sink's outcome.
+      const g2 = await pushgatewayGroups(pgw.url);
+      expect(familiesOf(g2.get('portal=rw-missing')!.samples, ['posture_push_success'])).toEqual(new Map([
+        ['posture_push_success{sink="pushgateway"}', 1],
+        ['posture_push_success{sink="remote_write"}', 0],
+      ]));
+      expect(pushed(rw, 0).get('posture_push_success{sink="remote_write"}')).toBe(0);
+    });
+
+    it('throws when remote write is the only sink and its token cannot be read', async () => {
+      const sim = await portal();
+      const aws = await startAwsFake();
+      fakes.push(aws);
+      const rw = await receiver(() => 'Bearer never-read');
+      const env = envFor(sim, 'rw-only', { POSTURE_PUSH: 'remote_write', POSTURE_REMOTE_WRITE_URL: `${rw.url}/api/v1/push`, POSTURE_REMOTE_WRITE_BEARER_TOKEN_SECRET_ID: 'posture/lambda-test/rw-absent' });
+      const { failure } = lambda(env, { keyStore: { clientConfig: aws.clientConfig } });
+      const err = await failure();
+      expect(err).toBeInstanceOf(InvocationFailedError);
+      expect(err.message).toBe(
+        "nothing could be pushed: remote_write: cannot read the remote-write bearer token from secret posture/lambda-test/rw-absent (ResourceNotFoundException: Secrets Manager can't find the specified secret.): check it exists and the process may read it (IAM: ssm:GetParameter / secretsmanager:GetSecretValue and kms:Decrypt).",
+      );
+      expect(err.summary!.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+      expect(rw.requests).toEqual([]);
     });
   });
 
