@@ -34,7 +34,7 @@ interface Statement {
 }
 
 let work: string;
-const packages: Record<'plain' | 'ssm' | 'secret', { template: Template; dir: string }> = {} as never;
+const packages: Record<'plain' | 'ssm' | 'secret' | 'rwTokenSsm' | 'rwPasswordSecret' | 'rwCrossed', { template: Template; dir: string }> = {} as never;
 
 async function oslsPackage(name: keyof typeof packages, params: Record<string, string>): Promise<void> {
   const dir = join(work, `pkg-${name}`);
@@ -54,7 +54,12 @@ beforeAll(async () => {
   await oslsPackage('plain', {});
   await oslsPackage('ssm', { apiKeySsmParameter: '/posture-exporter/api-key', ampWorkspaceArn: 'arn:aws:aps:us-east-1:123456789012:workspace/ws-0123abcd', schedule: 'rate(10 minutes)', timeout: '120' });
   await oslsPackage('secret', { apiKeySecretId: 'posture-exporter/api-key', apiKeyKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab' });
-}, 240_000);
+  // Remote-write credentials: each store parameter alone, then the other two together, so every
+  // statement is tied to its own parameter (the packaging does not apply the one-auth-method rule).
+  await oslsPackage('rwTokenSsm', { apiKeySsmParameter: '/posture-exporter/api-key', remoteWriteBearerTokenSsmParameter: '/posture-exporter/rw-token' });
+  await oslsPackage('rwPasswordSecret', { apiKeySsmParameter: '/posture-exporter/api-key', remoteWriteUsername: '1234567', remoteWritePasswordSecretId: 'posture-exporter/rw-password' });
+  await oslsPackage('rwCrossed', { apiKeySecretId: 'posture-exporter/api-key', remoteWriteBearerTokenSecretId: 'posture-exporter/rw-token', remoteWritePasswordSsmParameter: '/posture-exporter/rw-password' });
+}, 360_000);
 
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
@@ -62,7 +67,7 @@ afterAll(() => {
 
 const NO_VALUE = Symbol('AWS::NoValue');
 
-/** Evaluates the intrinsic functions the template uses (Ref, Fn::If/Not/Equals/Join, conditions) for one account. */
+/** Evaluates the intrinsic functions the template uses (Ref, Fn::If/Not/Or/Equals/Join, conditions) for one account. */
 function evaluate(node: Json, template: Template): unknown {
   const condition = (name: string): boolean => evaluate(template.Conditions![name]!, template) as boolean;
   if (Array.isArray(node)) return node.map((n) => evaluate(n, template)).filter((v) => v !== NO_VALUE);
@@ -82,6 +87,8 @@ function evaluate(node: Json, template: Template): unknown {
       }
       if (k === 'Fn::Equals') return evaluate((v as Json[])[0]!, template) === evaluate((v as Json[])[1]!, template);
       if (k === 'Fn::Not') return !evaluate((v as Json[])[0]!, template);
+      if (k === 'Fn::Or') return (v as Json[]).some((c) => evaluate(c, template) === true);
+      if (k === 'Condition' && typeof v === 'string') return condition(v);
     }
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(node)) {
@@ -204,6 +211,63 @@ describe('serverless.yml packaged with osls', () => {
       Action: 'kms:Decrypt',
       Resource: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
       Condition: { StringEquals: { 'kms:ViaService': 'secretsmanager.us-east-1.amazonaws.com' } },
+    });
+  });
+
+  describe('remote-write credentials from SSM or Secrets Manager', () => {
+    const REMOTE_WRITE_SIDS = ['ReadRemoteWriteBearerTokenParameter', 'ReadRemoteWriteBearerTokenSecret', 'ReadRemoteWritePasswordParameter', 'ReadRemoteWritePasswordSecret', 'DecryptRemoteWriteParameter', 'DecryptRemoteWriteSecret'];
+    const remoteWriteSids = (name: keyof typeof packages) =>
+      statements(packages[name].template)
+        .map((s) => s.Sid!)
+        .filter((sid) => REMOTE_WRITE_SIDS.includes(sid))
+        .sort();
+    const bySid = (name: keyof typeof packages) => new Map(statements(packages[name].template).map((s) => [s.Sid, s]));
+    const viaSsm = { StringEquals: { 'kms:ViaService': 'ssm.us-east-1.amazonaws.com' } };
+    const viaSecretsManager = { StringEquals: { 'kms:ViaService': 'secretsmanager.us-east-1.amazonaws.com' } };
+
+    it('passes where each credential is stored (and the username), never the credential', () => {
+      const vars = (name: keyof typeof packages) => fn(packages[name].template).Environment.Variables;
+      const credentialVars = (name: keyof typeof packages) =>
+        Object.fromEntries(Object.entries(vars(name)).filter(([k]) => /^POSTURE_REMOTE_WRITE_(USERNAME|BEARER_TOKEN|PASSWORD)/.test(k)));
+      expect(credentialVars('plain')).toEqual({
+        POSTURE_REMOTE_WRITE_USERNAME: '',
+        POSTURE_REMOTE_WRITE_BEARER_TOKEN_SSM_PARAMETER: '',
+        POSTURE_REMOTE_WRITE_BEARER_TOKEN_SECRET_ID: '',
+        POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: '',
+        POSTURE_REMOTE_WRITE_PASSWORD_SECRET_ID: '',
+      });
+      expect(credentialVars('rwPasswordSecret')).toMatchObject({ POSTURE_REMOTE_WRITE_USERNAME: '1234567', POSTURE_REMOTE_WRITE_PASSWORD_SECRET_ID: 'posture-exporter/rw-password', POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: '' });
+      expect(credentialVars('rwTokenSsm')).toMatchObject({ POSTURE_REMOTE_WRITE_BEARER_TOKEN_SSM_PARAMETER: '/posture-exporter/rw-token', POSTURE_REMOTE_WRITE_BEARER_TOKEN_SECRET_ID: '' });
+      expect(credentialVars('rwCrossed')).toMatchObject({ POSTURE_REMOTE_WRITE_BEARER_TOKEN_SECRET_ID: 'posture-exporter/rw-token', POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: '/posture-exporter/rw-password' });
+    });
+
+    it('grants nothing for them when none is configured', () => {
+      for (const name of ['plain', 'ssm', 'secret'] as const) expect(remoteWriteSids(name), name).toEqual([]);
+    });
+
+    it('grants reading exactly the token parameter, decrypting via SSM only, when only it is configured', () => {
+      expect(remoteWriteSids('rwTokenSsm')).toEqual(['DecryptRemoteWriteParameter', 'ReadRemoteWriteBearerTokenParameter']);
+      const st = bySid('rwTokenSsm');
+      expect(st.get('ReadRemoteWriteBearerTokenParameter')).toEqual({ Sid: 'ReadRemoteWriteBearerTokenParameter', Effect: 'Allow', Action: 'ssm:GetParameter', Resource: arn('ssm', 'parameter/posture-exporter/rw-token') });
+      expect(st.get('DecryptRemoteWriteParameter')).toEqual({ Sid: 'DecryptRemoteWriteParameter', Effect: 'Allow', Action: 'kms:Decrypt', Resource: arn('kms', 'key/*'), Condition: viaSsm });
+      // The API key's own statements are still there, untouched.
+      expect(st.get('ReadApiKeyParameter')).toMatchObject({ Resource: arn('ssm', 'parameter/posture-exporter/api-key') });
+    });
+
+    it('grants reading exactly the password secret (with its random suffix), decrypting via Secrets Manager only, when only it is configured', () => {
+      expect(remoteWriteSids('rwPasswordSecret')).toEqual(['DecryptRemoteWriteSecret', 'ReadRemoteWritePasswordSecret']);
+      const st = bySid('rwPasswordSecret');
+      expect(st.get('ReadRemoteWritePasswordSecret')).toEqual({ Sid: 'ReadRemoteWritePasswordSecret', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: arn('secretsmanager', 'secret:posture-exporter/rw-password-??????') });
+      expect(st.get('DecryptRemoteWriteSecret')).toEqual({ Sid: 'DecryptRemoteWriteSecret', Effect: 'Allow', Action: 'kms:Decrypt', Resource: arn('kms', 'key/*'), Condition: viaSecretsManager });
+    });
+
+    it('grants the token secret and the password parameter, each by its own parameter, when both are configured', () => {
+      expect(remoteWriteSids('rwCrossed')).toEqual(['DecryptRemoteWriteParameter', 'DecryptRemoteWriteSecret', 'ReadRemoteWriteBearerTokenSecret', 'ReadRemoteWritePasswordParameter']);
+      const st = bySid('rwCrossed');
+      expect(st.get('ReadRemoteWriteBearerTokenSecret')).toMatchObject({ Action: 'secretsmanager:GetSecretValue', Resource: arn('secretsmanager', 'secret:posture-exporter/rw-token-??????') });
+      expect(st.get('ReadRemoteWritePasswordParameter')).toMatchObject({ Action: 'ssm:GetParameter', Resource: arn('ssm', 'parameter/posture-exporter/rw-password') });
+      expect(st.get('DecryptRemoteWriteParameter')).toMatchObject({ Condition: viaSsm });
+      expect(st.get('DecryptRemoteWriteSecret')).toMatchObject({ Condition: viaSecretsManager });
     });
   });
 
