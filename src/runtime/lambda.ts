@@ -121,7 +121,17 @@ export function createHandler(deps: HandlerDeps = {}) {
     return container;
   };
 
-  return async function handler(_event: ScheduledEvent | Record<string, unknown>, context: InvocationContext): Promise<InvocationSummary> {
+  return async function handler(_event: ScheduledEvent | Record<string, unknown>, invocationContext?: Partial<InvocationContext>): Promise<InvocationSummary> {
+    // Lambda always passes a full context; a test harness or a local invoke may not. Without a
+    // clock of its own, the invocation gets the cycle timeout plus the margin.
+    const context: InvocationContext = {
+      ...invocationContext,
+      awsRequestId: invocationContext?.awsRequestId ?? 'local',
+      getRemainingTimeInMillis:
+        typeof invocationContext?.getRemainingTimeInMillis === 'function'
+          ? invocationContext.getRemainingTimeInMillis.bind(invocationContext)
+          : () => ((container?.config.cycleTimeoutSeconds ?? 60) + (container?.config.lambdaMarginSeconds ?? 10)) * 1000,
+    };
     const c = init(context.awsRequestId);
     c.setContext({
       cold_start: c.invocations++ === 0,

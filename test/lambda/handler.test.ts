@@ -126,6 +126,15 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
     expect(lines.map((l) => l.message)).toEqual(expect.arrayContaining(['collection finished', 'push succeeded', 'invocation finished']));
   });
 
+  it('runs with a minimal context (no remaining-time clock, no request id), as a local invoke may pass', async () => {
+    const sim = await portal({ alerts: 50, devices: 100 });
+    const handler = createHandler({ env: envFor(sim, 'bare'), clock, write: (line) => logs.push(line) });
+    const summary = await handler(scheduledEvent(clock.now()), {});
+    expect(summary.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+    expect(summary.sinks[0]!.ok).toBe(true);
+    expect((await handler({})).portals[0]!.sources.vitals).toBe('ok');
+  });
+
   it('reports a failing source without throwing, and the Pushgateway keeps its last values while the others move on', async () => {
     const sim = await portal();
     const { invoke } = lambda(envFor(sim, 'partial'));
