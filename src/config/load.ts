@@ -211,13 +211,13 @@ function isLoopbackHost(host: string): boolean {
 const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
 const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
-/** Parses `HOST:PORT` (`[::1]:9877`, `:9877` = all interfaces). */
-export function parseListen(value: string): { host: string; port: number } | undefined {
+/** Parses `HOST:PORT` (`[::1]:9877`; `:9877` = `emptyHost`, all interfaces unless said otherwise). */
+export function parseListen(value: string, emptyHost = '0.0.0.0'): { host: string; port: number } | undefined {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
   if (!m) return undefined;
   const port = Number(m[3]);
   if (port > 65535) return undefined;
-  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+  return { host: m[1] ?? (m[2] || emptyHost), port };
 }
 
 interface Layer {

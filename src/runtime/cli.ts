@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { checkServeConfig, loadConfig, type Config } from '../config/load.js';
+import { checkServeConfig, loadConfig, parseListen, type Config } from '../config/load.js';
 import { SETTINGS, envName, flagName, type SettingKey } from '../config/settings.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, type Logger, type LogLevel } from '../core/log.js';
@@ -202,10 +202,11 @@ async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: Cl
 
 async function runSimulate(flags: Partial<Record<SettingKey, string>>, sim: SimulatorOptions, io: CliIo, clock: Clock): Promise<number> {
   const listen = flags.listen ?? io.env.POSTURE_LISTEN ?? '127.0.0.1:9878';
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(listen);
-  if (!m) throw new ConfigError('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listen)} is not HOST:PORT: give e.g. 127.0.0.1:9878.`);
+  // The simulated portal stays on loopback unless a host is named.
+  const address = parseListen(listen, '127.0.0.1');
+  if (!address) throw new ConfigError('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listen)} is not HOST:PORT: give e.g. 127.0.0.1:9878.`);
   const { startSimulator } = await import('../simulator/index.js');
-  const portal = await startSimulator({ ...sim, clock, host: m[1] ?? (m[2] || '127.0.0.1'), port: Number(m[3]) });
+  const portal = await startSimulator({ ...sim, clock, host: address.host, port: address.port });
   io.stdout(`simulated portal: ${portal.baseUrl}\nAPI key (simulated): ${portal.apiKey}\n\nPOSTURE_BASE_URL=${portal.baseUrl} POSTURE_API_KEY=${portal.apiKey} posture-exporter once\n`);
   io.onReady?.({ portalUrl: portal.baseUrl });
   await (io.stopSignal ?? new Promise<void>(() => {}));

@@ -6,6 +6,7 @@ import { AuthenticationError } from '../errors.js';
 import { collectPortal, type CycleResult } from '../collect/cycle.js';
 import { toSamples, type ExporterFacts } from '../collect/samples.js';
 import { PortalState, viewOfCycle } from '../collect/state.js';
+import { SOURCES } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
 import { RateLimiter } from '../upstream/limiter.js';
 import { VERSION } from '../version.js';
@@ -84,9 +85,10 @@ export class Exporter {
       },
     }, { deadline, signal });
     // A rejected key may have been rotated in its store: fetch it again next time.
-    if ([result.vitals, result.alerts, result.devices].some((r) => !r.ok && r.error instanceof AuthenticationError)) forgetApiKey(p.config.key);
+    const rejected = SOURCES.map((s) => result[s]).some((r) => !r.ok && r.error instanceof AuthenticationError);
+    if (rejected) forgetApiKey(p.config.key);
     p.state.record(result);
-    const failed = (['vitals', 'alerts', 'devices'] as const).filter((s) => !result[s].ok);
+    const failed = SOURCES.filter((s) => !result[s].ok);
     logger.info('collection finished', {
       portal: p.config.name,
       durationMs: result.finishedAt - result.startedAt,
@@ -116,7 +118,7 @@ export function samplesOfCycles(results: readonly CycleResult[], facts: Exporter
 
 /** Sources that failed, as `portal/source` names. */
 export function failedSources(results: readonly CycleResult[]): string[] {
-  return results.flatMap((r) => (['vitals', 'alerts', 'devices'] as const).filter((s) => !r[s].ok).map((s) => (results.length > 1 ? `${r.portal}/${s}` : s)));
+  return results.flatMap((r) => SOURCES.filter((s) => !r[s].ok).map((s) => (results.length > 1 ? `${r.portal}/${s}` : s)));
 }
 
 export { VERSION };
