@@ -93,11 +93,26 @@ export class ListMismatchError extends InvalidResponseError {
   }
 }
 
-/** The rate budget or the cycle's deadline does not allow another request. */
-export class BudgetExhaustedError extends PostureError {
+/** A body that ended cleanly but early (inside the JSON): a proxy or the portal gave up; sending again may work. */
+export class TruncatedBodyError extends InvalidResponseError {}
+
+/**
+ * A request could not get a slot before its deadline: its source is due again (or the run's cap
+ * passed) before the budget allowed it. Reported as a late, failed run; the last values are kept.
+ */
+export class LateError extends PostureError {
   readonly endpoint: string;
-  constructor(endpoint: string, message: string) {
-    super(message);
+  /** When the request could have started, and the deadline it had (epoch ms). */
+  readonly slotAt: number;
+  readonly deadline: number;
+  constructor(endpoint: string, slotAt: number, deadline: number, share: number, windowMs: number) {
+    const seconds = Math.round(windowMs / 100) / 10;
+    super(
+      `${endpoint} is late: its next request could start at ${new Date(slotAt).toISOString()}, after its deadline ${new Date(deadline).toISOString()} ` +
+        `(budget now ${share} request(s) per ${seconds} s); the previous values are kept while fresh — run \`posture-exporter check-config\` to see the plan, lengthen this source's interval or raise POSTURE_REQUESTS_PER_MINUTE`,
+    );
     this.endpoint = endpoint;
+    this.slotAt = slotAt;
+    this.deadline = deadline;
   }
 }

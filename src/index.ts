@@ -7,7 +7,7 @@ export { startServe, type ServeHandle } from './runtime/serve.js';
 export { startMetricsServer } from './runtime/server.js';
 export { Exporter, samplesOfCycles, VERSION } from './runtime/exporter.js';
 export { main as runCli } from './runtime/cli.js';
-export { loadConfig, checkServeConfig, minimumIntervalSeconds, type Config, type PortalConfig, type KeySource } from './config/load.js';
+export { loadConfig, checkServeConfig, planOf, type Config, type PortalConfig, type KeySource } from './config/load.js';
 export { SETTINGS } from './config/settings.js';
 export { CATALOGUE, type MetricDef, type MetricName } from './metrics/catalogue.js';
 export type { Sample, Snapshot } from './metrics/sample.js';

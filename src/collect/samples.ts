@@ -1,6 +1,7 @@
 import { PORTAL_LABEL, SEVERITIES, SOURCES, STAGES, type MetricName, type Source } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
 import type { AlertsAggregate } from './alerts.js';
+import type { BudgetFacts } from './cycle.js';
 import type { DevicesTotals } from './devices.js';
 import { funnelConsistent, type VitalsList } from './vitals.js';
 
@@ -16,13 +17,16 @@ export interface SourceView<T> {
   readonly invalid?: number;
 }
 
-/** Facts about the last cycle of one portal. */
+/** Facts about the last run of each source of one portal, and its budget. */
 export interface CycleFacts {
-  readonly durationMs: number;
-  /** Requests by `endpoint\u0000code`. */
+  /** Wall time of the last run of each source. */
+  readonly durations: Readonly<Partial<Record<Source, number>>>;
+  /** Requests of the last run of each source, by `endpoint\u0000code`. */
   readonly requests: ReadonlyMap<string, number>;
-  /** Page size the last cycle used for /alerts (0 = all in one request); absent if /alerts was not asked. */
+  /** Page size the last /alerts run used (0 = all in one request); absent if /alerts was not asked. */
   readonly alertsPageSize?: number;
+  /** The portal's budget as the scheduler sees it. */
+  readonly budget?: BudgetFacts;
 }
 
 /** Everything a render needs to know of one portal. */
@@ -68,12 +72,21 @@ export function toSamples(views: readonly PortalView[], exporter: ExporterFacts)
       if (invalid !== undefined) add('posture_collection_invalid_records', { source }, invalid);
     }
     if (view.cycle) {
-      add('posture_collection_duration_seconds', {}, view.cycle.durationMs / 1000);
+      for (const source of SOURCES) {
+        const ms = view.cycle.durations[source];
+        if (ms !== undefined) add('posture_collection_duration_seconds', { source }, ms / 1000);
+      }
       for (const [key, n] of [...view.cycle.requests].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
         const [endpoint, code] = key.split('\u0000') as [string, string];
         add('posture_collection_api_requests', { endpoint, code }, n);
       }
       if (view.cycle.alertsPageSize !== undefined) add('posture_collection_alerts_page_size', {}, view.cycle.alertsPageSize);
+      const budget = view.cycle.budget;
+      if (budget) {
+        add('posture_budget_share', { kind: 'configured' }, budget.configuredShare);
+        add('posture_budget_share', { kind: 'effective' }, budget.effectiveShare);
+        add('posture_budget_rate_limited_responses', {}, budget.rateLimitedLastHour);
+      }
     }
     for (const p of exporter.push ?? []) {
       add('posture_push_success', { sink: p.sink }, p.ok ? 1 : 0);

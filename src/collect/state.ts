@@ -1,5 +1,5 @@
 import { SOURCES, type Source } from '../metrics/catalogue.js';
-import type { CycleResult, SourceResult } from './cycle.js';
+import type { BudgetFacts, CycleResult, SourceResult, SourceRun } from './cycle.js';
 import type { CycleFacts, PortalView, SourceView } from './samples.js';
 
 interface Kept {
@@ -7,56 +7,85 @@ interface Kept {
   lastSuccessAt?: number;
   success: boolean;
   invalid?: number;
+  durationMs?: number;
+  requests?: ReadonlyMap<string, number>;
 }
 
 /**
- * What `serve` remembers of one portal between cycles: the last good value of each source, kept
- * for at most `maxStalenessMs` after its last success, so a failing source keeps serving its
- * last values for a while (never zeros) and then disappears.
+ * What `serve` remembers of one portal between runs: the last good value of each source, kept
+ * for at most that source's staleness limit after its last success, so a failing source keeps
+ * serving its last values for a while (never zeros) and then disappears.
  */
 export class PortalState {
   private readonly sources: Record<Source, Kept> = { vitals: { success: false }, alerts: { success: false }, devices: { success: false } };
-  private cycle: CycleFacts | undefined;
+  private alertsPageSize: number | undefined;
+  private recorded = new Set<Source>();
 
   constructor(readonly portal: string) {}
 
-  /** Takes in a cycle's results. */
-  record(result: CycleResult): void {
-    const at = result.finishedAt;
-    for (const source of SOURCES) {
-      const r = result[source] as SourceResult<unknown>;
-      const kept = this.sources[source];
-      kept.invalid = r.invalid;
-      if (r.ok) {
-        kept.value = r.value;
-        kept.lastSuccessAt = at;
-        kept.success = true;
-      } else {
-        kept.success = false;
-      }
-    }
-    this.cycle = { durationMs: result.finishedAt - result.startedAt, requests: result.requests, alertsPageSize: result.alertsPageSize };
+  /** Takes in one run of one source. */
+  recordRun(run: SourceRun): void {
+    this.take(run.source, run.result, run.finishedAt, run.finishedAt - run.startedAt, run.requests);
+    if (run.alertsPageSize !== undefined) this.alertsPageSize = run.alertsPageSize;
   }
 
-  /** The view to render at `now`: stale values (older than `maxStalenessMs`) are left out. */
-  view(now: number, maxStalenessMs: number): PortalView {
+  /** Takes in a one-shot run of every source. */
+  record(result: CycleResult): void {
+    for (const source of SOURCES) {
+      const requests = new Map([...result.requests].filter(([k]) => endpointSource(k) === source));
+      this.take(source, result[source] as SourceResult<unknown>, result.finishedAt, result.durations[source], requests);
+    }
+    if (result.alertsPageSize !== undefined) this.alertsPageSize = result.alertsPageSize;
+  }
+
+  private take(source: Source, r: SourceResult<unknown>, at: number, durationMs: number | undefined, requests: ReadonlyMap<string, number>): void {
+    const kept = this.sources[source];
+    kept.invalid = r.invalid;
+    kept.durationMs = durationMs;
+    kept.requests = requests;
+    if (r.ok) {
+      kept.value = r.value;
+      kept.lastSuccessAt = at;
+      kept.success = true;
+    } else {
+      kept.success = false;
+    }
+    this.recorded.add(source);
+  }
+
+  /** The view to render at `now`: values older than their source's staleness limit (ms) are left out. */
+  view(now: number, maxStalenessMs: number | Readonly<Record<Source, number>>, budget?: BudgetFacts): PortalView {
+    const limit = (s: Source) => (typeof maxStalenessMs === 'number' ? maxStalenessMs : maxStalenessMs[s]);
     const viewOf = <T>(source: Source): SourceView<T> => {
       const k = this.sources[source];
-      const fresh = k.lastSuccessAt !== undefined && now - k.lastSuccessAt <= maxStalenessMs;
+      const fresh = k.lastSuccessAt !== undefined && now - k.lastSuccessAt <= limit(source);
       return { value: fresh ? (k.value as T) : undefined, success: k.success, lastSuccessAt: k.lastSuccessAt, invalid: k.invalid };
     };
-    return { portal: this.portal, vitals: viewOf('vitals'), alerts: viewOf('alerts'), devices: viewOf('devices'), cycle: this.cycle };
+    const requests = new Map<string, number>();
+    const durations: Partial<Record<Source, number>> = {};
+    for (const s of SOURCES) {
+      for (const [k, n] of this.sources[s].requests ?? []) requests.set(k, n);
+      if (this.sources[s].durationMs !== undefined) durations[s] = this.sources[s].durationMs;
+    }
+    const cycle: CycleFacts | undefined = this.recorded.size ? { durations, requests, alertsPageSize: this.alertsPageSize, budget } : undefined;
+    return { portal: this.portal, vitals: viewOf('vitals'), alerts: viewOf('alerts'), devices: viewOf('devices'), cycle };
   }
 
-  /** Whether any cycle has been recorded. */
+  /** Whether every source has been collected at least once (successfully or not). */
   get collected(): boolean {
-    return this.cycle !== undefined;
+    return this.recorded.size === SOURCES.length;
   }
 }
 
-/** The view of a single cycle on its own (no memory): `once` and Lambda. */
+/** The source an `endpoint\u0000code` request key belongs to. */
+function endpointSource(key: string): Source | undefined {
+  const endpoint = key.slice(0, key.indexOf('\u0000'));
+  return SOURCES.find((s) => endpoint === `/${s}`);
+}
+
+/** The view of a single one-shot run on its own (no memory): `once` and Lambda. */
 export function viewOfCycle(result: CycleResult): PortalView {
   const state = new PortalState(result.portal);
   state.record(result);
-  return state.view(result.finishedAt, 0);
+  return state.view(result.finishedAt, 0, result.budget);
 }

@@ -4,6 +4,8 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, ConfigErrors } from '../errors.js';
 import type { LogLevel } from '../core/log.js';
+import type { Source } from '../metrics/catalogue.js';
+import { planPortal, type PortalPlan } from '../schedule/plan.js';
 import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingDef, type SettingKey } from './settings.js';
 
 /** Where a secret (the API key, a remote-write credential) comes from; resolved at the edge (file read, SSM, Secrets Manager). */
@@ -23,6 +25,8 @@ export interface PortalConfig {
   readonly requestsPerMinute: number;
   readonly pageSize: number;
   readonly vitalsTags: readonly string[];
+  /** `serve`: seconds between runs of each source. */
+  readonly intervals: Readonly<Record<Source, number>>;
 }
 
 export type SinkName = 'otlp' | 'remote_write' | 'pushgateway';
@@ -31,8 +35,11 @@ export type SinkName = 'otlp' | 'remote_write' | 'pushgateway';
 export interface Config {
   readonly portals: readonly PortalConfig[];
   readonly intervalSeconds: number;
-  readonly maxStalenessSeconds: number;
-  readonly cycleTimeoutSeconds: number;
+  /** Unset: two intervals of each source. */
+  readonly maxStalenessSeconds?: number;
+  /** An explicit cap on a run; unset: from the plan (once), the invocation (Lambda), the next run (serve). */
+  readonly cycleTimeoutSeconds?: number;
+  readonly maxRetryAfterSeconds: number;
   readonly connectTimeoutSeconds: number;
   readonly requestTimeoutSeconds: number;
   readonly maxRetries: number;
@@ -308,6 +315,7 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null):
     problems.add('POSTURE_API_KEY_HEADER', `${at}POSTURE_API_KEY_HEADER=${JSON.stringify(header)} is not a valid HTTP header name.`);
   }
   const name = (get('portal') as string | undefined) ?? cloudId ?? host!;
+  const interval = (get('interval_seconds') as number | undefined) ?? 300;
   return {
     name,
     baseUrl,
@@ -316,6 +324,11 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null):
     requestsPerMinute: (get('requests_per_minute') as number | undefined) ?? 5,
     pageSize: (get('page_size') as number | undefined) ?? 500,
     vitalsTags: (get('vitals_tags') as string[] | undefined) ?? [],
+    intervals: {
+      alerts: (get('alerts_interval_seconds') as number | undefined) ?? interval,
+      vitals: (get('vitals_interval_seconds') as number | undefined) ?? interval,
+      devices: (get('devices_interval_seconds') as number | undefined) ?? interval,
+    },
   };
 }
 
@@ -386,7 +399,6 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const listenRaw = (g('listen') as string | undefined) ?? String(SETTING_BY_KEY.listen.default);
   const listen = parseListen(listenRaw);
   if (!listen) problems.add('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listenRaw)} is not HOST:PORT: give e.g. 0.0.0.0:9877 or 127.0.0.1:9877.`);
-  const cycleTimeoutSeconds = (g('cycle_timeout_seconds') as number | undefined) ?? 60;
   const push = buildPush(g, problems);
   const secrets = [
     ...portals.flatMap((p) => (p.key.kind === 'value' ? [p.key.value] : [])),
@@ -396,8 +408,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const config: Config = {
     portals,
     intervalSeconds,
-    maxStalenessSeconds: (g('max_staleness_seconds') as number | undefined) ?? 2 * intervalSeconds,
-    cycleTimeoutSeconds,
+    maxStalenessSeconds: g('max_staleness_seconds') as number | undefined,
+    cycleTimeoutSeconds: g('cycle_timeout_seconds') as number | undefined,
+    maxRetryAfterSeconds: (g('max_retry_after_seconds') as number | undefined) ?? 120,
     connectTimeoutSeconds: (g('connect_timeout_seconds') as number | undefined) ?? 10,
     requestTimeoutSeconds: (g('request_timeout_seconds') as number | undefined) ?? 30,
     maxRetries: (g('max_retries') as number | undefined) ?? 3,
@@ -476,30 +489,31 @@ function buildPush(g: (k: SettingKey) => unknown, problems: Problems): Config['p
   return push;
 }
 
-/** Smallest `serve` interval (seconds) at which one cycle per interval fits every portal's budget. */
-export function minimumIntervalSeconds(config: Pick<Config, 'portals'>): number {
-  let worst = 60;
-  for (const p of config.portals) {
-    const requests = minimumRequestsPerCycle(p);
-    worst = Math.max(worst, 60 * Math.ceil(requests / p.requestsPerMinute));
-  }
-  return worst;
+/** The plan of a portal for `serve` (and `check-config`), with what the last runs taught when known. */
+export function planOf(portal: PortalConfig, learned: { alertsTotal?: number; pageCap?: number } = {}): PortalPlan {
+  return planPortal({ requestsPerMinute: portal.requestsPerMinute, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, intervals: portal.intervals, ...learned });
 }
 
-/** Fewest requests a cycle needs: Vitals (1 + 1 per tag), devices (2), alerts (at least 1). */
-export function minimumRequestsPerCycle(portal: Pick<PortalConfig, 'vitalsTags'>): number {
-  return 1 + portal.vitalsTags.length + 2 + 1;
+/** Staleness limit of each source in ms: the setting, else two intervals of the source. */
+export function stalenessMs(config: Pick<Config, 'maxStalenessSeconds'>, portal: PortalConfig): Record<Source, number> {
+  const of = (s: Source) => (config.maxStalenessSeconds ?? 2 * portal.intervals[s]) * 1000;
+  return { vitals: of('vitals'), alerts: of('alerts'), devices: of('devices') };
 }
 
-/** Checks `serve`-only constraints; returns problems (empty when fine). */
+/** Checks `serve`-only constraints: each portal's intervals must fit its share; returns problems (empty when fine). */
 export function checkServeConfig(config: Config): ConfigError[] {
   const out: ConfigError[] = [];
-  const min = minimumIntervalSeconds(config);
-  if (config.intervalSeconds < min) {
-    out.push(new ConfigError('POSTURE_INTERVAL_SECONDS', `POSTURE_INTERVAL_SECONDS (--interval-seconds)=${config.intervalSeconds} cannot fit a cycle in the budget (${config.portals.map((p) => `${p.name}: ${minimumRequestsPerCycle(p)} requests at ${p.requestsPerMinute}/min`).join('; ')}): set it to ${min} or more.`));
-  }
-  if (config.cycleTimeoutSeconds > config.intervalSeconds) {
-    out.push(new ConfigError('POSTURE_CYCLE_TIMEOUT_SECONDS', `POSTURE_CYCLE_TIMEOUT_SECONDS (--cycle-timeout-seconds)=${config.cycleTimeoutSeconds} is longer than the interval (${config.intervalSeconds} s): set it to ${config.intervalSeconds} or less.`));
+  for (const p of config.portals) {
+    const plan = planOf(p);
+    if (plan.fits || !plan.suggested) continue;
+    const at = config.portals.length > 1 ? `portal ${p.name}: ` : '';
+    const s = plan.suggested;
+    out.push(
+      new ConfigError(
+        'POSTURE_INTERVAL_SECONDS',
+        `${at}the intervals need ${Math.ceil(plan.requestsPerHour)} requests per hour but the share allows ${plan.capacityPerHour} (${p.requestsPerMinute}/min): set POSTURE_ALERTS_INTERVAL_SECONDS=${s.alerts} POSTURE_VITALS_INTERVAL_SECONDS=${s.vitals} POSTURE_DEVICES_INTERVAL_SECONDS=${s.devices} or more (or POSTURE_INTERVAL_SECONDS=${Math.max(s.alerts, s.vitals, s.devices)}), or raise POSTURE_REQUESTS_PER_MINUTE.`,
+      ),
+    );
   }
   return out;
 }

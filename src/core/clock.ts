@@ -4,6 +4,11 @@ export interface Clock {
   now(): number;
   /** Resolves after `ms` (clock) milliseconds; rejects with the signal's reason when aborted. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Marks real work under way (a request to the portal); returns its release. Only a fake clock
+   * that advances by itself cares: it does not jump while anything is held.
+   */
+  hold?(): () => void;
 }
 
 /** The wall clock. */
@@ -68,6 +73,18 @@ export class FakeClock implements Clock {
   }
 
   private advancing = false;
+  private holds = 0;
+
+  hold(): () => void {
+    this.holds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds--;
+      if (this.autoAdvance && this.holds === 0) this.scheduleAdvance();
+    };
+  }
 
   /**
    * With autoAdvance: once other work has run (I/O callbacks, microtasks), jump to the earliest
@@ -78,7 +95,7 @@ export class FakeClock implements Clock {
     this.advancing = true;
     setImmediate(() => {
       this.advancing = false;
-      if (this.sleepers.length === 0) return;
+      if (this.sleepers.length === 0 || this.holds > 0) return;
       const earliest = Math.min(...this.sleepers.map((s) => s.until));
       if (earliest > this.current) this.set(earliest);
       this.scheduleAdvance();
@@ -97,6 +114,16 @@ export class FakeClock implements Clock {
     const due = this.sleepers.filter((s) => s.until <= time);
     this.sleepers = this.sleepers.filter((s) => s.until > time);
     for (const s of due) s.resolve();
+  }
+
+  /** The earliest pending wake-up, if any. */
+  get nextWakeAt(): number | undefined {
+    return this.sleepers.length ? Math.min(...this.sleepers.map((x) => x.until)) : undefined;
+  }
+
+  /** Whether real work is under way (see Clock.hold). */
+  get held(): boolean {
+    return this.holds > 0;
   }
 
   /** Number of pending sleepers (for tests that wait until code is blocked on the clock). */

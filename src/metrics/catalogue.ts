@@ -121,15 +121,15 @@ export const CATALOGUE = [
   },
   {
     name: 'posture_collection_duration_seconds',
-    help: 'Wall time of the last collection cycle.',
-    type: 'gauge', unit: 's', labels: [], origin: 'exporter',
-    doc: 'Wall time of the last cycle.',
+    help: 'Wall time of the last run of a source, waits for the rate budget included.',
+    type: 'gauge', unit: 's', labels: ['source'], origin: 'exporter',
+    doc: 'Wall time of the last run of `source`, including waits for the budget.',
   },
   {
     name: 'posture_collection_api_requests',
-    help: 'Requests the last collection cycle sent to the portal, by endpoint and HTTP status (error when no response).',
+    help: 'Requests the last run of each source sent to the portal, by endpoint and HTTP status (error when no response).',
     type: 'gauge', unit: '{request}', labels: ['endpoint', 'code'], origin: 'exporter',
-    doc: 'Requests the last cycle sent, by `endpoint` (`/vitals`, `/alerts`, `/devices`) and HTTP status `code` (`error` for no response).',
+    doc: 'Requests the last run of each source sent, by `endpoint` (`/vitals`, `/alerts`, `/devices`) and HTTP status `code` (`error` for no response).',
   },
   {
     name: 'posture_collection_invalid_records',
@@ -142,6 +142,18 @@ export const CATALOGUE = [
     help: 'Page size the last cycle used for /alerts (0 means all in one request); larger than configured when the rate budget forced it.',
     type: 'gauge', unit: '{record}', labels: [], origin: 'exporter',
     doc: 'Page size the last cycle used for `/alerts` (0 = all in one request); above `POSTURE_PAGE_SIZE` when the planner grew it to fit the budget.',
+  },
+  {
+    name: 'posture_budget_share',
+    help: 'Requests per 60 s this exporter may send to the portal: configured (POSTURE_REQUESTS_PER_MINUTE) and effective (lowered after 429s that other clients caused, won back one per clean window).',
+    type: 'gauge', unit: '{request}', labels: ['kind'], origin: 'exporter',
+    doc: '`kind="configured"`: `POSTURE_REQUESTS_PER_MINUTE`; `kind="effective"`: the share in force (halved on a 429 that other clients caused, +1 per clean 60 s, never below 1).',
+  },
+  {
+    name: 'posture_budget_rate_limited_responses',
+    help: '429 (rate limit) responses this exporter received from the portal in the last hour.',
+    type: 'gauge', unit: '{response}', labels: [], origin: 'exporter',
+    doc: '429 responses received in the last hour (in Lambda: by this container).',
   },
   {
     name: 'posture_push_success',

@@ -1,14 +1,17 @@
 import type { Dispatcher } from 'undici';
-import type { Config, PortalConfig } from '../config/load.js';
+import { stalenessMs, type Config, type PortalConfig } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import { AuthenticationError } from '../errors.js';
-import { collectPortal, type CycleResult } from '../collect/cycle.js';
+import { AuthenticationError, LateError, TimeoutError } from '../errors.js';
+import { cycleOf, type BudgetFacts, type CycleResult, type SourceResult, type SourceRun } from '../collect/cycle.js';
 import { toSamples, type ExporterFacts } from '../collect/samples.js';
 import { PortalState, viewOfCycle } from '../collect/state.js';
-import { SOURCES } from '../metrics/catalogue.js';
+import { SOURCES, type Source } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
-import { RateLimiter } from '../upstream/limiter.js';
+import { Deadline, RUNS, type PortalMemory, type RunContext } from '../schedule/jobs.js';
+import { oneShotSeconds } from '../schedule/plan.js';
+import { PortalScheduler } from '../schedule/scheduler.js';
+import { PortalReader } from '../upstream/reader.js';
 import { VERSION } from '../version.js';
 import { forgetApiKey, resolveApiKey, type KeyStoreOptions } from './keys.js';
 
@@ -24,19 +27,29 @@ export interface ExporterDeps {
   random?: () => number;
 }
 
-interface PortalRuntime {
-  config: PortalConfig;
-  limiter: RateLimiter;
-  state: PortalState;
+/** One portal: its scheduler (the budget), what the jobs learned, and what `serve` remembers. */
+export interface PortalRuntime {
+  readonly config: PortalConfig;
+  readonly scheduler: PortalScheduler;
+  readonly memory: PortalMemory;
+  readonly state: PortalState;
+}
+
+/** When a run must end: a deadline (epoch ms) and, for one-shot runs, how far the plan may push it. */
+export interface RunWindow {
+  deadline: number;
+  /** Latest the deadline may be extended to as the plan learns list sizes; undefined: fixed. */
+  cap?: number;
+  signal?: AbortSignal;
 }
 
 /**
- * The collection service shared by `once`, `serve` and the Lambda handler: one rate limiter per
- * portal for the life of the process, portals collected concurrently, one portal's failure never
- * touching another.
+ * The collection service shared by `once`, `serve`, the Lambda handler and backfill: one
+ * scheduler per portal for the life of the process (its budget), sources run as jobs on it, one
+ * portal's failure never touching another.
  */
 export class Exporter {
-  private readonly portals: PortalRuntime[];
+  readonly portals: readonly PortalRuntime[];
 
   constructor(
     readonly config: Config,
@@ -44,74 +57,177 @@ export class Exporter {
   ) {
     this.portals = config.portals.map((p) => ({
       config: p,
-      limiter: new RateLimiter({ limit: p.requestsPerMinute, windowMs: 60_000, clock: deps.clock }),
+      scheduler: new PortalScheduler({
+        share: p.requestsPerMinute,
+        clock: deps.clock,
+        logger: deps.logger.child({ portal: p.name }),
+        maxRetryAfterMs: config.maxRetryAfterSeconds * 1000,
+      }),
+      memory: {},
       state: new PortalState(p.name),
     }));
   }
 
-  /** Collects every portal once, concurrently, finishing by `deadline` (epoch ms). */
-  async collect(options: { deadline?: number; signal?: AbortSignal } = {}): Promise<CycleResult[]> {
-    const deadline = options.deadline ?? this.deps.clock.now() + this.config.cycleTimeoutSeconds * 1000;
-    return Promise.all(this.portals.map((p) => this.collectOne(p, deadline, options.signal)));
+  /** How long a one-shot run of this portal may take by default (the plan), in ms. */
+  oneShotMs(p: PortalRuntime): number {
+    const input = { requestsPerMinute: p.scheduler.share.effective, pageSize: p.config.pageSize, vitalsTags: p.config.vitalsTags, alertsTotal: p.memory.alertsTotal, pageCap: p.memory.pageCap };
+    return oneShotSeconds(input, this.config.maxRetries, Math.min(this.config.maxRetryAfterSeconds, 60)) * 1000;
   }
 
-  private async collectOne(p: PortalRuntime, deadline: number, signal: AbortSignal | undefined): Promise<CycleResult> {
-    const { clock, logger } = this.deps;
-    const started = clock.now();
-    let apiKey: string;
-    try {
-      apiKey = await resolveApiKey(p.config.key, this.deps.keyStore);
-      this.deps.onSecret?.(apiKey);
-    } catch (err) {
-      const error = err as Error;
-      logger.error('cannot resolve the API key', { portal: p.config.name, err: error });
-      const failed = { ok: false as const, error };
-      const result: CycleResult = { portal: p.config.name, startedAt: started, finishedAt: clock.now(), vitals: failed, alerts: failed, devices: failed, requests: new Map() };
-      p.state.record(result);
-      return result;
-    }
-    const result = await collectPortal(p.config, {
-      clock,
-      logger,
-      limiter: p.limiter,
-      apiKey,
-      client: {
-        dispatcher: this.deps.dispatcher,
-        connectTimeoutMs: this.config.connectTimeoutSeconds * 1000,
-        headersTimeoutMs: this.config.requestTimeoutSeconds * 1000,
-        bodyTimeoutMs: this.config.requestTimeoutSeconds * 1000,
-        maxRetries: this.config.maxRetries,
-        random: this.deps.random,
-      },
-    }, { deadline, signal });
-    // A rejected key may have been rotated in its store: fetch it again next time.
-    const rejected = SOURCES.map((s) => result[s]).some((r) => !r.ok && r.error instanceof AuthenticationError);
-    if (rejected) forgetApiKey(p.config.key);
+  /**
+   * One-shot (`once`, Lambda): every source of every portal, concurrently, each portal's requests
+   * through its scheduler. The deadline defaults to the plan (and may grow with it up to `cap`);
+   * an explicit POSTURE_CYCLE_TIMEOUT_SECONDS caps it.
+   */
+  async collect(options: { deadline?: number; cap?: number; signal?: AbortSignal } = {}): Promise<CycleResult[]> {
+    const now = this.deps.clock.now();
+    const explicit = this.config.cycleTimeoutSeconds !== undefined ? now + this.config.cycleTimeoutSeconds * 1000 : undefined;
+    const cap = Math.min(options.cap ?? Infinity, explicit ?? Infinity, options.deadline ?? Infinity);
+    return Promise.all(
+      this.portals.map((p) => {
+        const deadline = Math.min(options.deadline ?? now + this.oneShotMs(p), cap);
+        return this.collectPortal(p, { deadline, cap, signal: options.signal });
+      }),
+    );
+  }
+
+  private async collectPortal(p: PortalRuntime, window: RunWindow): Promise<CycleResult> {
+    // A rejected key fails every source alike: the first 401 stops this portal's other runs.
+    const rejected = new AbortController();
+    const signal = window.signal ? AbortSignal.any([window.signal, rejected.signal]) : rejected.signal;
+    const apiKey = await this.apiKeyOf(p);
+    const run = <S extends Source>(source: S) =>
+      this.runSource(p, source, { ...window, signal }, apiKey).then((r) => {
+        if (!r.result.ok && r.result.error instanceof AuthenticationError) rejected.abort(r.result.error);
+        return r;
+      });
+    const [vitals, alerts, devices] = await Promise.all([run('vitals'), run('alerts'), run('devices')]);
+    const result = cycleOf(p.config.name, { vitals, alerts, devices }, this.budgetOf(p));
     p.state.record(result);
     const failed = SOURCES.filter((s) => !result[s].ok);
-    logger.info('collection finished', {
+    this.deps.logger.info('collection finished', {
       portal: p.config.name,
       durationMs: result.finishedAt - result.startedAt,
-      requests: [...result.requests.values()].reduce((a, b) => a + b, 0),
+      requests: totalRequests(result.requests),
       failed,
     });
     return result;
   }
 
+  /** The API key of a portal, or the error that stops every source of this run. */
+  private async apiKeyOf(p: PortalRuntime): Promise<string | Error> {
+    try {
+      const key = await resolveApiKey(p.config.key, this.deps.keyStore);
+      this.deps.onSecret?.(key);
+      return key;
+    } catch (err) {
+      const error = err as Error;
+      this.deps.logger.error('cannot resolve the API key', { portal: p.config.name, err: error });
+      return error;
+    }
+  }
+
+  /**
+   * One run of one source: its requests through the portal's scheduler until done, the deadline,
+   * or a real error. Never throws: a failure is the run's result (logged once).
+   */
+  async runSource<S extends Source>(p: PortalRuntime, source: S, window: RunWindow, apiKey?: string | Error): Promise<SourceRun<S>> {
+    const { clock } = this.deps;
+    const logger = this.deps.logger.child({ portal: p.config.name });
+    const startedAt = clock.now();
+    const requests = new Map<string, number>();
+    let alertsPageSize: number | undefined;
+    const key = apiKey ?? (await this.apiKeyOf(p));
+    const finish = (result: SourceResult<unknown>): SourceRun<S> => ({
+      source,
+      result: result as SourceRun<S>['result'],
+      startedAt,
+      finishedAt: clock.now(),
+      requests,
+      ...(alertsPageSize !== undefined ? { alertsPageSize } : {}),
+    });
+    if (key instanceof Error) return finish({ ok: false, error: key });
+    const deadline = new Deadline(window.deadline, clock, window.cap, window.signal);
+    const ctx: RunContext = {
+      portal: p.config,
+      scheduler: p.scheduler,
+      reader: new PortalReader({
+        baseUrl: p.config.baseUrl,
+        apiKey: key,
+        apiKeyHeader: p.config.apiKeyHeader,
+        clock,
+        logger,
+        dispatcher: this.deps.dispatcher,
+        connectTimeoutMs: this.config.connectTimeoutSeconds * 1000,
+        headersTimeoutMs: this.config.requestTimeoutSeconds * 1000,
+        bodyTimeoutMs: this.config.requestTimeoutSeconds * 1000,
+      }),
+      clock,
+      logger,
+      deadline,
+      maxRetries: this.config.maxRetries,
+      random: this.deps.random ?? Math.random,
+      memory: p.memory,
+      requests,
+    };
+    try {
+      const value = await RUNS[source](ctx, (limit) => (alertsPageSize = limit));
+      return finish({ ok: true, value, invalid: invalidOf(value) });
+    } catch (err) {
+      const error = this.explain(source, err, deadline);
+      // A rejected key may have been rotated in its store: fetch it again next time.
+      if (error instanceof AuthenticationError) forgetApiKey(p.config.key);
+      else if (!(window.signal?.aborted && window.signal.reason instanceof AuthenticationError)) logger.error(`collecting ${source} failed`, { source, err: error });
+      return finish({ ok: false, error });
+    } finally {
+      deadline.close();
+    }
+  }
+
+  /** What a failed run reports: a deadline that cut it is a late run, named by source. */
+  private explain(source: Source, err: unknown, deadline: Deadline): Error {
+    const reason = deadline.signal.aborted ? deadline.signal.reason : undefined;
+    if (reason instanceof Error && !(reason instanceof DOMException)) return reason;
+    if (err instanceof LateError || err instanceof TimeoutError) return err;
+    if (deadline.signal.aborted) {
+      return new TimeoutError(`/${source}`, 'deadline', `/${source} is late: its run was cut at its deadline ${new Date(deadline.at).toISOString()} before it finished; the previous values are kept while fresh.`, { cause: err });
+    }
+    return err instanceof Error ? err : new Error(String(err));
+  }
+
+  /** The budget of a portal as the scheduler sees it now. */
+  budgetOf(p: PortalRuntime): BudgetFacts {
+    return { configuredShare: p.scheduler.share.configured, effectiveShare: p.scheduler.share.effective, rateLimitedLastHour: p.scheduler.rateLimitedInLastHour() };
+  }
+
   /** Samples of what is remembered (serve): failed sources keep their last values until stale. */
   samples(facts: Partial<ExporterFacts> = {}): Sample[] {
     const now = this.deps.clock.now();
-    const views = this.portals.filter((p) => p.state.collected).map((p) => p.state.view(now, this.config.maxStalenessSeconds * 1000));
+    const views = this.portals.filter((p) => p.state.collected).map((p) => p.state.view(now, stalenessMs(this.config, p.config), this.budgetOf(p)));
     return toSamples(views, { version: VERSION, runtime: this.deps.runtime, ...facts });
   }
 
-  /** Whether a first collection has finished for every portal. */
+  /** Whether every source of every portal has been collected once. */
   get ready(): boolean {
     return this.portals.every((p) => p.state.collected);
   }
 }
 
-/** Samples of single cycles only (once, Lambda): nothing from earlier cycles. */
+function invalidOf(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((n: number, l: { invalid: number }) => n + l.invalid, 0);
+  if (value && typeof value === 'object' && 'aggregate' in value) return (value as { aggregate: { invalid: number } }).aggregate.invalid;
+  if (value && typeof value === 'object' && 'invalid' in value) return (value as { invalid: number }).invalid;
+  return 0;
+}
+
+/** Requests of a run, all endpoints and codes together. */
+export function totalRequests(requests: ReadonlyMap<string, number>): number {
+  let n = 0;
+  for (const v of requests.values()) n += v;
+  return n;
+}
+
+/** Samples of single runs only (once, Lambda): nothing from earlier runs. */
 export function samplesOfCycles(results: readonly CycleResult[], facts: ExporterFacts): Sample[] {
   return toSamples(results.map(viewOfCycle), facts);
 }

@@ -7,7 +7,7 @@ import { ConfigError, ConfigErrors, PostureError } from '../errors.js';
 import { SOURCES } from '../metrics/catalogue.js';
 import { pushAll } from '../sinks/index.js';
 import type { Sink, SinkName } from '../sinks/types.js';
-import { Exporter, failedSources, samplesOfCycles, VERSION } from './exporter.js';
+import { Exporter, failedSources, samplesOfCycles, totalRequests, VERSION } from './exporter.js';
 import type { KeyStoreOptions } from './keys.js';
 import { buildBatches, sinksOf } from './push.js';
 
@@ -76,6 +76,14 @@ function envSecrets(env: Record<string, string | undefined>): string[] {
     .filter((v): v is string => !!v);
 }
 
+/** A local invoke without Lambda's clock: what the plan needs (or the cycle timeout), plus the margin. */
+function localInvocationMs(container: Container | undefined): number {
+  if (!container) return 70_000;
+  const { config, exporter } = container;
+  const planned = Math.max(...exporter.portals.map((p) => exporter.oneShotMs(p)));
+  return Math.min(planned, (config.cycleTimeoutSeconds ?? Infinity) * 1000) + config.lambdaMarginSeconds * 1000;
+}
+
 /** Builds a handler; the exported `handler` is this with the real process. */
 export function createHandler(deps: HandlerDeps = {}) {
   const clock = deps.clock ?? systemClock;
@@ -123,14 +131,14 @@ export function createHandler(deps: HandlerDeps = {}) {
 
   return async function handler(_event: ScheduledEvent | Record<string, unknown>, invocationContext?: Partial<InvocationContext>): Promise<InvocationSummary> {
     // Lambda always passes a full context; a test harness or a local invoke may not. Without a
-    // clock of its own, the invocation gets the cycle timeout plus the margin.
+    // clock of its own, the invocation gets what the plan needs (or the cycle timeout) plus the margin.
     const context: InvocationContext = {
       ...invocationContext,
       awsRequestId: invocationContext?.awsRequestId ?? 'local',
       getRemainingTimeInMillis:
         typeof invocationContext?.getRemainingTimeInMillis === 'function'
           ? invocationContext.getRemainingTimeInMillis.bind(invocationContext)
-          : () => ((container?.config.cycleTimeoutSeconds ?? 60) + (container?.config.lambdaMarginSeconds ?? 10)) * 1000,
+          : () => localInvocationMs(container),
     };
     const c = init(context.awsRequestId);
     c.setContext({
@@ -146,24 +154,16 @@ export function createHandler(deps: HandlerDeps = {}) {
     const remaining = context.getRemainingTimeInMillis();
     const margin = c.config.lambdaMarginSeconds * 1000;
     // Collect until the margin, then push with what there is; never past the invocation's end.
-    const collectMs = Math.min(c.config.cycleTimeoutSeconds * 1000, Math.max(0, remaining - margin));
+    const collectMs = Math.min((c.config.cycleTimeoutSeconds ?? Infinity) * 1000, Math.max(0, remaining - margin));
     if (collectMs === 0) {
       const message = `no time to collect: the invocation had ${remaining} ms left and POSTURE_LAMBDA_MARGIN_SECONDS is ${c.config.lambdaMarginSeconds}: give the function a timeout well above the margin.`;
       logger.error('invocation failed', { reason: message });
       throw new InvocationFailedError(message);
     }
-    const collectDeadline = started + collectMs;
     const pushDeadline = started + Math.max(0, remaining - 1000);
-    // The limiter starts no request that cannot finish by the deadline; this cuts the ones still in
-    // flight when it passes. It runs on real time, as the invocation's own timeout does.
-    const stop = new AbortController();
-    const timer = setTimeout(() => stop.abort(new DOMException('the collection deadline passed', 'TimeoutError')), collectMs);
-    let results;
-    try {
-      results = await c.exporter.collect({ deadline: collectDeadline, signal: stop.signal });
-    } finally {
-      clearTimeout(timer);
-    }
+    // Every source completes as the budget allows, as long as the plan needs, but never past the
+    // margin: the scheduler refuses slots after it and the requests in flight are cut there.
+    const results = await c.exporter.collect({ cap: started + collectMs });
     const facts = { version: VERSION, runtime: 'lambda' as const, push: c.lastPush };
     const samples = samplesOfCycles(results, facts);
     const outcomes = await pushAll(c.sinks, buildBatches(results, samples), { clock, logger, deadline: pushDeadline, env });
@@ -172,7 +172,7 @@ export function createHandler(deps: HandlerDeps = {}) {
       portals: results.map((r) => ({
         portal: r.portal,
         sources: Object.fromEntries(SOURCES.map((s) => [s, r[s].ok ? 'ok' : scrub(r[s].error.message)])) as InvocationSummary['portals'][number]['sources'],
-        requests: [...r.requests.values()].reduce((a, b) => a + b, 0),
+        requests: totalRequests(r.requests),
         durationMs: r.finishedAt - r.startedAt,
       })),
       sinks: outcomes.map((o) => ({ sink: o.sink, ok: o.ok, durationMs: o.durationMs, ...(o.error ? { error: scrub(o.error.message) } : {}) })),

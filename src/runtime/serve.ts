@@ -1,62 +1,81 @@
 import type { Config } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import { Exporter, type ExporterDeps } from './exporter.js';
+import { SOURCES, type Source } from '../metrics/catalogue.js';
+import { Exporter, totalRequests, type ExporterDeps, type PortalRuntime } from './exporter.js';
 import { startMetricsServer } from './server.js';
 
-/** A running `serve`: stop it to end the loop and close the server. */
+/** A running `serve`: stop it to end the loops and close the server. */
 export interface ServeHandle {
   readonly url: string;
   readonly exporter: Exporter;
-  /** Resolves after each finished cycle (tests wait on it instead of on time). */
+  /** Resolves after the next run of any source finishes (tests wait on it instead of on time). */
   nextCycle(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /**
- * Collects on the interval and serves the last collection on /metrics. Polling on a timer is
- * the documented exception to "collect at scrape time": the portal allows 10 requests a minute.
+ * Runs each source of each portal on its own interval and serves what is known on /metrics.
+ * Polling on a timer is the documented exception to "collect at scrape time": the portal allows
+ * 10 requests a minute. A run that cannot finish before its source is due again is cut, reported
+ * late and failed; the next run starts on time.
  */
 export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runtime'> & { clock: Clock; logger: Logger }): Promise<ServeHandle> {
   const exporter = new Exporter(config, { ...deps, runtime: 'serve' });
   const stopper = new AbortController();
   let lastCycle: string | undefined;
+  const shortest = Math.min(...config.portals.flatMap((p) => SOURCES.map((s) => p.intervals[s])), config.intervalSeconds);
   const server = await startMetricsServer(
     {
       samples: () => exporter.samples(),
       get ready() {
         return exporter.ready;
       },
-      describe: () => ({ portals: config.portals.map((p) => p.name), intervalSeconds: config.intervalSeconds, lastCycle }),
+      describe: () => ({ portals: config.portals.map((p) => p.name), intervalSeconds: shortest, lastCycle }),
     },
     { host: config.listen.host, port: config.listen.port, logger: deps.logger },
   );
-  deps.logger.info('serving metrics', { url: `${server.url}/metrics`, intervalSeconds: config.intervalSeconds, portals: config.portals.map((p) => p.name) });
+  deps.logger.info('serving metrics', {
+    url: `${server.url}/metrics`,
+    portals: config.portals.map((p) => ({ portal: p.name, intervals: p.intervals, share: p.requestsPerMinute })),
+  });
 
   let waiters: Array<() => void> = [];
-  const loop = (async () => {
-    const start = deps.clock.now();
+  const finished = () => {
+    lastCycle = new Date(deps.clock.now()).toISOString();
+    const done = waiters;
+    waiters = [];
+    for (const w of done) w();
+  };
+
+  /** One source of one portal, on its grid: run k starts at start + k × interval and must end by run k + 1. */
+  const loop = async (p: PortalRuntime, source: Source, start: number) => {
+    const every = p.config.intervals[source] * 1000;
     for (let k = 0; !stopper.signal.aborted; ) {
-      const at = deps.clock.now();
-      const deadline = Math.min(at + config.cycleTimeoutSeconds * 1000, start + (k + 1) * config.intervalSeconds * 1000);
+      const due = start + (k + 1) * every;
+      const deadline = config.cycleTimeoutSeconds !== undefined ? Math.min(due, deps.clock.now() + config.cycleTimeoutSeconds * 1000) : due;
+      const run = await exporter.runSource(p, source, { deadline, signal: stopper.signal });
+      if (stopper.signal.aborted) break;
+      p.state.recordRun(run);
+      deps.logger.info('run finished', {
+        portal: p.config.name,
+        source,
+        ok: run.result.ok,
+        durationMs: run.finishedAt - run.startedAt,
+        requests: totalRequests(run.requests),
+      });
+      finished();
+      // The next slot on the grid; a run that overran skips the slots it missed.
+      k = Math.max(k + 1, Math.floor((deps.clock.now() - start) / every) + 1);
       try {
-        await exporter.collect({ deadline, signal: stopper.signal });
-        lastCycle = new Date(deps.clock.now()).toISOString();
-      } catch (err) {
-        if (!stopper.signal.aborted) deps.logger.error('collection cycle failed', { err });
-      }
-      const done = waiters;
-      waiters = [];
-      for (const w of done) w();
-      // Next slot on the fixed grid; a cycle that overran skips the slots it missed.
-      k = Math.max(k + 1, Math.floor((deps.clock.now() - start) / (config.intervalSeconds * 1000)) + 1);
-      try {
-        await deps.clock.sleep(start + k * config.intervalSeconds * 1000 - deps.clock.now(), stopper.signal);
+        await deps.clock.sleep(start + k * every - deps.clock.now(), stopper.signal);
       } catch {
         break;
       }
     }
-  })();
+  };
+  const start = deps.clock.now();
+  const loops = Promise.all(exporter.portals.flatMap((p) => SOURCES.map((s) => loop(p, s, start))));
 
   return {
     url: server.url,
@@ -64,7 +83,7 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
     nextCycle: () => new Promise<void>((resolve) => waiters.push(resolve)),
     stop: async () => {
       stopper.abort(new Error('stopping'));
-      await loop;
+      await loops;
       await server.close();
       deps.logger.info('stopped');
     },

@@ -28,13 +28,14 @@ export function samplesOf(input: FixtureInput): Sample[] {
     alerts: { value: alerts, success: true, lastSuccessAt: now, invalid: alerts.invalid },
     devices: { value: input.devices, success: true, lastSuccessAt: now, invalid: 0 },
     cycle: {
-      durationMs: 1250,
+      durations: { vitals: 250, devices: 400, alerts: 1250 },
       requests: new Map([
         ['/vitals\u0000200', input.vitals.length],
         ['/devices\u0000200', 2],
         ['/alerts\u0000200', 1],
       ]),
       alertsPageSize: 500,
+      budget: { configuredShare: 5, effectiveShare: 5, rateLimitedLastHour: 0 },
     },
   };
   return toSamples([view], { version: '0.0.0-test', runtime: 'once' });

@@ -1,21 +1,20 @@
 import { performance } from 'node:perf_hooks';
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../core/clock.js';
+import { parseRetryAfter } from '../core/retry.js';
 import { redact, silentLogger, type Logger } from '../core/log.js';
 import {
   AuthenticationError,
-  BudgetExhaustedError,
   ConfigError,
   InvalidResponseError,
   NetworkError,
   PermissionError,
   RateLimitedError,
   TimeoutError,
+  TruncatedBodyError,
   UpstreamHttpError,
 } from '../errors.js';
 import { EnvelopeParser, type RawEnvelope } from './json-stream.js';
-import type { RateLimiter } from './limiter.js';
-import { backoffMs, parseRetryAfter } from './retry.js';
 
 /** One GET of a list endpoint: the path under the base URL and its query (undefined values are left out). */
 export interface ListRequest {
@@ -29,29 +28,27 @@ export interface RecordSink<T> {
   finish(): T;
 }
 
-/** What a successful `list` returns: the envelope's paging fields, the records delivered and the sink's result. */
+/** What a successful read returns: the envelope's paging fields, the records delivered and the sink's result. */
 export interface ListResult<T> {
   total: number;
   offset: number;
   limit: number;
   received: number;
   result: T;
-  attempts: number;
 }
 
-/** Settings of a PortalClient; everything that varies (clock, logger, dispatcher, jitter) is injectable. */
-export interface PortalClientOptions {
+/** Settings of a PortalReader; what varies (clock, logger, dispatcher) is injectable. */
+export interface PortalReaderOptions {
   /** The portal's API root, `https://<cloud_id>.<host>/public-api/v1` (with or without a trailing slash). */
   baseUrl: string;
   apiKey: string;
   /** @default 'X-Service-ApiKey' */
   apiKeyHeader?: string;
-  limiter: RateLimiter;
-  /** Used for backoff sleeps, Retry-After dates and deadline checks. @default systemClock */
+  /** Reads Retry-After dates against it. @default systemClock */
   clock?: Clock;
   /** @default silentLogger */
   logger?: Logger;
-  /** undici Dispatcher; the connect timeout only applies to the default one. @default a module-level Agent */
+  /** undici Dispatcher; the timeouts below only shape the default one. @default a module-level Agent */
   dispatcher?: Dispatcher;
   /** @default 10_000 */
   connectTimeoutMs?: number;
@@ -59,35 +56,23 @@ export interface PortalClientOptions {
   headersTimeoutMs?: number;
   /** Max idle time between body chunks. @default 30_000 */
   bodyTimeoutMs?: number;
-  /** Retries after the first attempt. @default 3 */
-  maxRetries?: number;
-  /** @default 1_000 */
-  backoffBaseMs?: number;
-  /** @default 30_000 */
-  backoffMaxMs?: number;
-  /** Jitter source. @default Math.random */
-  random?: () => number;
-  /** Called once per HTTP attempt with the endpoint and the status as a string, or 'error' when there was no response. */
-  onResponse?: (endpoint: string, code: string) => void;
   /** @default 'posture-exporter' */
   userAgent?: string;
 }
 
 const BODY_SNIPPET_BYTES = 64 * 1024;
 
-// One Agent per connect timeout, shared by every client of the process so sockets are reused.
-const agents = new Map<number, Agent>();
+// One Agent per timeout set, shared by every reader of the process so sockets are reused.
+const agents = new Map<string, Agent>();
 function defaultAgent(connectTimeoutMs: number, headersTimeoutMs: number, bodyTimeoutMs: number): Agent {
-  let agent = agents.get(connectTimeoutMs);
+  const key = `${connectTimeoutMs}/${headersTimeoutMs}/${bodyTimeoutMs}`;
+  let agent = agents.get(key);
   if (!agent) {
     agent = new Agent({ connect: { timeout: connectTimeoutMs }, headersTimeout: headersTimeoutMs, bodyTimeout: bodyTimeoutMs });
-    agents.set(connectTimeoutMs, agent);
+    agents.set(key, agent);
   }
   return agent;
 }
-
-/** Failures that say nothing about the request itself and may succeed when sent again. */
-const transient = new WeakSet<Error>();
 
 function errorCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
@@ -109,33 +94,23 @@ function permissionHint(endpoint: string): string {
 }
 
 /**
- * The budget-aware client of the portal's list endpoints. Retry policy: 429 waits `Retry-After`
- * (seconds or HTTP-date) when sent, else backoff; 502, 503 and 504 (temporary by nature), network
- * errors, timeouts and a body cut off mid-way are retried with backoff; 500 is retried once only,
- * because the spec does not call it temporary and a persistent 500 would only burn the budget;
- * other 4xx, a complete but malformed body and `success:false` are never retried. Retries stop
- * after `maxRetries`, or when the wait (or the next rate-limit slot) would end after the deadline,
- * and then the last error is thrown.
+ * Reads one list request from the portal: sends it, streams the body record by record into a
+ * fresh sink, and validates the envelope. Every failure is a typed error (src/errors.ts); whether
+ * and when to send again is the scheduler's decision (src/schedule/), never the reader's.
  */
-export class PortalClient {
+export class PortalReader {
   private readonly baseUrl: string;
   private readonly apiKey: string;
   private readonly apiKeyHeader: string;
-  private readonly limiter: RateLimiter;
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly dispatcher: Dispatcher;
   private readonly headersTimeoutMs: number;
   private readonly bodyTimeoutMs: number;
   private readonly connectTimeoutMs: number;
-  private readonly maxRetries: number;
-  private readonly backoffBaseMs: number;
-  private readonly backoffMaxMs: number;
-  private readonly random: () => number;
-  private readonly onResponse: ((endpoint: string, code: string) => void) | undefined;
   private readonly userAgent: string;
 
-  constructor(options: PortalClientOptions) {
+  constructor(options: PortalReaderOptions) {
     let url: URL;
     try {
       url = new URL(options.baseUrl);
@@ -148,97 +123,47 @@ export class PortalClient {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.apiKey = options.apiKey;
     this.apiKeyHeader = options.apiKeyHeader ?? 'X-Service-ApiKey';
-    this.limiter = options.limiter;
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? silentLogger;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
     this.headersTimeoutMs = options.headersTimeoutMs ?? 30_000;
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
     this.dispatcher = options.dispatcher ?? defaultAgent(this.connectTimeoutMs, this.headersTimeoutMs, this.bodyTimeoutMs);
-    this.maxRetries = options.maxRetries ?? 3;
-    this.backoffBaseMs = options.backoffBaseMs ?? 1_000;
-    this.backoffMaxMs = options.backoffMaxMs ?? 30_000;
-    this.random = options.random ?? Math.random;
-    this.onResponse = options.onResponse;
     this.userAgent = options.userAgent ?? 'posture-exporter';
   }
 
-  /** GET a list endpoint and stream its records into a sink. `request` may be a function of the attempt number (0-based) so a planner can change `limit`/`offset` on a retry. */
-  async list<T>(
-    request: ListRequest | ((attempt: number) => ListRequest),
-    newSink: () => RecordSink<T>,
-    options: { deadline: number; signal?: AbortSignal },
-  ): Promise<ListResult<T>> {
-    const { deadline, signal } = options;
-    let lastError: Error | undefined;
-    let serverErrorRetries = 0;
-    for (let attempt = 0; ; attempt++) {
-      const req = typeof request === 'function' ? request(attempt) : request;
-      const endpoint = req.endpoint;
-      try {
-        await this.limiter.acquire(endpoint, deadline, signal);
-      } catch (err) {
-        if (signal?.aborted) throw this.aborted(endpoint, signal.reason);
-        if (lastError && err instanceof BudgetExhaustedError) {
-          // The retry no longer fits the budget before the deadline: the failure that caused it is the news.
-          this.logger.warn('upstream retry abandoned: no rate-limit slot before the deadline', { endpoint, attempt });
-          throw lastError;
-        }
-        throw err;
+  /**
+   * One request: send, check the status, stream the body into a fresh sink, validate the envelope.
+   * `signal` aborts the request and the body read (the run's deadline).
+   */
+  async read<T>(req: ListRequest, newSink: () => RecordSink<T>, signal?: AbortSignal): Promise<ListResult<T>> {
+    const started = performance.now();
+    let status: number | 'error' = 'error';
+    let records = 0;
+    try {
+      const res = await this.send(req, signal);
+      status = res.statusCode;
+      if (status < 200 || status >= 300) {
+        const text = await readSnippet(res.body);
+        throw this.httpError(req.endpoint, status, text, res.headers['retry-after']);
       }
-      let error: Error;
-      try {
-        return { ...(await this.attempt(req, newSink, signal, attempt)), attempts: attempt + 1 };
-      } catch (err) {
-        if (signal?.aborted) throw this.aborted(endpoint, signal.reason);
-        if (!(err instanceof Error)) throw err;
-        error = err;
-      }
-      let waitMs: number;
-      if (error instanceof RateLimitedError && error.retryAfterMs !== undefined) waitMs = error.retryAfterMs;
-      else if (this.retryable(error, serverErrorRetries)) waitMs = this.backoff(attempt);
-      else throw error;
-      if (error instanceof UpstreamHttpError && error.status === 500) serverErrorRetries++;
-      const status = error instanceof UpstreamHttpError ? error.status : error.name;
-      if (attempt >= this.maxRetries) {
-        this.logger.warn('upstream request failed, retries used up', { endpoint, status, attempt: attempt + 1 });
-        throw error;
-      }
-      const now = this.clock.now();
-      const resumeAt = Math.max(now + waitMs, this.limiter.nextSlotAt());
-      if (resumeAt > deadline) {
-        this.logger.warn('upstream request failed, no time left to retry before the deadline', {
-          endpoint,
-          status,
-          attempt: attempt + 1,
-          waitMs: Math.round(resumeAt - now),
-          deadlineInMs: deadline - now,
-        });
-        throw error;
-      }
-      // `attempt` is 1-based in logs: the attempt that failed; the retry is attempt + 1.
-      this.logger.warn('upstream request failed, retrying', { endpoint, status, attempt: attempt + 1, waitMs: Math.round(waitMs) });
-      lastError = error;
-      try {
-        await this.clock.sleep(waitMs, signal);
-      } catch (err) {
-        throw this.aborted(endpoint, signal?.aborted ? signal.reason : err);
-      }
+      const sink = newSink();
+      const envelope = await this.stream(req.endpoint, res.body, (raw) => {
+        sink.record(raw);
+        records++;
+      }, signal);
+      const { total, offset, limit } = this.validate(req.endpoint, req, envelope);
+      return { total, offset, limit, received: envelope.dataCount, result: sink.finish() };
+    } catch (err) {
+      throw signal?.aborted ? this.aborted(req.endpoint, signal.reason, err) : err;
+    } finally {
+      this.logger.debug('upstream request', { endpoint: req.endpoint, query: req.query, status, durationMs: Math.round(performance.now() - started), records });
     }
   }
 
-  private retryable(error: Error, serverErrorRetries: number): boolean {
-    if (error instanceof RateLimitedError) return true;
-    if (error instanceof UpstreamHttpError) {
-      if (error.status === 500) return serverErrorRetries < 1;
-      return error.status === 502 || error.status === 503 || error.status === 504;
-    }
-    if (error instanceof NetworkError) return true;
-    return transient.has(error);
-  }
-
-  private backoff(attempt: number): number {
-    return backoffMs(attempt, { baseMs: this.backoffBaseMs, maxMs: this.backoffMaxMs, random: this.random });
+  /** The HTTP status of a failure (`error` when there was no response), for the request counts. */
+  static codeOf(err: unknown): string {
+    return err instanceof UpstreamHttpError ? String(err.status) : 'error';
   }
 
   private url(req: ListRequest): string {
@@ -249,79 +174,52 @@ export class PortalClient {
     return this.baseUrl + path + (qs ? '?' + qs : '');
   }
 
-  /** One HTTP attempt: send, check the status, stream the body into a fresh sink, validate the envelope. */
-  private async attempt<T>(
-    req: ListRequest,
-    newSink: () => RecordSink<T>,
-    signal: AbortSignal | undefined,
-    attempt: number,
-  ): Promise<Omit<ListResult<T>, 'attempts'>> {
-    const endpoint = req.endpoint;
-    const started = performance.now();
-    let status: number | 'error' = 'error';
-    let records = 0;
+  private async send(req: ListRequest, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
     try {
-      let res: Dispatcher.ResponseData;
-      try {
-        res = await undiciRequest(this.url(req), {
-          method: 'GET',
-          dispatcher: this.dispatcher,
-          headers: { [this.apiKeyHeader]: this.apiKey, accept: 'application/json', 'user-agent': this.userAgent },
-          headersTimeout: this.headersTimeoutMs,
-          bodyTimeout: this.bodyTimeoutMs,
-          signal,
-        });
-      } catch (err) {
-        this.onResponse?.(endpoint, 'error');
-        throw this.transportError(endpoint, err, 'request');
-      }
-      status = res.statusCode;
-      this.onResponse?.(endpoint, String(status));
-      if (status < 200 || status >= 300) {
-        const text = await readSnippet(res.body);
-        throw this.httpError(endpoint, status, text, res.headers['retry-after']);
-      }
+      return await undiciRequest(this.url(req), {
+        method: 'GET',
+        dispatcher: this.dispatcher,
+        headers: { [this.apiKeyHeader]: this.apiKey, accept: 'application/json', 'user-agent': this.userAgent },
+        headersTimeout: this.headersTimeoutMs,
+        bodyTimeout: this.bodyTimeoutMs,
+        signal,
+      });
+    } catch (err) {
+      throw this.transportError(req.endpoint, err, 'request');
+    }
+  }
 
-      const sink = newSink();
-      const parser = new EnvelopeParser(endpoint, (raw) => {
-        sink.record(raw);
-        records++;
-      });
-      const chunks = res.body[Symbol.asyncIterator]();
-      try {
-        for (;;) {
-          let step: IteratorResult<unknown>;
-          try {
-            step = await chunks.next();
-          } catch (err) {
-            throw this.transportError(endpoint, err, 'body');
-          }
-          if (step.done) break;
-          // Malformed JSON and the sink's own errors surface from here unchanged.
-          parser.write(step.value as Uint8Array);
+  /** Streams the body through the envelope parser; a body that ends inside the JSON is a TruncatedBodyError. */
+  private async stream(endpoint: string, body: Dispatcher.ResponseData['body'], onRecord: (raw: unknown) => void, signal: AbortSignal | undefined): Promise<RawEnvelope> {
+    const parser = new EnvelopeParser(endpoint, onRecord);
+    // undici stops a body read on abort only between chunks; a body that drips must be cut now.
+    const cut = () => body.destroy(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+    signal?.addEventListener('abort', cut, { once: true });
+    try {
+      const chunks = body[Symbol.asyncIterator]();
+      for (;;) {
+        let step: IteratorResult<unknown>;
+        try {
+          step = await chunks.next();
+        } catch (err) {
+          throw this.transportError(endpoint, err, 'body');
         }
-      } finally {
-        if (!res.body.destroyed) res.body.destroy();
+        if (step.done) break;
+        // Malformed JSON and the sink's own errors surface from here unchanged.
+        parser.write(step.value as Uint8Array);
       }
-      let envelope: RawEnvelope;
-      try {
-        envelope = parser.end();
-      } catch (err) {
-        // A clean end inside the JSON means the body was cut short (a proxy or the portal gave up): send again.
-        if (err instanceof Error) transient.add(err);
-        throw err;
-      }
-      const { total, offset, limit } = this.validate(endpoint, req, envelope);
-      return { total, offset, limit, received: envelope.dataCount, result: sink.finish() };
     } finally {
-      this.logger.debug('upstream request', {
-        endpoint,
-        query: req.query,
-        attempt: attempt + 1,
-        status,
-        durationMs: Math.round(performance.now() - started),
-        records,
-      });
+      signal?.removeEventListener('abort', cut);
+      if (!body.destroyed) body.destroy();
+    }
+    try {
+      return parser.end();
+    } catch (err) {
+      if (err instanceof InvalidResponseError && !(err instanceof TruncatedBodyError)) {
+        // A clean end inside the JSON means the body was cut short: sending again may work.
+        throw new TruncatedBodyError(endpoint, err.message, { cause: err });
+      }
+      throw err;
     }
   }
 
@@ -424,12 +322,12 @@ export class PortalClient {
     return new NetworkError(endpoint, `Could not get a response from the portal for ${endpoint} (${code ?? detail}): check POSTURE_BASE_URL and network access.`, { cause: err });
   }
 
-  /** An abort ends everything; a timeout signal (AbortSignal.timeout) reads as the deadline passing. */
-  private aborted(endpoint: string, reason: unknown): unknown {
+  /** An abort ends the request; a deadline (a TimeoutError-named reason) reads as the run's deadline passing. */
+  private aborted(endpoint: string, reason: unknown, err: unknown): unknown {
     if ((reason as { name?: unknown } | null)?.name === 'TimeoutError' && !(reason instanceof TimeoutError)) {
-      return new TimeoutError(endpoint, 'deadline', `The request to ${endpoint} was cancelled because the collection deadline passed.`, { cause: reason });
+      return new TimeoutError(endpoint, 'deadline', `The request to ${endpoint} was cut because its deadline passed (the run's time ran out while the body was being read).`, { cause: err });
     }
-    return reason;
+    return reason ?? err;
   }
 }
 

@@ -1,0 +1,269 @@
+/**
+ * The jobs of one portal: a run of each source is a short sequence of requests (Vitals and one per
+ * tag; device totals; the /alerts pages), each of which takes its slot from the portal's scheduler,
+ * retries included. The folds that turn records into aggregates stay pure in src/collect/.
+ */
+import type { PortalConfig } from '../config/load.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/log.js';
+import { fullJitterBackoffMs, retry, type RetryDecision } from '../core/retry.js';
+import { AlertsSink, mergeAlerts, type AlertsAggregate } from '../collect/alerts.js';
+import type { DevicesTotals } from '../collect/devices.js';
+import { VitalsSink, type VitalsList } from '../collect/vitals.js';
+import { LateError, ListMismatchError, NetworkError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
+import type { Source } from '../metrics/catalogue.js';
+import { PortalReader, type ListRequest, type ListResult, type RecordSink } from '../upstream/reader.js';
+import { alertsLimit, alertsPagesAllowed } from './plan.js';
+import { PRIORITY, type PortalScheduler } from './scheduler.js';
+
+/** What the jobs remember of a portal between runs, to plan the next one. */
+export interface PortalMemory {
+  /** Unresolved alerts at the last complete /alerts run. */
+  alertsTotal?: number;
+  /** The largest page the portal returned when asked for more (it caps pages). */
+  pageCap?: number;
+}
+
+/** A run's deadline: fixed in `serve` (the source's next run), extendable in one-shot runs as the plan learns the list sizes. */
+export class Deadline {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly controller = new AbortController();
+  private readonly unlink: () => void;
+
+  /**
+   * @param at epoch ms on `clock`
+   * @param cap the latest it may be extended to (undefined: fixed)
+   */
+  constructor(
+    private atMs: number,
+    private readonly clock: Clock,
+    private readonly cap: number | undefined,
+    outer?: AbortSignal,
+  ) {
+    const onOuter = () => this.controller.abort(outer?.reason);
+    if (outer?.aborted) onOuter();
+    outer?.addEventListener('abort', onOuter, { once: true });
+    this.unlink = () => outer?.removeEventListener('abort', onOuter);
+    this.arm();
+  }
+
+  get at(): number {
+    return this.atMs;
+  }
+
+  /** Aborted when the deadline passes (reason: a TimeoutError DOMException) or the outer signal aborts. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Moves the deadline later, up to the cap; returns whether it moved. */
+  extendTo(at: number): boolean {
+    if (this.cap === undefined) return false;
+    const next = Math.min(at, this.cap);
+    if (next <= this.atMs) return false;
+    this.atMs = next;
+    this.arm();
+    return true;
+  }
+
+  /** Ends the deadline's timer (the run is over). */
+  close(): void {
+    clearTimeout(this.timer);
+    this.unlink();
+  }
+
+  // Real time, as the portal's answers arrive in real time: this cuts a request still in flight
+  // when the deadline passes. Slots after the deadline are refused by the scheduler on the clock.
+  private arm(): void {
+    clearTimeout(this.timer);
+    if (this.controller.signal.aborted) return;
+    this.timer = setTimeout(() => this.controller.abort(new DOMException('the deadline passed', 'TimeoutError')), Math.max(0, this.atMs - this.clock.now()));
+    this.timer.unref?.();
+  }
+}
+
+/** Everything a run needs. */
+export interface RunContext {
+  readonly portal: PortalConfig;
+  readonly scheduler: PortalScheduler;
+  readonly reader: PortalReader;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly deadline: Deadline;
+  readonly maxRetries: number;
+  readonly random: () => number;
+  readonly memory: PortalMemory;
+  /** Requests sent by this run, by `endpoint\u0000code`. */
+  readonly requests: Map<string, number>;
+}
+
+const BACKOFF = { baseMs: 1_000, maxMs: 30_000 };
+
+/** When to send a failed request again: what the spec calls temporary, and what the scheduler allows. */
+function classifier(ctx: RunContext, endpoint: string): (err: unknown, n: number) => RetryDecision {
+  let serverErrors = 0;
+  return (err, n) => {
+    const now = ctx.clock.now();
+    const status = err instanceof UpstreamHttpError ? err.status : err instanceof Error ? err.name : 'error';
+    let decision: RetryDecision = { retry: false };
+    if (err instanceof RateLimitedError) {
+      if (err.retryAfterMs !== undefined && err.retryAfterMs > ctx.scheduler.maxRetryAfterMs) {
+        ctx.logger.warn('the portal asked to wait longer than POSTURE_MAX_RETRY_AFTER_SECONDS: this run of the source is deferred to its next run', {
+          endpoint,
+          retryAfterMs: err.retryAfterMs,
+          maxRetryAfterMs: ctx.scheduler.maxRetryAfterMs,
+        });
+        return decision;
+      }
+      // The scheduler paused the whole portal; the retry waits for the pause, then for its slot.
+      decision = { retry: true, waitMs: Math.max(0, ctx.scheduler.pausedUntilMs - now), reason: '429' };
+    } else if (err instanceof UpstreamHttpError) {
+      // 500 is not called temporary by the spec: once, so a persistent one does not burn the budget.
+      if (err.status === 500 && serverErrors++ < 1) decision = { retry: true, waitMs: backoff(ctx, n), reason: '500' };
+      else if (err.status === 502 || err.status === 503 || err.status === 504) decision = { retry: true, waitMs: backoff(ctx, n), reason: String(err.status) };
+    } else if (err instanceof TruncatedBodyError || (err instanceof NetworkError && !(err instanceof TimeoutError && err.phase === 'deadline'))) {
+      decision = { retry: true, waitMs: backoff(ctx, n), reason: err.name };
+    }
+    if (!decision.retry) return decision;
+    if (n >= ctx.maxRetries) {
+      ctx.logger.warn('upstream request failed, retries used up', { endpoint, status, attempt: n + 1 });
+    } else if (now + decision.waitMs > ctx.deadline.at) {
+      ctx.logger.warn('upstream request failed, no time left to retry before the deadline', { endpoint, status, attempt: n + 1, waitMs: Math.round(decision.waitMs) });
+    } else {
+      ctx.logger.warn('upstream request failed, retrying', { endpoint, status, attempt: n + 1, waitMs: Math.round(decision.waitMs) });
+    }
+    return decision;
+  };
+}
+
+function backoff(ctx: RunContext, attempt: number): number {
+  return fullJitterBackoffMs(attempt, { ...BACKOFF, random: ctx.random });
+}
+
+/**
+ * One request through the scheduler: waits for its slot (retries first in line), reads it, tells the
+ * scheduler what the portal said, and sends again when the classifier allows.
+ */
+export function request<T>(ctx: RunContext, req: (attempt: number) => ListRequest, newSink: () => RecordSink<T>, priority: number): Promise<ListResult<T>> {
+  const count = (endpoint: string, code: string) => {
+    const key = `${endpoint}\u0000${code}`;
+    ctx.requests.set(key, (ctx.requests.get(key) ?? 0) + 1);
+  };
+  let endpoint = '';
+  return retry(
+    async (n) => {
+      const r = req(n);
+      endpoint = r.endpoint;
+      const permit = await ctx.scheduler.acquire({ endpoint: r.endpoint, priority: n > 0 ? PRIORITY.continuation : priority, deadline: ctx.deadline.at, signal: ctx.deadline.signal });
+      const release = ctx.clock.hold?.();
+      try {
+        const res = await ctx.reader.read(r, newSink, ctx.deadline.signal);
+        count(r.endpoint, '200');
+        ctx.scheduler.answered();
+        return res;
+      } catch (err) {
+        count(r.endpoint, PortalReader.codeOf(err));
+        if (err instanceof RateLimitedError) ctx.scheduler.rateLimited(err.retryAfterMs, backoff(ctx, n));
+        else if (err instanceof UpstreamHttpError) ctx.scheduler.answered();
+        throw err;
+      } finally {
+        permit.done();
+        release?.();
+      }
+    },
+    { classify: (err, n) => classifier(ctx, endpoint)(err, n), maxRetries: ctx.maxRetries, clock: ctx.clock, deadline: ctx.deadline.at, signal: ctx.deadline.signal },
+  );
+}
+
+/** Vitals: the whole portal, then each tag. */
+export async function runVitals(ctx: RunContext): Promise<VitalsList[]> {
+  const lists: VitalsList[] = [];
+  const tags = [undefined, ...ctx.portal.vitalsTags];
+  for (const [i, tag] of tags.entries()) {
+    const res = await request(ctx, () => ({ endpoint: '/vitals', query: { tag } }), () => new VitalsSink(tag, ctx.logger), i === 0 ? PRIORITY.vitals : PRIORITY.continuation);
+    if (res.received !== res.total) {
+      throw new ListMismatchError('/vitals', res.total, res.received, `/vitals${tag === undefined ? '' : ` (tag ${tag})`} returned ${res.received} records but its total says ${res.total}: the list is incomplete.`);
+    }
+    lists.push(res.result);
+  }
+  return lists;
+}
+
+/** Only the envelope's `total` counts for device totals: the one record asked for is ignored. */
+const ignoreRecords = (): RecordSink<void> => ({ record() {}, finish() {} });
+
+/** Device totals: `total` of `filter=active` and `filter=inactive`, one record each. */
+export async function runDevices(ctx: RunContext): Promise<DevicesTotals> {
+  const totals: Partial<Record<'active' | 'inactive', number>> = {};
+  for (const [i, filter] of (['active', 'inactive'] as const).entries()) {
+    const res = await request(ctx, () => ({ endpoint: '/devices', query: { filter, limit: 1 } }), ignoreRecords, i === 0 ? PRIORITY.devices : PRIORITY.continuation);
+    totals[filter] = res.total;
+  }
+  return totals as DevicesTotals;
+}
+
+/** What an /alerts run returns beside the aggregate. */
+export interface AlertsRun {
+  readonly aggregate: AlertsAggregate;
+  /** The largest `limit` asked (0 = all in one request). */
+  readonly pageSize: number;
+}
+
+/**
+ * Unresolved alerts, paged: the page size comes from the plan (the last run's total when known, the
+ * pages the share leaves), the pages are read back to back, and a portal that caps its pages is
+ * paged by what it returns. A one-shot run's deadline grows to what the pages need.
+ */
+export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => void): Promise<AlertsRun> {
+  const { portal, memory, logger } = ctx;
+  const nowSeconds = ctx.clock.now() / 1000;
+  const pagesAllowed = alertsPagesAllowed({ requestsPerMinute: ctx.scheduler.share.effective, vitalsTags: portal.vitalsTags });
+  let offset = 0;
+  let total: number | undefined;
+  let aggregate: AlertsAggregate | undefined;
+  let pages = 0;
+  let pageSize: number | undefined;
+  for (;;) {
+    // Before the first page the last run's total is the best guess of what is left.
+    const remaining = total === undefined ? memory.alertsTotal : total - offset;
+    const limit = alertsLimit({ pageSize: portal.pageSize, remaining, pagesAllowed: Math.max(1, pagesAllowed - pages), pageCap: memory.pageCap });
+    if (limit !== portal.pageSize && limit !== memory.pageCap) logger.info('planned a larger /alerts page to fit the rate budget', { pageSize: portal.pageSize, limit, offset, total: total ?? memory.alertsTotal });
+    pageSize = limit === 0 || pageSize === 0 ? 0 : Math.max(pageSize ?? 0, limit);
+    onPageSize(pageSize);
+    const at = offset;
+    const res = await request(ctx, () => ({ endpoint: '/alerts', query: { filter: 'allunresolved', offset: at, limit } }), () => new AlertsSink(nowSeconds, logger, at), pages === 0 ? PRIORITY.alerts : PRIORITY.continuation);
+    pages++;
+    if (total !== undefined && res.total !== total) {
+      throw new ListMismatchError('/alerts', total, res.total, `/alerts changed while it was being paged (total ${total}, then ${res.total}): the counts would be off, so this run's alerts are dropped; a larger POSTURE_PAGE_SIZE avoids it.`);
+    }
+    total = res.total;
+    aggregate = aggregate ? mergeAlerts(aggregate, res.result) : res.result;
+    offset += res.received;
+    if (offset >= total) break;
+    if (res.received === 0) break;
+    const wanted = limit === 0 ? total - at : Math.min(limit, total - at);
+    if (res.received < wanted && res.limit > 0 && res.limit === res.received && memory.pageCap !== res.limit) {
+      // The portal returns at most this many whatever is asked: page by it, and plan with it from now on.
+      memory.pageCap = res.limit;
+      logger.info('the portal caps /alerts pages: paging by what it returns', { asked: limit, cap: res.limit, total });
+    }
+    // A one-shot run may take as long as the remaining pages need.
+    const perPage = memory.pageCap ?? (limit === 0 ? total : limit);
+    const left = Math.ceil((total - offset) / Math.max(1, perPage));
+    ctx.deadline.extendTo(ctx.clock.now() + (Math.ceil((left + ctx.maxRetries) / ctx.scheduler.share.effective) * 61 + 60) * 1000);
+  }
+  if (offset !== total) {
+    throw new ListMismatchError('/alerts', total, offset, `/alerts returned ${offset} records but its total says ${total}: the list was truncated or moved while paged.`);
+  }
+  memory.alertsTotal = total;
+  return { aggregate: aggregate!, pageSize: pageSize ?? portal.pageSize };
+}
+
+/** The run of each source. */
+export const RUNS: Record<Source, (ctx: RunContext, onPageSize: (limit: number) => void) => Promise<unknown>> = {
+  vitals: (ctx) => runVitals(ctx),
+  devices: (ctx) => runDevices(ctx),
+  alerts: async (ctx, onPageSize) => (await runAlerts(ctx, onPageSize)).aggregate,
+};
+
+export { LateError };

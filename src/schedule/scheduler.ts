@@ -1,0 +1,270 @@
+import type { Clock } from '../core/clock.js';
+import { silentLogger, type Logger } from '../core/log.js';
+import { LateError } from '../errors.js';
+import { AdaptiveShare } from './share.js';
+import { SlidingWindow } from './window.js';
+
+/** The portal's documented limit (spec 8): 10 requests per 60 s for all its clients together. */
+export const PORTAL_LIMIT = 10;
+export const WINDOW_MS = 60_000;
+
+/** Priorities of the queue: lower goes first. */
+export const PRIORITY = {
+  /** A retry, or the next page of a list already being read: finish what was started. */
+  continuation: 0,
+  vitals: 1,
+  devices: 2,
+  alerts: 3,
+  /** Backfill of past days: only what live collection leaves. */
+  backfill: 9,
+} as const;
+
+/** What a caller of `acquire` says about its request. */
+export interface SlotRequest {
+  /** For logs and errors, e.g. `/alerts`. */
+  readonly endpoint: string;
+  readonly priority: number;
+  /** Epoch ms: a slot later than this is refused with LateError. */
+  readonly deadline: number;
+  readonly signal?: AbortSignal;
+}
+
+/** A granted slot: call `done` when the response has been read (the next request waits for it). */
+export interface Permit {
+  readonly startedAt: number;
+  done(): void;
+}
+
+interface Waiter extends SlotRequest {
+  readonly seq: number;
+  settled: boolean;
+  resolve(permit: Permit): void;
+  reject(reason: unknown): void;
+  onAbort(): void;
+}
+
+export interface SchedulerOptions {
+  /** Configured share: requests per window this exporter may spend. */
+  share: number;
+  clock: Clock;
+  logger?: Logger;
+  /** @default 60_000 */
+  windowMs?: number;
+  /** The portal's own limit per window, to tell a 429 we caused from one others caused. @default 10 */
+  portalLimit?: number;
+  /** A Retry-After longer than this pauses the portal only this long, and the request that got it is deferred to its next run. @default 120_000 */
+  maxRetryAfterMs?: number;
+  /** Requests in flight at once. @default 1 */
+  concurrency?: number;
+  /** Spacing kept beyond the window (latency and clock skew). @default 1_000 */
+  marginMs?: number;
+}
+
+/**
+ * One portal's budget, owned in one place. Requests ask for a slot and get one as soon as the
+ * sliding window (at the effective share), a portal-wide pause after a 429, and the requests in
+ * flight allow, highest priority first, then in arrival order. A request never fails because the
+ * window is full; it fails only when the slot it could get comes after its deadline (LateError).
+ */
+export class PortalScheduler {
+  readonly window: SlidingWindow;
+  readonly share: AdaptiveShare;
+  readonly maxRetryAfterMs: number;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly portalLimit: number;
+  private readonly concurrency: number;
+  private queue: Waiter[] = [];
+  private seq = 0;
+  private inFlight = 0;
+  private pausedUntil = 0;
+  private pumping = false;
+  private wakePump: (() => void) | undefined;
+  /** Times of the 429s received in the last hour (for the metric). */
+  private throttled: number[] = [];
+  /** Every request start, for the plan and tests; trimmed to the last hour. */
+  private starts: number[] = [];
+
+  constructor(options: SchedulerOptions) {
+    const windowMs = options.windowMs ?? WINDOW_MS;
+    this.window = new SlidingWindow(windowMs, options.marginMs ?? 1_000);
+    this.share = new AdaptiveShare(options.share, windowMs);
+    this.clock = options.clock;
+    this.logger = options.logger ?? silentLogger;
+    this.portalLimit = options.portalLimit ?? PORTAL_LIMIT;
+    this.maxRetryAfterMs = options.maxRetryAfterMs ?? 120_000;
+    this.concurrency = options.concurrency ?? 1;
+  }
+
+  /** Waits for a slot for one request. Rejects with LateError when the earliest slot is after the deadline, or with the signal's reason when aborted. */
+  acquire(request: SlotRequest): Promise<Permit> {
+    if (request.signal?.aborted) return Promise.reject(request.signal.reason);
+    return new Promise<Permit>((resolve, reject) => {
+      const waiter: Waiter = {
+        ...request,
+        seq: this.seq++,
+        settled: false,
+        resolve: (permit) => {
+          if (waiter.settled) return;
+          waiter.settled = true;
+          request.signal?.removeEventListener('abort', waiter.onAbort);
+          resolve(permit);
+        },
+        reject: (reason) => {
+          if (waiter.settled) return;
+          waiter.settled = true;
+          request.signal?.removeEventListener('abort', waiter.onAbort);
+          reject(reason);
+        },
+        onAbort: () => {
+          this.remove(waiter);
+          waiter.reject(request.signal?.reason);
+          this.wake();
+        },
+      };
+      request.signal?.addEventListener('abort', waiter.onAbort, { once: true });
+      this.queue.push(waiter);
+      this.wake();
+      void this.pump();
+    });
+  }
+
+  /**
+   * A 429 arrived. Every request to the portal waits until its Retry-After (at most
+   * `maxRetryAfterMs`); without one, for `fallbackMs`. Unless the exporter's own requests filled
+   * the portal's window, other clients are spending it: the effective share is halved.
+   * Returns how long the portal is paused from now.
+   */
+  rateLimited(retryAfterMs: number | undefined, fallbackMs: number): number {
+    const now = this.clock.now();
+    this.throttled.push(now);
+    const wait = Math.min(retryAfterMs ?? fallbackMs, this.maxRetryAfterMs);
+    this.pausedUntil = Math.max(this.pausedUntil, now + wait);
+    const own = this.window.countAt(now);
+    const before = this.share.effective;
+    if (this.share.rateLimited(now, own >= this.portalLimit)) {
+      this.logger.warn('the portal answered 429 although this exporter stayed within its share: other clients are using the budget, so the share is lowered', {
+        share: this.share.effective,
+        was: before,
+        configured: this.share.configured,
+        ownInWindow: own,
+      });
+    }
+    this.wake();
+    return this.pausedUntil - now;
+  }
+
+  /** A request got an answer other than 429 (the share may grow back). */
+  answered(): void {
+    if (this.share.succeeded(this.clock.now())) {
+      this.logger.info('a clean window: the share grows back by one request', { share: this.share.effective, configured: this.share.configured });
+      this.wake();
+    }
+  }
+
+  /** Epoch ms until which every request waits (0 when not paused). */
+  get pausedUntilMs(): number {
+    return this.pausedUntil;
+  }
+
+  /** 429s received in the hour before `now`. */
+  rateLimitedInLastHour(now = this.clock.now()): number {
+    this.throttled = this.throttled.filter((t) => t > now - 3_600_000);
+    return this.throttled.length;
+  }
+
+  /** Request starts so far (the last hour), oldest first. */
+  get startTimes(): readonly number[] {
+    return this.starts;
+  }
+
+  /** Requests that could start by `by`, after those already waiting (for planning page sizes). */
+  availableBy(by: number): number {
+    const now = this.clock.now();
+    return this.window.availableBy(Math.max(now, this.pausedUntil), by, this.share.effective, this.queue.length + this.inFlight);
+  }
+
+  /** Requests waiting for a slot or in flight. */
+  get busy(): number {
+    return this.queue.length + this.inFlight;
+  }
+
+  private wake(): void {
+    const w = this.wakePump;
+    this.wakePump = undefined;
+    w?.();
+  }
+
+  private remove(waiter: Waiter): void {
+    const i = this.queue.indexOf(waiter);
+    if (i >= 0) this.queue.splice(i, 1);
+  }
+
+  private head(): Waiter | undefined {
+    let best: Waiter | undefined;
+    for (const w of this.queue) if (!best || w.priority < best.priority || (w.priority === best.priority && w.seq < best.seq)) best = w;
+    return best;
+  }
+
+  /** The earliest time the next request may start, ignoring requests in flight. */
+  private nextSlot(now: number): number {
+    return Math.max(this.window.nextSlot(now, this.share.effective), this.pausedUntil, now);
+  }
+
+  private grant(waiter: Waiter, now: number): void {
+    this.remove(waiter);
+    this.window.record(now);
+    this.starts.push(now);
+    while (this.starts.length > 0 && this.starts[0]! <= now - 3_600_000) this.starts.shift();
+    this.inFlight++;
+    let released = false;
+    waiter.resolve({
+      startedAt: now,
+      done: () => {
+        if (released) return;
+        released = true;
+        this.inFlight--;
+        this.wake();
+        void this.pump();
+      },
+    });
+  }
+
+  /** Serves the queue; sleeps on the clock until the next slot, or until something changes. */
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      for (;;) {
+        const head = this.head();
+        if (!head) return;
+        const now = this.clock.now();
+        const slot = this.nextSlot(now);
+        if (slot > head.deadline) {
+          this.remove(head);
+          head.reject(new LateError(head.endpoint, slot, head.deadline, this.share.effective, this.window.windowMs));
+          continue;
+        }
+        if (this.inFlight >= this.concurrency) {
+          // A request is being read: wait for it (its `done`), then look again.
+          await new Promise<void>((resolve) => (this.wakePump = resolve));
+          continue;
+        }
+        if (slot <= now) {
+          this.grant(head, now);
+          continue;
+        }
+        const stop = new AbortController();
+        this.wakePump = () => stop.abort();
+        try {
+          await this.clock.sleep(slot - now, stop.signal);
+        } catch {
+          // Woken early: a pause, an abort, a new arrival or a grown share; look again.
+        }
+        this.wakePump = undefined;
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The exporter's effective share of the portal's budget, adapted to what the portal says:
+ * multiplicative decrease on a 429 that the exporter's own requests do not explain (other clients
+ * are spending the budget), additive increase of one request per clean window, never below one
+ * request per window nor above the configured share (TCP's AIMD, applied to a request budget).
+ */
+export class AdaptiveShare {
+  private current: number;
+  /** Start of the current clean stretch: the last cut or gain. */
+  private cleanSince: number | undefined;
+
+  constructor(
+    readonly configured: number,
+    private readonly windowMs: number,
+  ) {
+    if (!Number.isInteger(configured) || configured < 1) throw new RangeError(`share must be a positive integer, got ${String(configured)}`);
+    this.current = configured;
+  }
+
+  /** Requests per window the scheduler allows itself now. */
+  get effective(): number {
+    return this.current;
+  }
+
+  /** A 429 arrived at `now`; `explained` when the exporter's own requests filled the portal's window. Returns whether the share was cut. */
+  rateLimited(now: number, explained: boolean): boolean {
+    this.cleanSince = now;
+    if (explained) return false;
+    const next = Math.max(1, Math.floor(this.current / 2));
+    const cut = next < this.current;
+    this.current = next;
+    return cut;
+  }
+
+  /** A request succeeded at `now`: after a whole window without a 429, win back one request. Returns whether the share grew. */
+  succeeded(now: number): boolean {
+    if (this.current >= this.configured) {
+      this.cleanSince = undefined;
+      return false;
+    }
+    if (this.cleanSince === undefined) this.cleanSince = now;
+    if (now - this.cleanSince < this.windowMs) return false;
+    this.current++;
+    this.cleanSince = now;
+    return true;
+  }
+}
