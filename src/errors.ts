@@ -105,11 +105,12 @@ export class LateError extends PostureError {
   /** When the request could have started, and the deadline it had (epoch ms). */
   readonly slotAt: number;
   readonly deadline: number;
-  constructor(endpoint: string, slotAt: number, deadline: number, share: number, windowMs: number) {
+  constructor(endpoint: string, slotAt: number, deadline: number, share: number, windowMs: number, options?: { cause?: unknown; why?: string }) {
     const seconds = Math.round(windowMs / 100) / 10;
     super(
-      `${endpoint} is late: its next request could start at ${new Date(slotAt).toISOString()}, after its deadline ${new Date(deadline).toISOString()} ` +
+      `${endpoint} is late: its next request could start at ${new Date(slotAt).toISOString()}${options?.why ? ` (${options.why})` : ''}, after its deadline ${new Date(deadline).toISOString()} ` +
         `(budget now ${share} request(s) per ${seconds} s); the previous values are kept while fresh — run \`posture-exporter check-config\` to see the plan, lengthen this source's interval or raise POSTURE_REQUESTS_PER_MINUTE`,
+      options,
     );
     this.endpoint = endpoint;
     this.slotAt = slotAt;

@@ -99,8 +99,14 @@ export interface RunContext {
 
 const BACKOFF = { baseMs: 1_000, maxMs: 30_000 };
 
+/** A retry the deadline did not leave time for: the request is late, not broken. */
+interface Abandoned {
+  at?: number;
+  why?: string;
+}
+
 /** When to send a failed request again: what the spec calls temporary, and what the scheduler allows. */
-function classifier(ctx: RunContext, endpoint: string): (err: unknown, n: number) => RetryDecision {
+function classifier(ctx: RunContext, endpoint: () => string, abandoned: Abandoned): (err: unknown, n: number) => RetryDecision {
   let serverErrors = 0;
   return (err, n) => {
     const now = ctx.clock.now();
@@ -109,7 +115,7 @@ function classifier(ctx: RunContext, endpoint: string): (err: unknown, n: number
     if (err instanceof RateLimitedError) {
       if (err.retryAfterMs !== undefined && err.retryAfterMs > ctx.scheduler.maxRetryAfterMs) {
         ctx.logger.warn('the portal asked to wait longer than POSTURE_MAX_RETRY_AFTER_SECONDS: this run of the source is deferred to its next run', {
-          endpoint,
+          endpoint: endpoint(),
           retryAfterMs: err.retryAfterMs,
           maxRetryAfterMs: ctx.scheduler.maxRetryAfterMs,
         });
@@ -126,11 +132,13 @@ function classifier(ctx: RunContext, endpoint: string): (err: unknown, n: number
     }
     if (!decision.retry) return decision;
     if (n >= ctx.maxRetries) {
-      ctx.logger.warn('upstream request failed, retries used up', { endpoint, status, attempt: n + 1 });
+      ctx.logger.warn('upstream request failed, retries used up', { endpoint: endpoint(), status, attempt: n + 1 });
     } else if (now + decision.waitMs > ctx.deadline.at) {
-      ctx.logger.warn('upstream request failed, no time left to retry before the deadline', { endpoint, status, attempt: n + 1, waitMs: Math.round(decision.waitMs) });
+      ctx.logger.warn('upstream request failed, no time left to retry before the deadline', { endpoint: endpoint(), status, attempt: n + 1, waitMs: Math.round(decision.waitMs) });
+      abandoned.at = now + decision.waitMs;
+      abandoned.why = `a retry after ${status}`;
     } else {
-      ctx.logger.warn('upstream request failed, retrying', { endpoint, status, attempt: n + 1, waitMs: Math.round(decision.waitMs) });
+      ctx.logger.warn('upstream request failed, retrying', { endpoint: endpoint(), status, attempt: n + 1, waitMs: Math.round(decision.waitMs) });
     }
     return decision;
   };
@@ -150,6 +158,8 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
     ctx.requests.set(key, (ctx.requests.get(key) ?? 0) + 1);
   };
   let endpoint = '';
+  const abandoned: Abandoned = {};
+  const classify = classifier(ctx, () => endpoint, abandoned);
   return retry(
     async (n) => {
       const r = req(n);
@@ -171,8 +181,11 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
         release?.();
       }
     },
-    { classify: (err, n) => classifier(ctx, endpoint)(err, n), maxRetries: ctx.maxRetries, clock: ctx.clock, deadline: ctx.deadline.at, signal: ctx.deadline.signal },
-  );
+    { classify, maxRetries: ctx.maxRetries, clock: ctx.clock, deadline: ctx.deadline.at, signal: ctx.deadline.signal },
+  ).catch((err: unknown) => {
+    if (abandoned.at === undefined) throw err;
+    throw new LateError(endpoint, abandoned.at, ctx.deadline.at, ctx.scheduler.share.effective, ctx.scheduler.window.windowMs, { cause: err, why: abandoned.why });
+  });
 }
 
 /** Vitals: the whole portal, then each tag. */

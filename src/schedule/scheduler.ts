@@ -224,8 +224,11 @@ export class PortalScheduler {
         if (released) return;
         released = true;
         this.inFlight--;
-        this.wake();
-        void this.pump();
+        // After the caller's own follow-up (the next page, the next tag) has queued: it goes first.
+        setImmediate(() => {
+          this.wake();
+          void this.pump();
+        });
       },
     });
   }
