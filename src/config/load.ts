@@ -243,7 +243,7 @@ function lookup(key: SettingKey, layers: Layer[], problems: Problems): unknown {
   return undefined;
 }
 
-function buildPortal(layers: Layer[], problems: Problems, index: number | null): PortalConfig | undefined {
+function buildPortal(layers: Layer[], problems: Problems, index: number | null, interval: number): PortalConfig | undefined {
   const get = (k: SettingKey) => lookup(k, layers, problems);
   const at = index === null ? '' : `portals[${index}]: `;
   const baseUrlRaw = get('base_url') as string | undefined;
@@ -315,7 +315,6 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null):
     problems.add('POSTURE_API_KEY_HEADER', `${at}POSTURE_API_KEY_HEADER=${JSON.stringify(header)} is not a valid HTTP header name.`);
   }
   const name = (get('portal') as string | undefined) ?? cloudId ?? host!;
-  const interval = (get('interval_seconds') as number | undefined) ?? 300;
   return {
     name,
     baseUrl,
@@ -370,6 +369,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const globalLayers = [flagLayer, envLayer, fileLayer];
   const g = (k: SettingKey) => lookup(k, globalLayers, problems);
 
+  const intervalSeconds = (g('interval_seconds') as number | undefined) ?? 300;
   const portals: PortalConfig[] = [];
   if (filePortals) {
     const identity: SettingKey[] = ['base_url', 'cloud_id', 'api_host', 'api_key', 'api_key_file', 'api_key_ssm_parameter', 'api_key_secret_id', 'portal'];
@@ -381,7 +381,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     const names = new Set<string>();
     filePortals.forEach((entry, i) => {
       const layer: Layer = { values: entry, where: (d) => `${fileWhere}: portals[${i}].${d.key}` };
-      const portal = buildPortal([layer, ...globalLayers], problems, i);
+      const portal = buildPortal([layer, ...globalLayers], problems, i, intervalSeconds);
       if (!portal) return;
       if (names.has(portal.name)) problems.add('POSTURE_CONFIG_FILE', `${fileWhere}: portals[${i}] repeats the portal name ${JSON.stringify(portal.name)}: give each portal a distinct \`portal\`.`);
       names.add(portal.name);
@@ -390,12 +390,11 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   } else {
     const anyPortal = ['base_url', 'cloud_id', 'api_host'].some((k) => isSet(flags[k]) || isSet(envValues[k]) || isSet(fileTop[k]));
     if (anyPortal || !sources.allowNoPortal) {
-      const portal = buildPortal(globalLayers, problems, null);
+      const portal = buildPortal(globalLayers, problems, null, intervalSeconds);
       if (portal) portals.push(portal);
     }
   }
 
-  const intervalSeconds = (g('interval_seconds') as number | undefined) ?? 300;
   const listenRaw = (g('listen') as string | undefined) ?? String(SETTING_BY_KEY.listen.default);
   const listen = parseListen(listenRaw);
   if (!listen) problems.add('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listenRaw)} is not HOST:PORT: give e.g. 0.0.0.0:9877 or 127.0.0.1:9877.`);

@@ -7,6 +7,7 @@ import { ConfigError, ConfigErrors } from '../errors.js';
 import { renderJson, renderText } from '../metrics/render.js';
 import type { SimulatorOptions } from '../simulator/index.js';
 import { Exporter, failedSources, samplesOfCycles, VERSION } from './exporter.js';
+import { explainPlan } from '../schedule/explain.js';
 import { resolveApiKey } from './keys.js';
 import { startServe } from './serve.js';
 
@@ -191,12 +192,11 @@ async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: Cl
       else throw err;
     }
   }
-  if (problems.length) throw new ConfigErrors(problems);
-  io.stdout(
-    `configuration is valid: ${config.portals.length} portal(s): ${config.portals
-      .map((p) => `${p.name} (${p.baseUrl}, ${p.requestsPerMinute} req/min, key from ${p.key.kind})`)
-      .join('; ')}; interval ${config.intervalSeconds} s${config.push.sinks.length ? `; push to ${config.push.sinks.join(', ')}` : ''}\n`,
-  );
+  if (problems.length) {
+    io.stdout(`${explainPlan(config).join('\n')}\n`);
+    throw new ConfigErrors(problems);
+  }
+  io.stdout(`configuration is valid: ${config.portals.length} portal(s)${config.push.sinks.length ? `; push to ${config.push.sinks.join(', ')}` : ''}\n${explainPlan(config).join('\n')}\n`);
   return EXIT_OK;
 }
 

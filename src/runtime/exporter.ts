@@ -33,6 +33,8 @@ export interface PortalRuntime {
   readonly scheduler: PortalScheduler;
   readonly memory: PortalMemory;
   readonly state: PortalState;
+  /** Deadlines of the one-shot runs under way (they follow the plan when the share is cut). */
+  readonly oneShots: Set<Deadline>;
 }
 
 /** When a run must end: a deadline (epoch ms) and, for one-shot runs, how far the plan may push it. */
@@ -65,6 +67,7 @@ export class Exporter {
       }),
       memory: {},
       state: new PortalState(p.name),
+      oneShots: new Set(),
     }));
   }
 
@@ -169,7 +172,9 @@ export class Exporter {
       random: this.deps.random ?? Math.random,
       memory: p.memory,
       requests,
+      ...(window.cap !== undefined ? { replan: () => this.replan(p) } : {}),
     };
+    if (window.cap !== undefined) p.oneShots.add(deadline);
     try {
       const value = await RUNS[source](ctx, (limit) => (alertsPageSize = limit));
       return finish({ ok: true, value, invalid: invalidOf(value) });
@@ -181,7 +186,14 @@ export class Exporter {
       return finish({ ok: false, error });
     } finally {
       deadline.close();
+      p.oneShots.delete(deadline);
     }
+  }
+
+  /** After a 429: every one-shot run of the portal may take what the plan needs at the share now in force. */
+  private replan(p: PortalRuntime): void {
+    const until = this.deps.clock.now() + this.oneShotMs(p);
+    for (const d of p.oneShots) d.extendTo(until);
   }
 
   /** What a failed run reports: a deadline that cut it is a late run, named by source. */

@@ -95,6 +95,8 @@ export interface RunContext {
   readonly memory: PortalMemory;
   /** Requests sent by this run, by `endpoint\u0000code`. */
   readonly requests: Map<string, number>;
+  /** Called after a 429: one-shot runs of the portal move their deadlines to what the lowered share needs. */
+  readonly replan?: () => void;
 }
 
 const BACKOFF = { baseMs: 1_000, maxMs: 30_000 };
@@ -137,6 +139,7 @@ function classifier(ctx: RunContext, endpoint: () => string, abandoned: Abandone
       ctx.logger.warn('upstream request failed, no time left to retry before the deadline', { endpoint: endpoint(), status, attempt: n + 1, waitMs: Math.round(decision.waitMs) });
       abandoned.at = now + decision.waitMs;
       abandoned.why = `a retry after ${status}`;
+      return { retry: false };
     } else {
       ctx.logger.warn('upstream request failed, retrying', { endpoint: endpoint(), status, attempt: n + 1, waitMs: Math.round(decision.waitMs) });
     }
@@ -160,11 +163,12 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
   let endpoint = '';
   const abandoned: Abandoned = {};
   const classify = classifier(ctx, () => endpoint, abandoned);
+  // The deadline may move (a one-shot run's plan grows): the classifier reads it per attempt.
   return retry(
     async (n) => {
       const r = req(n);
       endpoint = r.endpoint;
-      const permit = await ctx.scheduler.acquire({ endpoint: r.endpoint, priority: n > 0 ? PRIORITY.continuation : priority, deadline: ctx.deadline.at, signal: ctx.deadline.signal });
+      const permit = await ctx.scheduler.acquire({ endpoint: r.endpoint, priority: n > 0 ? PRIORITY.continuation : priority, deadline: () => ctx.deadline.at, signal: ctx.deadline.signal });
       const release = ctx.clock.hold?.();
       try {
         const res = await ctx.reader.read(r, newSink, ctx.deadline.signal);
@@ -173,7 +177,11 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
         return res;
       } catch (err) {
         count(r.endpoint, PortalReader.codeOf(err));
-        if (err instanceof RateLimitedError) ctx.scheduler.rateLimited(err.retryAfterMs, backoff(ctx, n));
+        if (err instanceof RateLimitedError) {
+          ctx.scheduler.rateLimited(err.retryAfterMs, backoff(ctx, n));
+          // One-shot runs wait for as many windows as the lowered share needs.
+          ctx.replan?.();
+        }
         else if (err instanceof UpstreamHttpError) ctx.scheduler.answered();
         throw err;
       } finally {
@@ -181,7 +189,7 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
         release?.();
       }
     },
-    { classify, maxRetries: ctx.maxRetries, clock: ctx.clock, deadline: ctx.deadline.at, signal: ctx.deadline.signal },
+    { classify, maxRetries: ctx.maxRetries, clock: ctx.clock, signal: ctx.deadline.signal },
   ).catch((err: unknown) => {
     if (abandoned.at === undefined) throw err;
     throw new LateError(endpoint, abandoned.at, ctx.deadline.at, ctx.scheduler.share.effective, ctx.scheduler.window.windowMs, { cause: err, why: abandoned.why });

@@ -108,10 +108,12 @@ export function runSeconds(requests: number, share: number): number {
 
 /**
  * How long a one-shot run (`once`, Lambda) of a portal may take by default: the windows that its
- * requests and the retries allowed need at the share, a wait of up to `retryWaitSeconds` per retry,
- * and a reserve for reading the answers.
+ * requests and the retries allowed need at the share, one pause of up to `retryWaitSeconds` (a
+ * 429's Retry-After pauses every request at once, so pauses overlap), and 30 s for reading the
+ * answers. A run learns the /alerts total on its first page and extends its deadline to the pages
+ * it needs (up to an explicit cap).
  */
 export function oneShotSeconds(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'alertsTotal' | 'pageCap'>, maxRetries: number, retryWaitSeconds: number): number {
   const requests = vitalsRequests(input.vitalsTags) + DEVICES_REQUESTS + alertsRequests(input, input.alertsTotal) + maxRetries;
-  return runSeconds(requests, input.requestsPerMinute) + maxRetries * retryWaitSeconds + 60;
+  return runSeconds(requests, input.requestsPerMinute) + (maxRetries > 0 ? retryWaitSeconds : 0) + 30;
 }

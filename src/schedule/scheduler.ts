@@ -24,8 +24,8 @@ export interface SlotRequest {
   /** For logs and errors, e.g. `/alerts`. */
   readonly endpoint: string;
   readonly priority: number;
-  /** Epoch ms: a slot later than this is refused with LateError. */
-  readonly deadline: number;
+  /** Epoch ms: a slot later than this is refused with LateError; a function when the deadline may move. */
+  readonly deadline: number | (() => number);
   readonly signal?: AbortSignal;
 }
 
@@ -243,9 +243,10 @@ export class PortalScheduler {
         if (!head) return;
         const now = this.clock.now();
         const slot = this.nextSlot(now);
-        if (slot > head.deadline) {
+        const deadline = typeof head.deadline === 'function' ? head.deadline() : head.deadline;
+        if (slot > deadline) {
           this.remove(head);
-          head.reject(new LateError(head.endpoint, slot, head.deadline, this.share.effective, this.window.windowMs));
+          head.reject(new LateError(head.endpoint, slot, deadline, this.share.effective, this.window.windowMs));
           continue;
         }
         if (this.inFlight >= this.concurrency) {

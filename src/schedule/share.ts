@@ -6,8 +6,10 @@
  */
 export class AdaptiveShare {
   private current: number;
-  /** Start of the current clean stretch: the last cut or gain. */
+  /** Start of the current clean stretch: the last 429 or gain. */
   private cleanSince: number | undefined;
+  /** The last cut: 429s within a window of it are the same congestion, and cut nothing more. */
+  private lastCutAt: number | undefined;
 
   constructor(
     readonly configured: number,
@@ -22,13 +24,18 @@ export class AdaptiveShare {
     return this.current;
   }
 
-  /** A 429 arrived at `now`; `explained` when the exporter's own requests filled the portal's window. Returns whether the share was cut. */
+  /**
+   * A 429 arrived at `now`; `explained` when the exporter's own requests filled the portal's window.
+   * At most one cut per window, as TCP cuts once per round trip. Returns whether the share was cut.
+   */
   rateLimited(now: number, explained: boolean): boolean {
     this.cleanSince = now;
     if (explained) return false;
+    if (this.lastCutAt !== undefined && now - this.lastCutAt < this.windowMs) return false;
     const next = Math.max(1, Math.floor(this.current / 2));
     const cut = next < this.current;
     this.current = next;
+    if (cut) this.lastCutAt = now;
     return cut;
   }
 

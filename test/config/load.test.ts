@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkServeConfig, loadConfig, minimumIntervalSeconds, type ConfigSources } from '../../src/config/load.js';
+import { checkServeConfig, loadConfig, planOf, stalenessMs, type ConfigSources } from '../../src/config/load.js';
 import { ConfigError, ConfigErrors } from '../../src/errors.js';
 
 const base = { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-secret-value-123' };
@@ -66,9 +66,12 @@ describe('loadConfig', () => {
   it('applies the documented defaults', () => {
     const c = loadConfig({ env: base });
     expect(c.portals).toEqual([
-      { name: 'acme.example.com', baseUrl: 'https://acme.example.com/public-api/v1', key: { kind: 'value', value: 'k-secret-value-123' }, apiKeyHeader: 'X-Service-ApiKey', requestsPerMinute: 5, pageSize: 500, vitalsTags: [] },
+      { name: 'acme.example.com', baseUrl: 'https://acme.example.com/public-api/v1', key: { kind: 'value', value: 'k-secret-value-123' }, apiKeyHeader: 'X-Service-ApiKey', requestsPerMinute: 5, pageSize: 500, vitalsTags: [], intervals: { vitals: 300, alerts: 300, devices: 300 } },
     ]);
-    expect(c).toMatchObject({ intervalSeconds: 300, maxStalenessSeconds: 600, cycleTimeoutSeconds: 60, maxRetries: 3, listen: { host: '0.0.0.0', port: 9877 }, logLevel: 'info', format: 'prometheus' });
+    expect(c.cycleTimeoutSeconds).toBeUndefined();
+    expect(stalenessMs(c, c.portals[0]!)).toEqual({ vitals: 600_000, alerts: 600_000, devices: 600_000 });
+    expect(c.portals[0]!.intervals).toEqual({ vitals: 300, alerts: 300, devices: 300 });
+    expect(c).toMatchObject({ intervalSeconds: 300, maxRetryAfterSeconds: 120, maxRetries: 3, listen: { host: '0.0.0.0', port: 9877 }, logLevel: 'info', format: 'prometheus' });
     expect(c.secrets).toContain('k-secret-value-123');
   });
 
@@ -193,12 +196,12 @@ portals:
 });
 
 describe('serve checks', () => {
-  it('refuses an interval that cannot fit the budget, naming the smallest that fits', () => {
+  it('refuses intervals whose plan does not fit the share, naming the settings and the smallest intervals that fit', () => {
     const c = loadConfig({ env: { ...base, POSTURE_REQUESTS_PER_MINUTE: '2', POSTURE_VITALS_TAGS: 'a,b', POSTURE_INTERVAL_SECONDS: '60', POSTURE_CYCLE_TIMEOUT_SECONDS: '30' } });
-    // 1 + 2 tags + 2 device totals + 1 alerts = 6 requests at 2/min: three minutes.
-    expect(minimumIntervalSeconds(c)).toBe(180);
+    // Per hour: Vitals 3 × 60 + devices 2 × 60 + alerts 1 × 60 = 360 against 2 × 60 = 120: three times too many.
+    expect(planOf(c.portals[0]!).requestsPerHour).toBe(360);
     expect(checkServeConfig(c).map((e) => e.message)).toEqual([
-      'POSTURE_INTERVAL_SECONDS (--interval-seconds)=60 cannot fit a cycle in the budget (acme.example.com: 6 requests at 2/min): set it to 180 or more.',
+      'the intervals need 360 requests per hour but the share allows 120 (2/min): set POSTURE_ALERTS_INTERVAL_SECONDS=180 POSTURE_VITALS_INTERVAL_SECONDS=180 POSTURE_DEVICES_INTERVAL_SECONDS=180 or more (or POSTURE_INTERVAL_SECONDS=180), or raise POSTURE_REQUESTS_PER_MINUTE.',
     ]);
   });
 
@@ -206,8 +209,21 @@ describe('serve checks', () => {
     expect(checkServeConfig(loadConfig({ env: base }))).toEqual([]);
   });
 
-  it('refuses a cycle timeout longer than the interval', () => {
-    const c = loadConfig({ env: { ...base, POSTURE_INTERVAL_SECONDS: '60', POSTURE_CYCLE_TIMEOUT_SECONDS: '90' } });
-    expect(checkServeConfig(c).map((e) => e.setting)).toEqual(['POSTURE_CYCLE_TIMEOUT_SECONDS']);
+  it('takes per-source intervals from the environment and per portal from a config file, defaulting to POSTURE_INTERVAL_SECONDS', () => {
+    const c = loadConfig({ env: { ...base, POSTURE_INTERVAL_SECONDS: '240', POSTURE_ALERTS_INTERVAL_SECONDS: '60' } });
+    expect(c.portals[0]!.intervals).toEqual({ alerts: 60, vitals: 240, devices: 240 });
+    expect(stalenessMs(c, c.portals[0]!)).toEqual({ alerts: 120_000, vitals: 480_000, devices: 480_000 });
+    const file = JSON.stringify({
+      vitals_interval_seconds: 600,
+      portals: [
+        { portal: 'a', base_url: 'https://a.example.com/public-api/v1', api_key: 'k1', alerts_interval_seconds: 30 },
+        { portal: 'b', base_url: 'https://b.example.com/public-api/v1', api_key: 'k2' },
+      ],
+    });
+    const m = loadConfig({ env: { POSTURE_CONFIG: file } });
+    expect(m.portals.map((p) => p.intervals)).toEqual([
+      { alerts: 30, vitals: 600, devices: 300 },
+      { alerts: 300, vitals: 600, devices: 300 },
+    ]);
   });
 });

@@ -54,15 +54,19 @@ describe('AdaptiveShare', () => {
     const s = new AdaptiveShare(5, MINUTE);
     expect(s.rateLimited(T0, false)).toBe(true);
     expect(s.effective).toBe(2);
-    s.rateLimited(T0 + 1, false);
-    expect(s.effective).toBe(1);
-    s.rateLimited(T0 + 2, false);
-    expect(s.effective).toBe(1);
-    expect(s.succeeded(T0 + 30_000)).toBe(false);
-    expect(s.succeeded(T0 + 2 + MINUTE)).toBe(true);
+    // A second 429 in the same window is the same congestion: no second cut.
+    expect(s.rateLimited(T0 + 1, false)).toBe(false);
     expect(s.effective).toBe(2);
-    expect(s.succeeded(T0 + 2 + MINUTE + 10)).toBe(false);
-    for (let k = 2; k <= 6; k++) s.succeeded(T0 + 2 + k * MINUTE);
+    expect(s.rateLimited(T0 + MINUTE, false)).toBe(true);
+    expect(s.effective).toBe(1);
+    expect(s.rateLimited(T0 + 2 * MINUTE, false)).toBe(false);
+    expect(s.effective).toBe(1);
+    const last = T0 + 2 * MINUTE;
+    expect(s.succeeded(last + 30_000)).toBe(false);
+    expect(s.succeeded(last + MINUTE)).toBe(true);
+    expect(s.effective).toBe(2);
+    expect(s.succeeded(last + MINUTE + 10)).toBe(false);
+    for (let k = 2; k <= 6; k++) s.succeeded(last + k * MINUTE);
     expect(s.effective).toBe(5);
   });
 
@@ -135,7 +139,8 @@ describe('PortalScheduler', () => {
     p.done();
     expect(sched.rateLimited(3_600_000, 1_000)).toBe(20_000);
     expect(sched.rateLimitedInLastHour()).toBe(2);
-    expect(logger.records().filter((r) => String(r.msg).includes('share is lowered'))).toHaveLength(2);
+    // Both 429s came within one window: one cut.
+    expect(logger.records().filter((r) => String(r.msg).includes('share is lowered'))).toHaveLength(1);
   });
 
   it('never lets a 60 s window hold more than the share, for random mixes of requests, priorities and 429s', async () => {

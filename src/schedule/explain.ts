@@ -1,0 +1,33 @@
+/** The plan in words, for `check-config`: one block per portal, one line per source. */
+import type { Config } from '../config/load.js';
+import { planOf } from '../config/load.js';
+import { SOURCES } from '../metrics/catalogue.js';
+import { alertsPagesAllowed, oneShotSeconds } from './plan.js';
+
+/** Lines explaining each portal's budget: requests per run and per hour for each source, against the share. */
+export function explainPlan(config: Config): string[] {
+  const lines: string[] = [];
+  for (const p of config.portals) {
+    const plan = planOf(p);
+    const per = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
+    lines.push(`portal ${p.name} (${p.baseUrl}, key from ${p.key.kind}): share ${p.requestsPerMinute} requests per 60 s (${plan.capacityPerHour} per hour)`);
+    for (const s of plan.sources) {
+      const what =
+        s.source === 'vitals'
+          ? `whole portal${p.vitalsTags.length ? ` + ${p.vitalsTags.length} tag(s)` : ''}`
+          : s.source === 'devices'
+            ? 'active and inactive totals'
+            : `page ${p.pageSize}, grown so one run uses at most ${alertsPagesAllowed(p)} request(s) once the total is known`;
+      lines.push(`  ${s.source.padEnd(7)} every ${String(s.intervalSeconds).padStart(5)} s: ${s.requestsPerRun} request(s) per run (${what}), ${per(s.requestsPerHour)} per hour`);
+    }
+    const oneShot = oneShotSeconds(p, config.maxRetries, Math.min(config.maxRetryAfterSeconds, 60));
+    const capped = config.cycleTimeoutSeconds !== undefined ? ` (capped by POSTURE_CYCLE_TIMEOUT_SECONDS at ${config.cycleTimeoutSeconds} s)` : '';
+    lines.push(
+      `  serve: ${per(plan.requestsPerHour)} of ${plan.capacityPerHour} requests per hour${plan.fits ? '' : ' — does NOT fit'}; once/Lambda: one run of every source with ${config.maxRetries} retries takes up to ${oneShot} s${capped} (give the Lambda a timeout of at least ${oneShot + config.lambdaMarginSeconds} s)`,
+    );
+    if (!plan.fits && plan.suggested) {
+      lines.push(`  smallest intervals that fit: ${SOURCES.map((s) => `POSTURE_${s.toUpperCase()}_INTERVAL_SECONDS=${plan.suggested![s]}`).join(' ')}`);
+    }
+  }
+  return lines;
+}
