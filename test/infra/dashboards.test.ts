@@ -118,10 +118,13 @@ describe('panels', () => {
     expect(titles(EXPORTER_UID)).toEqual(expect.arrayContaining([
       'Collection success per source',
       'Age of the last successful collection',
-      'API requests per cycle',
-      'Rate-limited requests (429) per cycle',
+      'API requests per run',
+      'Rate-limited requests (429) per run',
       'Invalid records per source',
       'Alerts page size',
+      'Share of the portal budget (requests per 60 s)',
+      '429 responses in the last hour',
+      'Run duration per source',
     ]));
   });
 

@@ -71,8 +71,8 @@ function lastSuccessAge(): timeseries.PanelBuilder {
 
 function apiRequests(): timeseries.PanelBuilder {
   return timeSeriesPanel({
-    title: 'API requests per cycle',
-    description: 'Requests the last collection cycle sent to the portal, by endpoint and HTTP status (error = no response). The portal allows 10 requests per 60 s.',
+    title: 'API requests per run',
+    description: 'Requests the last run of each source sent to the portal, by endpoint and HTTP status (error = no response). The portal allows 10 requests per 60 s.',
     targets: [promQuery('A', `max by (portal, endpoint, code) (posture_collection_api_requests{${PORTAL}})`, '{{portal}} · {{endpoint}} {{code}}')],
     size: { h: 8, w: 12 },
   })
@@ -85,8 +85,8 @@ function apiRequests(): timeseries.PanelBuilder {
 
 function rateLimited(): timeseries.PanelBuilder {
   return timeSeriesPanel({
-    title: 'Rate-limited requests (429) per cycle',
-    description: 'Requests the portal answered with 429 in the last cycle. Persistent 429s mean another client shares the portal\'s budget or the interval is too short.',
+    title: 'Rate-limited requests (429) per run',
+    description: 'Requests the portal answered with 429 in the last run of each source. Persistent 429s mean another client shares the portal\'s budget or the interval is too short.',
     targets: [promQuery('A', `max by (portal, endpoint) (posture_collection_api_requests{${PORTAL},code="429"})`, '{{portal}} · {{endpoint}}')],
     size: { h: 8, w: 8 },
   })
@@ -99,11 +99,35 @@ function rateLimited(): timeseries.PanelBuilder {
 function rateLimitedInRange(): stat.PanelBuilder {
   return statPanel(
     {
-      title: 'Most 429s in one cycle (time range)',
+      title: 'Most 429s in one run (time range)',
       targets: [promQuery('A', `max by (portal) (max_over_time(posture_collection_api_requests{${PORTAL},code="429"}[$__range]))`, '{{portal}}', true)],
       size: { h: 8, w: 4 },
     },
     { unit: 'short', noValue: '0', thresholds: thresholds('green', [1, 'orange']) },
+  );
+}
+
+function budgetShare(): timeseries.PanelBuilder {
+  return quantityOverTime(
+    {
+      title: 'Share of the portal budget (requests per 60 s)',
+      description: 'configured: POSTURE_REQUESTS_PER_MINUTE. effective: the share in force; halved when the portal answers 429 although the exporter stayed within its share (other clients are spending the budget), won back one request per clean minute. See docs/budget.md.',
+      targets: [promQuery('A', `max by (portal, kind) (posture_budget_share{${PORTAL}})`, '{{portal}} · {{kind}}')],
+      size: { h: 8, w: 12 },
+    },
+    'short',
+  );
+}
+
+function throttledLastHour(): timeseries.PanelBuilder {
+  return quantityOverTime(
+    {
+      title: '429 responses in the last hour',
+      description: 'Rate-limit answers the exporter received from the portal in the hour before each scrape (in Lambda: by the container).',
+      targets: [promQuery('A', `max by (portal) (posture_budget_rate_limited_responses{${PORTAL}})`, '{{portal}}')],
+      size: { h: 8, w: 12 },
+    },
+    'short',
   );
 }
 
@@ -123,7 +147,7 @@ function alertsPageSize(): timeseries.PanelBuilder {
   return quantityOverTime(
     {
       title: 'Alerts page size',
-      description: 'Page size the last cycle used for /alerts (0 = all in one request); above the configured size when the rate budget forced larger pages.',
+      description: 'Page size the last /alerts run used (0 = all in one request); above the configured size when the plan grew the pages to fit the share beside the other sources.',
       targets: [promQuery('A', `max by (portal) (posture_collection_alerts_page_size{${PORTAL}})`, '{{portal}}')],
       size: { h: 8, w: 12 },
     },
@@ -134,8 +158,9 @@ function alertsPageSize(): timeseries.PanelBuilder {
 function cycleDuration(): timeseries.PanelBuilder {
   return quantityOverTime(
     {
-      title: 'Collection cycle duration',
-      targets: [promQuery('A', `max by (portal) (posture_collection_duration_seconds{${PORTAL}})`, '{{portal}}')],
+      title: 'Run duration per source',
+      description: 'Wall time of the last run of each source, waits for the budget included.',
+      targets: [promQuery('A', `max by (portal, source) (posture_collection_duration_seconds{${PORTAL}})`, '{{portal}} · {{source}}')],
       size: { h: 8, w: 12 },
     },
     's',
@@ -199,6 +224,8 @@ export function exporterDashboard(): dashboard.Dashboard {
     .withPanel(rateLimited())
     .withPanel(rateLimitedInRange())
     .withPanel(alertsPageSize())
+    .withPanel(budgetShare())
+    .withPanel(throttledLastHour())
     .withRow(new dashboard.RowBuilder('Push mode'))
     .withPanel(pushSuccess())
     .withPanel(pushDuration())
