@@ -325,7 +325,7 @@ export class PortalReader {
   /** An abort ends the request; a deadline (a TimeoutError-named reason) reads as the run's deadline passing. */
   private aborted(endpoint: string, reason: unknown, err: unknown): unknown {
     if ((reason as { name?: unknown } | null)?.name === 'TimeoutError' && !(reason instanceof TimeoutError)) {
-      return new TimeoutError(endpoint, 'deadline', `The request to ${endpoint} was cut because its deadline passed (the run's time ran out while the body was being read).`, { cause: err });
+      return new TimeoutError(endpoint, 'deadline', `${endpoint} is late: its request was cut at the run's deadline before the answer was read; the previous values are kept while fresh.`, { cause: err });
     }
     return reason ?? err;
   }

@@ -64,7 +64,9 @@ describe('posture-exporter check-config', () => {
   it('says what it will do when the settings are valid', async () => {
     const r = await cli(['check-config']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('configuration is valid: 1 portal(s): 127.0.0.1');
+    expect(r.stdout).toContain('configuration is valid: 1 portal(s)\nportal 127.0.0.1 (http://127.0.0.1');
+    expect(r.stdout).toMatch(/^  alerts  every   300 s: 1 request\(s\) per run .*, 12 per hour$/m);
+    expect(r.stdout).toMatch(/serve: 48 of 300 requests per hour; once\/Lambda: one run of every source with 3 retries takes up to \d+ s/);
   });
 
   it('refuses a key file it cannot read, naming the setting', async () => {
@@ -76,7 +78,8 @@ describe('posture-exporter check-config', () => {
   it('refuses an interval that cannot fit the budget, naming the smallest that fits', async () => {
     const r = await cli(['check-config', '--interval-seconds', '60', '--cycle-timeout-seconds', '30', '--requests-per-minute', '2', '--vitals-tags', 'a,b']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('set it to 180 or more');
+    expect(r.stderr).toContain('set POSTURE_ALERTS_INTERVAL_SECONDS=180 POSTURE_VITALS_INTERVAL_SECONDS=180 POSTURE_DEVICES_INTERVAL_SECONDS=180 or more');
+    expect(r.stdout).toContain('smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=180 POSTURE_ALERTS_INTERVAL_SECONDS=180 POSTURE_DEVICES_INTERVAL_SECONDS=180');
   });
 });
 
