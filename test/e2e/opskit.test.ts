@@ -215,7 +215,7 @@ describe('dashboards and rules against Prometheus fed by the exporter', () => {
     expect(age.map((r) => r.metric.source).sort()).toEqual(['alerts', 'devices', 'vitals']);
     for (const row of age) expect(Number(row.value[1])).toBeGreaterThanOrEqual(0);
     for (const row of age) expect(Number(row.value[1])).toBeLessThan(60);
-    const requests = await run('posture-exporter-health', 'API requests per cycle');
+    const requests = await run('posture-exporter-health', 'API requests per run');
     const spent = Object.fromEntries(requests.filter((r) => r.metric.code === '200').map((r) => [r.metric.endpoint!, Number(r.value[1])]));
     expect(spent).toEqual({ '/vitals': 2, '/devices': 2, '/alerts': 1 });
   });
