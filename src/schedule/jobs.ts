@@ -100,9 +100,11 @@ export interface RunContext {
 const BACKOFF = { baseMs: 1_000, maxMs: 30_000 };
 
 /** When to send a failed request again: what the spec calls temporary, and what the scheduler allows. */
-function classifier(ctx: RunContext, endpoint: string): (err: unknown, n: number) => RetryDecision {
+function classifier(ctx: RunContext, endpointOf: () => string): (err: unknown, n: number) => RetryDecision {
+  // One classifier per request, so the 500 count spans its attempts.
   let serverErrors = 0;
   return (err, n) => {
+    const endpoint = endpointOf();
     const now = ctx.clock.now();
     const status = err instanceof UpstreamHttpError ? err.status : err instanceof Error ? err.name : 'error';
     let decision: RetryDecision = { retry: false };
@@ -150,6 +152,7 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
     ctx.requests.set(key, (ctx.requests.get(key) ?? 0) + 1);
   };
   let endpoint = '';
+  const classify = classifier(ctx, () => endpoint);
   return retry(
     async (n) => {
       const r = req(n);
@@ -171,7 +174,7 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
         release?.();
       }
     },
-    { classify: (err, n) => classifier(ctx, endpoint)(err, n), maxRetries: ctx.maxRetries, clock: ctx.clock, deadline: ctx.deadline.at, signal: ctx.deadline.signal },
+    { classify, maxRetries: ctx.maxRetries, clock: ctx.clock, deadline: ctx.deadline.at, signal: ctx.deadline.signal },
   );
 }
 
