@@ -126,6 +126,7 @@ describe('PortalReader envelope checks', () => {
     expect(err).not.toBeInstanceOf(TruncatedBodyError);
     expect((err as InvalidResponseError).endpoint).toBe('/vitals');
     expect(err.message).toContain('/vitals');
+    expect(PortalReader.codeOf(err)).toBe('200');
   });
 
   it("names the portal's message when it says success:false", async () => {
@@ -145,6 +146,7 @@ describe('PortalReader envelope checks', () => {
     expect((cut as TruncatedBodyError).endpoint).toBe('/vitals');
     expect(cut.message).toContain('ended early');
     expect(seen).toBe(1); // the one complete record reached the sink before the cut
+    expect(PortalReader.codeOf(cut)).toBe('200');
     const malformed = await failure(list(r, '/alerts'));
     expect(malformed).toBeInstanceOf(InvalidResponseError);
     expect(malformed).not.toBeInstanceOf(TruncatedBodyError);

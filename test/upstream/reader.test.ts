@@ -205,6 +205,7 @@ describe('PortalReader against the simulated portal', () => {
     expect(err).not.toBeInstanceOf(TimeoutError);
     expect((err as NetworkError).endpoint).toBe('/alerts');
     expect(err.message).toContain('cut while reading /alerts');
+    expect(PortalReader.codeOf(err)).toBe('200'); // the portal answered; its body was cut
     expect(made).toHaveLength(1);
     expect(made[0]!.records.length).toBeGreaterThan(0);
     expect(made[0]!.records.length).toBeLessThan(expected.length);
@@ -230,6 +231,7 @@ describe('PortalReader against the simulated portal', () => {
     expect((err as TimeoutError).phase).toBe('body');
     expect(err.message).toContain('/alerts');
     expect(err.message).toContain('200 ms');
+    expect(PortalReader.codeOf(err)).toBe('200');
     expect(statuses(sim)).toEqual([200]);
   });
 
@@ -240,6 +242,7 @@ describe('PortalReader against the simulated portal', () => {
     expect(err).toBeInstanceOf(TimeoutError);
     expect((err as TimeoutError).phase).toBe('headers');
     expect(err.message).toContain('200 ms');
+    expect(PortalReader.codeOf(err)).toBe('error');
   });
 
   it("reports the envelope's total as sent, leaving a total that does not match the records to the caller", async () => {
@@ -258,6 +261,7 @@ describe('PortalReader against the simulated portal', () => {
     expect(err).not.toBeInstanceOf(TruncatedBodyError);
     expect(err.message).toContain('Vitals are being recalculated');
     expect(err.message).toContain('/vitals');
+    expect(PortalReader.codeOf(err)).toBe('200');
     expect(statuses(sim)).toEqual([200]);
   });
 
@@ -268,6 +272,7 @@ describe('PortalReader against the simulated portal', () => {
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect(err).not.toBeInstanceOf(TruncatedBodyError);
     expect((err as InvalidResponseError).endpoint).toBe('/vitals');
+    expect(PortalReader.codeOf(err)).toBe('200');
     expect(statuses(sim)).toEqual([200]);
   });
 
@@ -296,6 +301,7 @@ describe('PortalReader against the simulated portal', () => {
     expect(err).toBeInstanceOf(TimeoutError);
     expect((err as TimeoutError).phase).toBe('deadline');
     expect((err as TimeoutError).endpoint).toBe('/alerts');
+    expect(PortalReader.codeOf(err)).toBe('200');
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 
@@ -312,6 +318,7 @@ describe('PortalReader against the simulated portal', () => {
     );
     expect(err).toBeInstanceOf(TooMany);
     expect(err.message).toBe('sink is full');
+    expect(PortalReader.codeOf(err)).toBe('200');
     expect(statuses(sim)).toEqual([200]);
   });
 });
