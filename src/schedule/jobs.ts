@@ -14,7 +14,7 @@ import { LateError, ListMismatchError, NetworkError, RateLimitedError, TimeoutEr
 import type { Source } from '../metrics/catalogue.js';
 import { PortalReader, type ListRequest, type ListResult, type RecordSink } from '../upstream/reader.js';
 import { alertsLimit, alertsPagesAllowed } from './plan.js';
-import { PRIORITY, type PortalScheduler } from './scheduler.js';
+import { PRIORITY, type Permit, type PortalScheduler } from './scheduler.js';
 
 /** What the jobs remember of a portal between runs, to plan the next one. */
 export interface PortalMemory {
@@ -161,6 +161,7 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
     ctx.requests.set(key, (ctx.requests.get(key) ?? 0) + 1);
   };
   let endpoint = '';
+  let last: unknown;
   const abandoned: Abandoned = {};
   const classify = classifier(ctx, () => endpoint, abandoned);
   // The deadline may move (a one-shot run's plan grows): the classifier reads it per attempt.
@@ -168,7 +169,16 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
     async (n) => {
       const r = req(n);
       endpoint = r.endpoint;
-      const permit = await ctx.scheduler.acquire({ endpoint: r.endpoint, priority: n > 0 ? PRIORITY.continuation : priority, deadline: () => ctx.deadline.at, signal: ctx.deadline.signal });
+      let permit: Permit;
+      try {
+        permit = await ctx.scheduler.acquire({ endpoint: r.endpoint, priority: n > 0 ? PRIORITY.continuation : priority, deadline: () => ctx.deadline.at, signal: ctx.deadline.signal });
+      } catch (err) {
+        // A retry with no slot before the deadline: late, and the failure before it is the cause.
+        if (err instanceof LateError && last !== undefined) {
+          throw new LateError(err.endpoint, err.slotAt, err.deadline, ctx.scheduler.share.effective, ctx.scheduler.window.windowMs, { cause: last, why: `a retry after ${PortalReader.codeOf(last)}` });
+        }
+        throw err;
+      }
       const release = ctx.clock.hold?.();
       try {
         const res = await ctx.reader.read(r, newSink, ctx.deadline.signal);
@@ -176,6 +186,7 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
         ctx.scheduler.answered();
         return res;
       } catch (err) {
+        last = err;
         count(r.endpoint, PortalReader.codeOf(err));
         if (err instanceof RateLimitedError) {
           ctx.scheduler.rateLimited(err.retryAfterMs, backoff(ctx, n));

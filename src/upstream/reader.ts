@@ -62,6 +62,9 @@ export interface PortalReaderOptions {
 
 const BODY_SNIPPET_BYTES = 64 * 1024;
 
+/** The status of a response whose body then failed (cut, stalled, invalid, refused by the sink), by the error thrown. */
+const answeredWith = new WeakMap<object, number>();
+
 // One Agent per timeout set, shared by every reader of the process so sockets are reused.
 const agents = new Map<string, Agent>();
 function defaultAgent(connectTimeoutMs: number, headersTimeoutMs: number, bodyTimeoutMs: number): Agent {
@@ -155,15 +158,19 @@ export class PortalReader {
       const { total, offset, limit } = this.validate(req.endpoint, req, envelope);
       return { total, offset, limit, received: envelope.dataCount, result: sink.finish() };
     } catch (err) {
-      throw signal?.aborted ? this.aborted(req.endpoint, signal.reason, err) : err;
+      const thrown = signal?.aborted ? this.aborted(req.endpoint, signal.reason, err) : err;
+      if (typeof status === 'number' && typeof thrown === 'object' && thrown !== null) answeredWith.set(thrown, status);
+      throw thrown;
     } finally {
       this.logger.debug('upstream request', { endpoint: req.endpoint, query: req.query, status, durationMs: Math.round(performance.now() - started), records });
     }
   }
 
-  /** The HTTP status of a failure (`error` when there was no response), for the request counts. */
+  /** The HTTP status of a failure, also when the body failed after it (`error` when there was no response), for the request counts. */
   static codeOf(err: unknown): string {
-    return err instanceof UpstreamHttpError ? String(err.status) : 'error';
+    if (err instanceof UpstreamHttpError) return String(err.status);
+    const status = typeof err === 'object' && err !== null ? answeredWith.get(err) : undefined;
+    return status === undefined ? 'error' : String(status);
   }
 
   private url(req: ListRequest): string {

@@ -1,0 +1,504 @@
+/**
+ * Retries of one request through `request()`: a real PortalScheduler, PortalReader and Deadline on
+ * a FakeClock that jumps over every wait, against the simulated portal. Each test asserts the
+ * portal's exact request log (clock time from the test's start, status; 0 = connection reset).
+ */
+import { Agent } from 'undici';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { PortalConfig } from '../../src/config/load.js';
+import { FakeClock } from '../../src/core/clock.js';
+import { memoryLogger } from '../../src/core/log.js';
+import { LateError, NetworkError, RateLimitedError, TimeoutError, UpstreamHttpError } from '../../src/errors.js';
+import { Deadline, request, type RunContext } from '../../src/schedule/jobs.js';
+import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { PortalReader, type ListRequest, type PortalReaderOptions, type RecordSink } from '../../src/upstream/reader.js';
+
+const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/** A sink that keeps its records; `made` lists every sink created, so tests can see one per attempt. */
+function sinks() {
+  const made: Array<{ records: unknown[] }> = [];
+  const newSink = (): RecordSink<unknown[]> => {
+    const records: unknown[] = [];
+    made.push({ records });
+    return { record: (raw: unknown) => void records.push(raw), finish: () => records };
+  };
+  return { made, newSink };
+}
+
+const itemIds = (records: unknown[]) => records.map((r) => (r as { itemId: string }).itemId);
+
+/** Awaits `p` and returns what it rejected with; fails the test when it resolved. */
+async function failure(p: Promise<unknown>): Promise<Error> {
+  let result: unknown;
+  try {
+    result = await p;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error(`expected a failure, got ${JSON.stringify(result)}`);
+}
+
+let agent: Agent;
+beforeAll(() => {
+  agent = new Agent({ connect: { timeout: 2_000 } });
+});
+afterAll(async () => {
+  await agent.close();
+});
+
+const deadlines: Deadline[] = [];
+afterEach(() => {
+  for (const d of deadlines.splice(0)) d.close();
+});
+
+interface Setup {
+  /** Requests per window the scheduler may spend. @default 10 */
+  share?: number;
+  /** @default 3 */
+  maxRetries?: number;
+  /** @default () => 0.5 (a retry waits half its backoff window: 500 ms, then 1 s, 2 s…) */
+  random?: () => number;
+  /** Epoch ms on the clock. @default an hour from now */
+  deadline?: number;
+  /** Aborts the run (the Deadline's outer signal). */
+  signal?: AbortSignal;
+  reader?: Partial<PortalReaderOptions>;
+}
+
+/** A run context for `sim`, on `clock` (which also drives the scheduler, the reader and the deadline). */
+function setup(sim: Simulator, clock: FakeClock, options: Setup = {}) {
+  const logger = memoryLogger();
+  const scheduler = new PortalScheduler({ share: options.share ?? 10, clock, logger });
+  const reader = new PortalReader({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, clock, logger, dispatcher: agent, ...options.reader });
+  const deadline = new Deadline(options.deadline ?? clock.now() + HOUR, clock, undefined, options.signal);
+  deadlines.push(deadline);
+  const portal: PortalConfig = {
+    name: 'test',
+    baseUrl: sim.baseUrl,
+    key: { kind: 'value', value: sim.apiKey },
+    apiKeyHeader: 'X-Service-ApiKey',
+    requestsPerMinute: options.share ?? 10,
+    pageSize: 0,
+    vitalsTags: [],
+    intervals: { vitals: 300, devices: 300, alerts: 300 },
+  };
+  const ctx: RunContext = {
+    portal,
+    scheduler,
+    reader,
+    clock,
+    logger,
+    deadline,
+    maxRetries: options.maxRetries ?? 3,
+    random: options.random ?? (() => 0.5),
+    memory: {},
+    requests: new Map(),
+  };
+  const warnings = () => logger.records().filter((r) => r.level === 'warn');
+  return { ctx, scheduler, logger, warnings };
+}
+
+const vitals = (): ListRequest => ({ endpoint: '/vitals', query: {} });
+const alerts = (): ListRequest => ({ endpoint: '/alerts', query: { filter: 'all' } });
+
+/** The run's request counts as `endpoint code` → n. */
+const counts = (ctx: RunContext) => Object.fromEntries([...ctx.requests].map(([k, n]) => [k.replace('\u0000', ' '), n]));
+
+describe('request() against the simulated portal', () => {
+  let sim: Simulator;
+  let clock: FakeClock;
+  let t0: number;
+  /** The portal's request log: [ms since the test started, status]. */
+  const log = () => sim.requests.map((r) => [r.time - t0, r.status]);
+
+  beforeAll(async () => {
+    clock = new FakeClock(T0, { autoAdvance: true });
+    sim = await startSimulator({ seed: 7, clock, rateLimit: false, moving: false, alerts: 150 });
+  });
+  afterAll(async () => {
+    await sim.close();
+  });
+  afterEach(() => {
+    sim.clearFaults();
+    sim.requests.length = 0;
+  });
+  const start = () => {
+    t0 = clock.now();
+  };
+
+  it('reads in one request when the portal answers', async () => {
+    start();
+    const { ctx, scheduler } = setup(sim, clock);
+    const { made, newSink } = sinks();
+    const res = await request(ctx, vitals, newSink, PRIORITY.vitals);
+    expect(res.received).toBe(sim.data().vitals().length);
+    expect(made).toHaveLength(1);
+    expect(log()).toEqual([[0, 200]]);
+    expect(counts(ctx)).toEqual({ '/vitals 200': 1 });
+    expect(scheduler.startTimes).toEqual([t0]);
+  });
+
+  it('retries a 503 after a backoff and succeeds, with no sink for the 503 and no double count', async () => {
+    start();
+    const { ctx, warnings } = setup(sim, clock);
+    const { made, newSink } = sinks();
+    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 503 } });
+    const res = await request(ctx, vitals, newSink, PRIORITY.vitals);
+    expect(res.received).toBe(sim.data().vitals().length);
+    expect(made).toHaveLength(1); // no body was streamed for the 503
+    expect(res.result).toBe(made[0]!.records);
+    // random() = 0.5 and a 1 s base: the first retry waits 500 ms of clock time.
+    expect(log()).toEqual([
+      [0, 503],
+      [500, 200],
+    ]);
+    expect(counts(ctx)).toEqual({ '/vitals 503': 1, '/vitals 200': 1 });
+    expect(warnings()).toHaveLength(1);
+    expect(warnings()[0]).toMatchObject({ msg: 'upstream request failed, retrying', endpoint: '/vitals', status: 503, attempt: 1, waitMs: 500 });
+  });
+
+  it('retries a 500 only once', async () => {
+    start();
+    const { ctx } = setup(sim, clock, { maxRetries: 3 });
+    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 500 } });
+    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    expect(err).toBeInstanceOf(UpstreamHttpError);
+    expect((err as UpstreamHttpError).status).toBe(500);
+    expect(log()).toEqual([
+      [0, 500],
+      [500, 500],
+    ]);
+    expect(counts(ctx)).toEqual({ '/vitals 500': 2 });
+  });
+
+  it('gives up after maxRetries and throws the last error', async () => {
+    start();
+    const { ctx, warnings } = setup(sim, clock, { maxRetries: 2 });
+    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 502 } });
+    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    expect(err).toBeInstanceOf(UpstreamHttpError);
+    expect((err as UpstreamHttpError).status).toBe(502);
+    // Full jitter at 0.5: 500 ms, then 1 s.
+    expect(log()).toEqual([
+      [0, 502],
+      [500, 502],
+      [1_500, 502],
+    ]);
+    expect(warnings().at(-1)).toMatchObject({ msg: 'upstream request failed, retries used up', status: 502, attempt: 3 });
+  });
+
+  it.each([
+    [400, 1],
+    [401, 1],
+    [403, 1],
+    [404, 1],
+    [418, 1],
+    [501, 1],
+    [502, 2],
+    [503, 2],
+    [504, 2],
+  ])('sends a request answered %i %i time(s) with maxRetries 1', async (status, tries) => {
+    start();
+    const { ctx } = setup(sim, clock, { maxRetries: 1 });
+    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status } });
+    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    expect((err as UpstreamHttpError).status).toBe(status);
+    expect(sim.requests.map((r) => r.status)).toEqual(Array(tries).fill(status));
+  });
+
+  it('waits a Retry-After in seconds on the clock before sending again', async () => {
+    start();
+    const { ctx, scheduler, warnings } = setup(sim, clock);
+    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '7' } });
+    await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
+    expect(log()).toEqual([
+      [0, 429],
+      [7_000, 200],
+    ]);
+    expect(counts(ctx)).toEqual({ '/vitals 429': 1, '/vitals 200': 1 });
+    expect(scheduler.pausedUntilMs).toBe(t0 + 7_000);
+    expect(scheduler.rateLimitedInLastHour()).toBe(1);
+    expect(warnings().find((r) => r.msg === 'upstream request failed, retrying')).toMatchObject({ status: 429, waitMs: 7_000 });
+  });
+
+  it('waits a Retry-After given as an HTTP-date', async () => {
+    start();
+    const { ctx } = setup(sim, clock);
+    // HTTP-dates have whole seconds.
+    const retryAt = Math.ceil((t0 + 12_000) / 1_000) * 1_000;
+    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: new Date(retryAt).toUTCString() } });
+    await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
+    expect(log()).toEqual([
+      [0, 429],
+      [retryAt - t0, 200],
+    ]);
+  });
+
+  it('backs off on a 429 without Retry-After, pausing the portal for the backoff and halving the share', async () => {
+    start();
+    const { ctx, scheduler } = setup(sim, clock, { random: () => 1 });
+    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429 } });
+    await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
+    // random() = 1: the whole first backoff window, 1 s.
+    expect(log()).toEqual([
+      [0, 429],
+      [1_000, 200],
+    ]);
+    expect(scheduler.pausedUntilMs).toBe(t0 + 1_000);
+    // One request of ours in the window cannot explain a 429: others spend the budget.
+    expect(scheduler.share.effective).toBe(5);
+  });
+
+  it('does not wait a Retry-After that ends after the deadline', async () => {
+    start();
+    const { ctx, warnings } = setup(sim, clock, { deadline: clock.now() + MINUTE });
+    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '120' } });
+    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    // Late, not broken: the 429 that asked for the wait is the cause.
+    expect(err).toBeInstanceOf(LateError);
+    expect(err.message).toContain('a retry after 429');
+    expect(err.cause).toBeInstanceOf(RateLimitedError);
+    expect((err.cause as RateLimitedError).retryAfterMs).toBe(120_000);
+    expect(clock.now()).toBe(t0);
+    expect(log()).toEqual([[0, 429]]);
+    expect(warnings().at(-1)).toMatchObject({ msg: 'upstream request failed, no time left to retry before the deadline', status: 429, waitMs: 120_000 });
+  });
+
+  it('defers a request whose Retry-After is longer than the largest wait allowed, pausing the portal only that long', async () => {
+    start();
+    const { ctx, scheduler, warnings } = setup(sim, clock);
+    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '600' } });
+    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect(clock.now()).toBe(t0);
+    expect(log()).toEqual([[0, 429]]);
+    expect(scheduler.pausedUntilMs).toBe(t0 + scheduler.maxRetryAfterMs);
+    expect(warnings().at(-1)).toMatchObject({ retryAfterMs: 600_000, maxRetryAfterMs: 120_000 });
+  });
+
+  it('takes a scheduler slot for every attempt: with a share of 2 per minute the third waits a window', async () => {
+    start();
+    const { ctx, scheduler } = setup(sim, clock, { share: 2 });
+    sim.addFault({ path: '/vitals', times: 2, fault: { kind: 'status', status: 503 } });
+    await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
+    // Backoffs of 500 ms and 1 s; the third start waits a window (plus the 1 s margin) after the first.
+    expect(log()).toEqual([
+      [0, 503],
+      [500, 503],
+      [MINUTE + 1_000, 200],
+    ]);
+    expect(scheduler.startTimes).toEqual([t0, t0 + 500, t0 + MINUTE + 1_000]);
+  });
+
+  it('stops retrying when the slot a retry could get is after the deadline', async () => {
+    start();
+    const deadline = clock.now() + 30_000;
+    const { ctx } = setup(sim, clock, { share: 2, deadline });
+    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 503 } });
+    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    // Two attempts used the share; a third would have to wait a whole window, past the deadline.
+    expect(err).toBeInstanceOf(LateError);
+    expect((err as LateError).slotAt).toBe(t0 + MINUTE + 1_000);
+    expect((err as LateError).deadline).toBe(deadline);
+    expect(err.message).toContain('a retry after 503');
+    expect((err.cause as UpstreamHttpError).status).toBe(503);
+    expect(log()).toEqual([
+      [0, 503],
+      [500, 503],
+    ]);
+    expect(clock.now()).toBeLessThanOrEqual(deadline);
+  });
+
+  it('retries a body cut off mid-way with a fresh sink, so nothing is counted twice', async () => {
+    start();
+    const { ctx } = setup(sim, clock);
+    const { made, newSink } = sinks();
+    const expected = [...sim.data().alerts()];
+    sim.addFault({ path: '/alerts', fault: { kind: 'truncate', afterBytes: 3_000 } });
+    const res = await request(ctx, alerts, newSink, PRIORITY.alerts);
+    expect(made).toHaveLength(2);
+    expect(made[0]!.records.length).toBeGreaterThan(0); // the cut attempt had delivered some records…
+    expect(made[0]!.records.length).toBeLessThan(expected.length);
+    expect(res.result).toBe(made[1]!.records); // …but the result is the second attempt's alone
+    expect(res.received).toBe(expected.length);
+    expect(itemIds(res.result)).toEqual(itemIds(expected));
+    expect(log()).toEqual([
+      [0, 200],
+      [500, 200],
+    ]);
+    // Both attempts were answered 200 (the first one's body was then cut).
+    expect(counts(ctx)).toEqual({ '/alerts 200': 2 });
+  });
+
+  it('retries a body that ends cleanly but early (a TruncatedBodyError)', async () => {
+    start();
+    const { ctx, warnings } = setup(sim, clock);
+    const { made, newSink } = sinks();
+    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 200, body: '{"offset":0,"limit":0,"total":3,"data":[{"a":1},{"a"' } });
+    const res = await request(ctx, vitals, newSink, PRIORITY.vitals);
+    expect(made).toHaveLength(2);
+    expect(made[0]!.records).toEqual([{ a: 1 }]);
+    expect(res.result).toBe(made[1]!.records);
+    expect(res.received).toBe(sim.data().vitals().length);
+    expect(log()).toEqual([
+      [0, 200],
+      [500, 200],
+    ]);
+    expect(counts(ctx)).toEqual({ '/vitals 200': 2 });
+    expect(warnings()[0]).toMatchObject({ status: 'TruncatedBodyError', attempt: 1 });
+  });
+
+  it('reports a cut body as a network failure when retries are used up', async () => {
+    start();
+    const { ctx } = setup(sim, clock, { maxRetries: 0 });
+    sim.addFault({ path: '/alerts', fault: { kind: 'truncate', afterBytes: 3_000 } });
+    const err = await failure(request(ctx, alerts, sinks().newSink, PRIORITY.alerts));
+    expect(err).toBeInstanceOf(NetworkError);
+    expect((err as NetworkError).endpoint).toBe('/alerts');
+    expect(log()).toEqual([[0, 200]]);
+  });
+
+  it('retries a stalled body (a body TimeoutError)', async () => {
+    start();
+    const { ctx } = setup(sim, clock, { reader: { bodyTimeoutMs: 200 } });
+    sim.addFault({ path: '/vitals', fault: { kind: 'stall', afterBytes: 100 } });
+    const res = await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
+    expect(res.received).toBe(sim.data().vitals().length);
+    expect(log()).toEqual([
+      [0, 200],
+      [500, 200],
+    ]);
+  });
+
+  it('retries a connection reset and counts it as code error', async () => {
+    start();
+    const { ctx } = setup(sim, clock);
+    sim.addFault({ path: '/vitals', fault: { kind: 'reset' } });
+    await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
+    expect(log()).toEqual([
+      [0, 0],
+      [500, 200],
+    ]);
+    expect(counts(ctx)).toEqual({ '/vitals error': 1, '/vitals 200': 1 });
+  });
+
+  it('throws NetworkError when the portal keeps resetting', async () => {
+    start();
+    const { ctx } = setup(sim, clock, { maxRetries: 1 });
+    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'reset' } });
+    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(err).not.toBeInstanceOf(TimeoutError);
+    expect(err.message).toContain('/vitals');
+    expect(log()).toEqual([
+      [0, 0],
+      [500, 0],
+    ]);
+  });
+
+  it("passes a sink's own error through without retrying", async () => {
+    start();
+    const { ctx } = setup(sim, clock);
+    class TooMany extends Error {}
+    const err = await failure(
+      request(
+        ctx,
+        alerts,
+        () => ({
+          record: () => {
+            throw new TooMany('sink is full');
+          },
+          finish: () => 0,
+        }),
+        PRIORITY.alerts,
+      ),
+    );
+    expect(err).toBeInstanceOf(TooMany);
+    expect(log()).toEqual([[0, 200]]);
+    expect(counts(ctx)).toEqual({ '/alerts 200': 1 });
+  });
+
+  it('lets a request function change the query on a retry', async () => {
+    start();
+    const { ctx } = setup(sim, clock);
+    sim.addFault({ path: '/alerts', fault: { kind: 'status', status: 503 } });
+    const asked: number[] = [];
+    const res = await request(
+      ctx,
+      (attempt) => {
+        asked.push(attempt);
+        return { endpoint: '/alerts', query: { filter: 'all', limit: attempt === 0 ? 10 : 25 } };
+      },
+      sinks().newSink,
+      PRIORITY.alerts,
+    );
+    expect(asked).toEqual([0, 1]);
+    expect(res.limit).toBe(25);
+    expect(res.received).toBe(25);
+    expect(sim.requests.map((r) => r.query.limit)).toEqual(['10', '25']);
+  });
+
+  it('stops a retry sleep when the run is aborted, with the abort reason', async () => {
+    start();
+    const still = new FakeClock(clock.now()); // never advances: the sleep can only end by abort
+    const stop = new AbortController();
+    const { ctx } = setup(sim, still, { signal: stop.signal });
+    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '30' } });
+    const pending = request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
+    while (still.pending === 0) await new Promise((r) => setTimeout(r, 5));
+    expect(still.nextWakeAt).toBe(t0 + 30_000);
+    stop.abort(new Error('shutting down'));
+    await expect(pending).rejects.toThrow('shutting down');
+    expect(still.pending).toBe(0);
+    expect(log()).toEqual([[0, 429]]);
+  });
+
+  it('cuts a request in flight at the deadline and does not retry it', async () => {
+    start();
+    const still = new FakeClock(clock.now()); // the Deadline's timer runs in real time
+    const { ctx } = setup(sim, still, { deadline: still.now() + 100 });
+    sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'stall', afterBytes: 200 } });
+    const started = Date.now();
+    const err = await failure(request(ctx, alerts, sinks().newSink, PRIORITY.alerts));
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect((err as TimeoutError).phase).toBe('deadline');
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(log()).toEqual([[0, 200]]);
+  });
+});
+
+describe("request() and the portal's own rate limit", () => {
+  it("waits out the portal's Retry-After when another client used the budget", async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const sim = await startSimulator({ seed: 5, clock, moving: false, rateLimit: { requests: 3, windowMs: MINUTE } });
+    try {
+      // Our share says 10 a minute are fine; the portal allows 3 (another client shares it).
+      const { ctx, scheduler, logger } = setup(sim, clock);
+      for (let i = 0; i < 4; i++) await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
+      // The fourth got 429 with Retry-After 60 and came back once the portal's window had room.
+      expect(sim.requests.map((r) => [r.time - T0, r.status])).toEqual([
+        [0, 200],
+        [0, 200],
+        [0, 200],
+        [0, 429],
+        [MINUTE, 200],
+      ]);
+      expect(counts(ctx)).toEqual({ '/vitals 200': 4, '/vitals 429': 1 });
+      // Four of ours in the window do not explain the portal's limit of ten: the share is halved;
+      // the retry a whole window later is the first clean one, which wins one request back.
+      const budget = logger.records().filter((r) => String(r.msg).startsWith('the portal answered 429') || String(r.msg).startsWith('a clean window'));
+      expect(budget.map((r) => [r.level, r.share])).toEqual([
+        ['warn', 5],
+        ['info', 6],
+      ]);
+      expect(scheduler.share.effective).toBe(6);
+      expect(scheduler.rateLimitedInLastHour()).toBe(1);
+    } finally {
+      await sim.close();
+    }
+  });
+});

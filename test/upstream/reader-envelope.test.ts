@@ -1,0 +1,267 @@
+/**
+ * Envelope validation, error mapping and request shape of PortalReader, through undici's MockAgent
+ * as the injected dispatcher: cases the simulated portal cannot produce (a missing `total`, a body
+ * echoing the key, a body that ends cleanly inside the JSON, undici's timeout errors).
+ */
+import { errors, MockAgent } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/core/clock.js';
+import { memoryLogger } from '../../src/core/log.js';
+import {
+  ConfigError,
+  InvalidResponseError,
+  NetworkError,
+  PermissionError,
+  RateLimitedError,
+  TimeoutError,
+  TruncatedBodyError,
+  UpstreamHttpError,
+} from '../../src/errors.js';
+import { PortalReader, type PortalReaderOptions } from '../../src/upstream/reader.js';
+
+const ORIGIN = 'http://127.0.0.1:9';
+const BASE = `${ORIGIN}/public-api/v1`;
+const KEY = 'mock-key-5f1c2e9a7b3d4c6e8f0a';
+const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
+
+let agent: MockAgent;
+let clock: FakeClock;
+beforeEach(() => {
+  agent = new MockAgent();
+  agent.disableNetConnect();
+  clock = new FakeClock(T0);
+});
+afterEach(async () => {
+  agent.assertNoPendingInterceptors();
+  await agent.close();
+});
+
+function reader(overrides: Partial<PortalReaderOptions> = {}) {
+  const logger = memoryLogger();
+  const r = new PortalReader({ baseUrl: BASE, apiKey: KEY, clock, logger, dispatcher: agent, ...overrides });
+  return { r, logger };
+}
+
+/** A sink that counts records; `seen` counts across every sink made. */
+let seen = 0;
+const counting = () => {
+  let n = 0;
+  return {
+    record: () => {
+      n++;
+      seen++;
+    },
+    finish: () => n,
+  };
+};
+beforeEach(() => {
+  seen = 0;
+});
+
+const pool = () => agent.get(ORIGIN);
+const list = (r: PortalReader, endpoint = '/vitals', query: Record<string, string | number | undefined> = {}) => r.read({ endpoint, query }, counting);
+
+/** Awaits `p` and returns what it rejected with; fails the test when it resolved. */
+async function failure(p: Promise<unknown>): Promise<Error> {
+  let result: unknown;
+  try {
+    result = await p;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error(`expected a failure, got ${JSON.stringify(result)}`);
+}
+
+describe('PortalReader request shape', () => {
+  it('sends the key header, Accept and User-Agent, and the query without undefined values', async () => {
+    const requests: Array<{ path: string; headers: Record<string, string> }> = [];
+    pool()
+      .intercept({ path: (p) => p.startsWith('/public-api/v1/alerts'), method: 'GET' })
+      .reply((opts) => {
+        requests.push({ path: opts.path, headers: opts.headers as Record<string, string> });
+        return { statusCode: 200, data: JSON.stringify({ total: 0, data: [] }) };
+      });
+    const { r } = reader({ baseUrl: BASE + '//', userAgent: 'posture-exporter/9.9' });
+    await r.read({ endpoint: 'alerts', query: { filter: 'allunresolved', systemName: undefined, offset: 0, limit: 250 } }, counting);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.path).toBe('/public-api/v1/alerts?filter=allunresolved&offset=0&limit=250');
+    const headers = Object.fromEntries(Object.entries(requests[0]!.headers).map(([k, v]) => [k.toLowerCase(), v]));
+    expect(headers['x-service-apikey']).toBe(KEY);
+    expect(headers.accept).toBe('application/json');
+    expect(headers['user-agent']).toBe('posture-exporter/9.9');
+  });
+
+  it('sends the key in a configured header instead', async () => {
+    const requests: Array<Record<string, string>> = [];
+    pool()
+      .intercept({ path: '/public-api/v1/vitals' })
+      .reply((opts) => {
+        requests.push(Object.fromEntries(Object.entries(opts.headers as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v])));
+        return { statusCode: 200, data: JSON.stringify({ total: 0, data: [] }) };
+      });
+    await list(reader({ apiKeyHeader: 'X-Other-Key' }).r);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!['x-other-key']).toBe(KEY);
+    expect(requests[0]!['x-service-apikey']).toBeUndefined();
+  });
+
+  it.each(['portal.example.com/public-api/v1', 'ftp://portal.example.com/public-api/v1'])('refuses the base URL %s with a ConfigError', (baseUrl) => {
+    expect(() => reader({ baseUrl })).toThrow(ConfigError);
+  });
+});
+
+describe('PortalReader envelope checks', () => {
+  it.each([
+    ['total missing', { data: [{}], success: true }],
+    ['total negative', { total: -1, data: [] }],
+    ['total fractional', { total: 1.5, data: [] }],
+    ['total a string', { total: '3', data: [] }],
+    ['success false', { success: false, statusCode: 500, message: 'Backend unavailable', total: 0, data: [] }],
+    ['success a string', { success: 'true', total: 0, data: [] }],
+    ['data not an array', { total: 1, data: { a: 1 } }],
+  ])('rejects a 200 with %s as InvalidResponseError', async (_name, body) => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(200, JSON.stringify(body));
+    const err = await failure(list(reader().r));
+    expect(err).toBeInstanceOf(InvalidResponseError);
+    expect(err).not.toBeInstanceOf(TruncatedBodyError);
+    expect((err as InvalidResponseError).endpoint).toBe('/vitals');
+    expect(err.message).toContain('/vitals');
+    expect(PortalReader.codeOf(err)).toBe('200');
+  });
+
+  it("names the portal's message when it says success:false", async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(200, JSON.stringify({ success: false, statusCode: 500, message: 'Backend unavailable', total: 0, data: [] }));
+    const err = await failure(list(reader().r));
+    expect(err).toBeInstanceOf(InvalidResponseError);
+    expect(err.message).toContain('"Backend unavailable"');
+    expect(err.message).toContain('statusCode 500');
+  });
+
+  it('tells a body that ends cleanly but early (cut by a proxy) from a complete malformed one', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(200, '{"total":3,"data":[{"a":1},{"a"');
+    pool().intercept({ path: '/public-api/v1/alerts' }).reply(200, '{"total":3,"data":[{"a":1},{"a":}]}');
+    const { r } = reader();
+    const cut = await failure(list(r));
+    expect(cut).toBeInstanceOf(TruncatedBodyError);
+    expect((cut as TruncatedBodyError).endpoint).toBe('/vitals');
+    expect(cut.message).toContain('ended early');
+    expect(seen).toBe(1); // the one complete record reached the sink before the cut
+    expect(PortalReader.codeOf(cut)).toBe('200');
+    const malformed = await failure(list(r, '/alerts'));
+    expect(malformed).toBeInstanceOf(InvalidResponseError);
+    expect(malformed).not.toBeInstanceOf(TruncatedBodyError);
+    expect(malformed.message).toContain('malformed JSON');
+  });
+
+  it('treats an empty 200 body as cut short', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(200, '');
+    const err = await failure(list(reader().r));
+    expect(err).toBeInstanceOf(TruncatedBodyError);
+  });
+
+  it('accepts an envelope without success, and takes offset/limit from the request when the body lacks them', async () => {
+    pool().intercept({ path: '/public-api/v1/alerts?filter=all&offset=20&limit=10' }).reply(200, JSON.stringify({ total: 25, data: [1, 2, 3, 4, 5] }));
+    const res = await list(reader().r, '/alerts', { filter: 'all', offset: 20, limit: 10 });
+    expect(res).toEqual({ total: 25, offset: 20, limit: 10, received: 5, result: 5 });
+  });
+
+  it("prefers the body's offset and limit echo when present", async () => {
+    pool().intercept({ path: '/public-api/v1/alerts?filter=all&limit=1000' }).reply(200, JSON.stringify({ offset: 0, limit: 500, total: 900, data: [] }));
+    const res = await list(reader().r, '/alerts', { filter: 'all', limit: 1000 });
+    expect([res.offset, res.limit]).toEqual([0, 500]);
+  });
+
+  it('defaults offset and limit to 0 (all) when neither side gives them', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(200, JSON.stringify({ total: 2, data: [{}, {}] }));
+    const res = await list(reader().r);
+    expect([res.offset, res.limit, res.received]).toEqual([0, 0, 2]);
+  });
+});
+
+describe('PortalReader error mapping', () => {
+  it.each([400, 401, 403, 404, 418, 429, 500, 503])('never puts the key in the error of a %i, even when the portal echoes it', async (status) => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(status, JSON.stringify({ success: false, message: `key ${KEY} is not allowed here` }));
+    const { r, logger } = reader();
+    const err = await failure(list(r));
+    expect(err).toBeInstanceOf(UpstreamHttpError);
+    expect((err as UpstreamHttpError).status).toBe(status);
+    expect(err.message).not.toContain(KEY);
+    expect(JSON.stringify({ ...err, message: err.message })).not.toContain(KEY);
+    expect(logger.lines.length).toBeGreaterThan(0);
+    expect(logger.lines.join('\n')).not.toContain(KEY);
+  });
+
+  it('never puts the key in the error of a success:false that echoes it', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(200, JSON.stringify({ success: false, message: `key ${KEY} expired`, total: 0, data: [] }));
+    const err = await failure(list(reader().r));
+    expect(err).toBeInstanceOf(InvalidResponseError);
+    expect(err.message).toContain('[REDACTED] expired');
+    expect(err.message).not.toContain(KEY);
+  });
+
+  it("includes the portal's message on 400 and names the path on 403", async () => {
+    pool().intercept({ path: '/public-api/v1/devices?filter=x' }).reply(400, JSON.stringify({ success: false, statusCode: 400, message: "filter must be one of 'active', 'inactive', 'all'", data: [] }));
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(403, JSON.stringify({ success: false, message: 'Forbidden' }));
+    const { r } = reader();
+    const bad = await failure(list(r, '/devices', { filter: 'x' }));
+    expect(bad).toBeInstanceOf(UpstreamHttpError);
+    expect((bad as UpstreamHttpError).status).toBe(400);
+    expect(bad.message).toContain("filter must be one of 'active', 'inactive', 'all'");
+    const denied = await failure(list(r));
+    expect(denied).toBeInstanceOf(PermissionError);
+    expect(denied.message).toContain('may not read /vitals (403)');
+    expect(denied.message).toContain('Vitals permission');
+  });
+
+  it.each([
+    [418, 'an unexpected status (418)'],
+    [501, 'a server error (501)'],
+    [502, 'a server error (502)'],
+    [503, 'a server error (503)'],
+    [504, 'a server error (504)'],
+  ])('maps status %i to an UpstreamHttpError saying %s', async (status, said) => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(status, '');
+    const err = await failure(list(reader().r));
+    expect(err.constructor).toBe(UpstreamHttpError);
+    expect((err as UpstreamHttpError).status).toBe(status);
+    expect(err.message).toContain(said);
+    expect(PortalReader.codeOf(err)).toBe(String(status));
+  });
+
+  it.each<[string, string | string[], number | undefined]>([
+    ['seconds', '30', 30_000],
+    ['an HTTP-date', new Date(T0 + 90_000).toUTCString(), 90_000],
+    ['an HTTP-date in the past', new Date(T0 - 5_000).toUTCString(), 0],
+    ['something unusable', 'later', undefined],
+  ])('reads a Retry-After of %s into retryAfterMs', async (_name, header, expected) => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(429, '', { headers: { 'retry-after': header } });
+    const err = await failure(list(reader().r));
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect((err as RateLimitedError).retryAfterMs).toBe(expected);
+  });
+
+  it.each([
+    ['connect', new errors.ConnectTimeoutError()],
+    ['headers', new errors.HeadersTimeoutError()],
+    ['body', new errors.BodyTimeoutError()],
+  ] as const)("maps undici's %s timeout to TimeoutError", async (phase, cause) => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(cause);
+    const err = await failure(list(reader().r));
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect((err as TimeoutError).phase).toBe(phase);
+    expect((err as TimeoutError).endpoint).toBe('/vitals');
+    expect(err.cause).toBe(cause);
+    expect(PortalReader.codeOf(err)).toBe('error');
+  });
+
+  it('maps a refused connection to a NetworkError that keeps the cause', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+    pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(refused);
+    const err = await failure(list(reader().r));
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(err).not.toBeInstanceOf(TimeoutError);
+    expect(err.cause).toBe(refused);
+    expect(err.message).toContain('ECONNREFUSED');
+    expect(PortalReader.codeOf(err)).toBe('error');
+  });
+});
