@@ -166,6 +166,27 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
     expect(successOf(after, 'partial')).toEqual({ vitals: 1, alerts: 0, devices: 1 });
   });
 
+  it('completes three tags and two 429s across budget windows within the invocation, pushing exact values', async () => {
+    const sim = await portal({ alerts: 300, devices: 2_000, moving: false });
+    sim.addFault({ path: '/devices', times: 1, fault: { kind: 'status', status: 429, retryAfter: '2' } });
+    sim.addFault({ path: '/alerts', times: 1, fault: { kind: 'status', status: 429, retryAfter: '2' } });
+    const { invoke } = lambda(envFor(sim, 'windows', { POSTURE_VITALS_TAGS: 'laptops,servers,cloud' }));
+    const at = clock.now();
+    const summary = await invoke(300_000);
+    expect(summary.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+    // 4 Vitals + 2 device totals + 1 /alerts + 2 retries, more than one window of 5 could hold.
+    expect(summary.portals[0]!.requests).toBe(9);
+    const starts = sim.requests.map((r) => r.time);
+    for (let i = 5; i < starts.length; i++) expect(starts[i]! - starts[i - 5]!).toBeGreaterThanOrEqual(60_000);
+    expect(clock.now() - at).toBeGreaterThan(60_000);
+    const groups = await pushgatewayGroups(pgw.url);
+    const expected = expectedFromPortal(sim, at);
+    for (const source of ['alerts', 'devices'] as const) {
+      expect(familiesOf(groups.get(`portal=windows,source=${source}`)?.samples, CHECKED[source]), source).toEqual(expected[source]);
+    }
+    expect(successOf(groups, 'windows')).toEqual({ vitals: 1, alerts: 1, devices: 1 });
+  });
+
   it('pushes what was collected when the deadline comes, cutting the request in flight, and reports the rest as failed', async () => {
     const sim = await portal();
     // The first /devices answer would take 8 s; the invocation has 12 s left and keeps 10 s for the push.
