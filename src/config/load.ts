@@ -23,6 +23,8 @@ export interface PortalConfig {
   readonly requestsPerMinute: number;
   readonly pageSize: number;
   readonly vitalsTags: readonly string[];
+  /** Most series per label-valued family for this portal (the rest folded into `__other__`). */
+  readonly maxSeriesPerFamily: number;
 }
 
 export type SinkName = 'otlp' | 'remote_write' | 'pushgateway';
@@ -316,6 +318,7 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null):
     requestsPerMinute: (get('requests_per_minute') as number | undefined) ?? 5,
     pageSize: (get('page_size') as number | undefined) ?? 500,
     vitalsTags: (get('vitals_tags') as string[] | undefined) ?? [],
+    maxSeriesPerFamily: (get('max_series_per_family') as number | undefined) ?? Number(SETTING_BY_KEY.max_series_per_family.default),
   };
 }
 

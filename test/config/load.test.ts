@@ -66,7 +66,7 @@ describe('loadConfig', () => {
   it('applies the documented defaults', () => {
     const c = loadConfig({ env: base });
     expect(c.portals).toEqual([
-      { name: 'acme.example.com', baseUrl: 'https://acme.example.com/public-api/v1', key: { kind: 'value', value: 'k-secret-value-123' }, apiKeyHeader: 'X-Service-ApiKey', requestsPerMinute: 5, pageSize: 500, vitalsTags: [] },
+      { name: 'acme.example.com', baseUrl: 'https://acme.example.com/public-api/v1', key: { kind: 'value', value: 'k-secret-value-123' }, apiKeyHeader: 'X-Service-ApiKey', requestsPerMinute: 5, pageSize: 500, vitalsTags: [], maxSeriesPerFamily: 1000 },
     ]);
     expect(c).toMatchObject({ intervalSeconds: 300, maxStalenessSeconds: 600, cycleTimeoutSeconds: 60, maxRetries: 3, listen: { host: '0.0.0.0', port: 9877 }, logLevel: 'info', format: 'prometheus' });
     expect(c.secrets).toContain('k-secret-value-123');
