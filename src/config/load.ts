@@ -27,6 +27,8 @@ export interface PortalConfig {
   readonly vitalsTags: readonly string[];
   /** `serve`: seconds between runs of each source. */
   readonly intervals: Readonly<Record<Source, number>>;
+  /** Most series per label-valued family for this portal (the rest folded into `__other__`). */
+  readonly maxSeriesPerFamily: number;
 }
 
 export type SinkName = 'otlp' | 'remote_write' | 'pushgateway';
@@ -328,6 +330,7 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null, 
       vitals: (get('vitals_interval_seconds') as number | undefined) ?? interval,
       devices: (get('devices_interval_seconds') as number | undefined) ?? interval,
     },
+    maxSeriesPerFamily: (get('max_series_per_family') as number | undefined) ?? Number(SETTING_BY_KEY.max_series_per_family.default),
   };
 }
 

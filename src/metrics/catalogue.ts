@@ -156,6 +156,12 @@ export const CATALOGUE = [
     doc: '429 responses received in the last hour (in Lambda: by this container).',
   },
   {
+    name: 'posture_series_folded',
+    help: 'Series of a label-valued family that the per-portal cap (POSTURE_MAX_SERIES_PER_FAMILY) folded into integration=__other__ or dropped (info series) in this output; 0 when the family fits.',
+    type: 'gauge', unit: '{series}', labels: ['family'], origin: 'exporter',
+    doc: 'Per family that can grow with portal data (`posture_alerts_open_by_integration`, the per-integration Vitals families): series folded into `integration="__other__"` (or, for `posture_vitals_integration_info`, dropped) by `POSTURE_MAX_SERIES_PER_FAMILY`; 0 when the family fits. See [docs/metrics.md](docs/metrics.md).',
+  },
+  {
     name: 'posture_push_success',
     help: 'Whether the previous push to a sink succeeded (1) or failed (0); sent with the next push (serverless mode).',
     type: 'gauge', unit: '1', labels: ['sink'], origin: 'exporter',

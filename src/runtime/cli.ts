@@ -6,7 +6,7 @@ import { createLogger, type Logger, type LogLevel } from '../core/log.js';
 import { ConfigError, ConfigErrors } from '../errors.js';
 import { renderJson, renderText } from '../metrics/render.js';
 import type { SimulatorOptions } from '../simulator/index.js';
-import { Exporter, failedSources, samplesOfCycles, VERSION } from './exporter.js';
+import { Exporter, failedSources, VERSION } from './exporter.js';
 import { explainPlan } from '../schedule/explain.js';
 import { resolveApiKey } from './keys.js';
 import { startServe } from './serve.js';
@@ -144,14 +144,14 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (s) => secrets.push(s) });
   const results = await exporter.collect();
   const facts = { version: VERSION, runtime: 'once' as const };
-  let samples = samplesOfCycles(results, facts);
+  let samples = exporter.samplesOf(results, facts);
   if (config.push.sinks.length > 0) {
     // Loaded only when pushing: the OpenTelemetry SDK and the AWS signer are large.
     const { pushAll } = await import('../sinks/index.js');
     const { buildBatches, sinksOf } = await import('./push.js');
     const outcomes = await pushAll(sinksOf(config, { onSecret: (s) => secrets.push(s) }), buildBatches(results, samples), { clock, logger, deadline: clock.now() + (config.cycleTimeoutSeconds ?? 60) * 1000, env: io.env });
     for (const o of outcomes) if (!o.ok) logger.error('push failed', { sink: o.sink, err: o.error });
-    samples = samplesOfCycles(results, { ...facts, push: outcomes });
+    samples = exporter.samplesOf(results, { ...facts, push: outcomes });
   }
   const collectedAt = Math.max(...results.map((r) => r.finishedAt), 0);
   io.stdout(config.format === 'json' ? renderJson(samples, collectedAt) : await renderText(samples, config.format));

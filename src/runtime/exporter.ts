@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { AuthenticationError, LateError, TimeoutError } from '../errors.js';
 import { cycleOf, type BudgetFacts, type CycleResult, type SourceResult, type SourceRun } from '../collect/cycle.js';
-import { toSamples, type ExporterFacts } from '../collect/samples.js';
+import { FoldWarnings, toSamples, type ExporterFacts } from '../collect/samples.js';
 import { PortalState, viewOfCycle } from '../collect/state.js';
 import { SOURCES, type Source } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
@@ -52,11 +52,14 @@ export interface RunWindow {
  */
 export class Exporter {
   readonly portals: readonly PortalRuntime[];
+  /** Warns once per portal and family when the series cap folds series. */
+  private readonly foldWarnings: FoldWarnings;
 
   constructor(
     readonly config: Config,
     private readonly deps: ExporterDeps,
   ) {
+    this.foldWarnings = new FoldWarnings(deps.logger);
     this.portals = config.portals.map((p) => ({
       config: p,
       scheduler: new PortalScheduler({
@@ -215,8 +218,21 @@ export class Exporter {
   /** Samples of what is remembered (serve): failed sources keep their last values until stale. */
   samples(facts: Partial<ExporterFacts> = {}): Sample[] {
     const now = this.deps.clock.now();
-    const views = this.portals.filter((p) => p.state.collected).map((p) => p.state.view(now, stalenessMs(this.config, p.config), this.budgetOf(p)));
-    return toSamples(views, { version: VERSION, runtime: this.deps.runtime, ...facts });
+    const views = this.portals
+      .filter((p) => p.state.collected)
+      .map((p) => ({ ...p.state.view(now, stalenessMs(this.config, p.config), this.budgetOf(p)), maxSeriesPerFamily: p.config.maxSeriesPerFamily }));
+    return this.checked(toSamples(views, { version: VERSION, runtime: this.deps.runtime, ...facts }));
+  }
+
+  /** Samples of one-shot runs only (once, Lambda): nothing from earlier runs, each portal's series cap applied. */
+  samplesOf(results: readonly CycleResult[], facts: ExporterFacts): Sample[] {
+    const cap = new Map(this.config.portals.map((p) => [p.name, p.maxSeriesPerFamily]));
+    return this.checked(toSamples(results.map((r) => ({ ...viewOfCycle(r), maxSeriesPerFamily: cap.get(r.portal) })), facts));
+  }
+
+  private checked(samples: Sample[]): Sample[] {
+    this.foldWarnings.check(samples);
+    return samples;
   }
 
   /** Whether every source of every portal has been collected once. */

@@ -7,7 +7,7 @@ import { ConfigError, ConfigErrors, PostureError } from '../errors.js';
 import { SOURCES } from '../metrics/catalogue.js';
 import { pushAll } from '../sinks/index.js';
 import type { Sink, SinkName } from '../sinks/types.js';
-import { Exporter, failedSources, samplesOfCycles, totalRequests, VERSION } from './exporter.js';
+import { Exporter, failedSources, totalRequests, VERSION } from './exporter.js';
 import type { KeyStoreOptions } from './keys.js';
 import { buildBatches, sinksOf } from './push.js';
 
@@ -165,7 +165,7 @@ export function createHandler(deps: HandlerDeps = {}) {
     // margin: the scheduler refuses slots after it and the requests in flight are cut there.
     const results = await c.exporter.collect({ cap: started + collectMs });
     const facts = { version: VERSION, runtime: 'lambda' as const, push: c.lastPush };
-    const samples = samplesOfCycles(results, facts);
+    const samples = c.exporter.samplesOf(results, facts);
     const outcomes = await pushAll(c.sinks, buildBatches(results, samples), { clock, logger, deadline: pushDeadline, env });
     c.lastPush = outcomes.map(({ sink, ok, durationMs }) => ({ sink, ok, durationMs }));
     const summary: InvocationSummary = {

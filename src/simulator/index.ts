@@ -49,6 +49,10 @@ export interface SimulatorOptions {
   port?: number;
   /** Data moves with clock time; false = frozen at the start time. @default true */
   moving?: boolean;
+  /** Most records one list answer carries whatever `limit` asks (0, omitted or larger gives the cap); the envelope's `limit` says it. @default no cap */
+  maxPageSize?: number;
+  /** Distinct integrations (the part of `product` before the comma) alerts spread over, round-robin; beyond `integrations` the catalogue repeats with numbered names. @default alerts drawn from `integrations` */
+  alertIntegrations?: number;
 }
 
 /** One request the portal received (never the key itself). */
@@ -70,7 +74,9 @@ export type Fault =
   | { kind: 'success-false'; message?: string }                        // 200, envelope success:false, statusCode 500
   | { kind: 'bad-records'; count: number; how: 'missing' | 'mistyped' }// first `count` records of the list lose a used field / get a wrong type
   | { kind: 'total-mismatch'; delta: number }                          // envelope total off by delta from the records that match
-  | { kind: 'stall'; afterBytes: number };                             // send part of the body then stop sending (for body timeouts)
+  | { kind: 'stall'; afterBytes: number }                              // send part of the body then stop sending (for body timeouts)
+  | { kind: 'endless' }                                                // 200, a valid envelope whose data streams records forever (backpressure honoured) until the client goes away
+  | { kind: 'drip'; intervalMs?: number };                             // the body arrives one byte every intervalMs (default 1000, real time)
 
 /** Injects `fault` into the next `times` (default 1) requests to `path` (undefined = any path). */
 export interface FaultRule {
@@ -104,14 +110,18 @@ export interface Simulator {
   /** Inject a Vitals regression now (configurationCompliant drops by `fraction`, default 0.3, for `integration` (key or name), or the first enabled one) that lasts until cleared. */
   injectRegression(opts?: { integration?: string; fraction?: number }): void;
   clearRegression(): void;
+  /** Records `n` requests from another client in the portal-wide rate-limit window at the current clock time (throws without a rate limit). */
+  spend(n: number): void;
   close(): Promise<void>;
 }
 
 function validate(options: SimulatorOptions): void {
-  for (const name of ['devices', 'alerts', 'integrations'] as const) {
+  for (const name of ['devices', 'alerts', 'integrations', 'maxPageSize', 'alertIntegrations'] as const) {
     const v = options[name];
     if (v !== undefined && (!Number.isInteger(v) || v < 0)) throw new RangeError(`startSimulator: '${name}' must be a non-negative integer`);
   }
+  if (options.maxPageSize === 0) throw new RangeError("startSimulator: 'maxPageSize' must be at least 1 (omit it for no cap)");
+  if (options.alertIntegrations === 0) throw new RangeError("startSimulator: 'alertIntegrations' must be at least 1 (use alerts: 0 for no alerts)");
   const rl = options.rateLimit;
   if (rl && (!Number.isInteger(rl.requests) || rl.requests < 1 || !(rl.windowMs > 0))) {
     throw new RangeError("startSimulator: 'rateLimit' needs requests >= 1 and windowMs > 0");
@@ -135,7 +145,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const clock = options.clock ?? systemClock;
   const moving = options.moving ?? true;
   const startTime = clock.now();
-  const world = new World({ seed, devices: options.devices ?? 250, alerts: options.alerts ?? 120, integrations: options.integrations ?? 8 });
+  const world = new World({ seed, devices: options.devices ?? 250, alerts: options.alerts ?? 120, integrations: options.integrations ?? 8, alertIntegrations: options.alertIntegrations });
   const portal = new Portal(world);
   const keys: SimulatorKey[] = options.keys?.map((k) => ({ ...k })) ?? [{ key: 'sim-' + hexString(24, world.seed, mix32(0x4b4559)) }];
   const requests: SimRequest[] = [];
@@ -147,6 +157,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     keys,
     rateLimit: options.rateLimit === undefined ? { requests: 10, windowMs: 60_000 } : options.rateLimit,
     requests,
+    maxPageSize: options.maxPageSize,
   });
   const server: Server = createServer(handler.handle);
   const host = options.host ?? '127.0.0.1';
@@ -168,6 +179,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     addFault(rule) {
       const times = rule.times ?? 1;
       if (!(times >= 1)) throw new RangeError('addFault: times must be >= 1 (or Infinity)');
+      if (rule.fault.kind === 'drip' && rule.fault.intervalMs !== undefined && !(rule.fault.intervalMs >= 0 && Number.isFinite(rule.fault.intervalMs))) {
+        throw new RangeError('addFault: drip intervalMs must be a finite number >= 0');
+      }
       handler.addFault(rule.path, times, rule.fault);
     },
     clearFaults() {
@@ -198,6 +212,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     clearRegression() {
       portal.injected.clear();
+    },
+    spend(n) {
+      if (!Number.isInteger(n) || n < 0) throw new RangeError('spend: n must be a non-negative integer');
+      handler.spend(n);
     },
     close() {
       closed ??= new Promise<void>((resolve) => {

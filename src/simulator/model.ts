@@ -20,6 +20,8 @@ export interface ModelOptions {
   devices: number;
   alerts: number;
   integrations: number;
+  /** Distinct integrations alerts come from (the first ones are `integrations`, then the catalogue repeats); undefined: alerts draw from `integrations` by hash. */
+  alertIntegrations?: number;
 }
 
 /** An integration of the generated portal. */
@@ -141,6 +143,11 @@ export class World {
   readonly userCount: number;
   readonly alertTarget: number;
   readonly integrations: readonly Integration[];
+  /** The integrations alerts come from: `integrations`, or a longer list when `alertIntegrations` is larger. */
+  readonly alertIntegrations: readonly Integration[];
+  /** Whether alerts go round-robin over `alertIntegrations` (set explicitly) rather than by hash. */
+  private readonly alertRoundRobin: boolean;
+  private alertIntegrationIndex: Map<string, Integration> | undefined;
   readonly company: string;
   readonly domain: string;
   readonly portalUsers: readonly PortalUserRecord[];
@@ -169,6 +176,11 @@ export class World {
     this.company = pick(COMPANIES, this.seed, 0xc0);
     this.domain = asciiSlug(this.company) + '.example';
     this.integrations = this.makeIntegrations(Math.max(0, Math.floor(options.integrations)));
+    const wanted = options.alertIntegrations;
+    this.alertRoundRobin = wanted !== undefined;
+    if (wanted === undefined) this.alertIntegrations = this.integrations;
+    else if (wanted <= this.integrations.length) this.alertIntegrations = this.integrations.slice(0, Math.max(0, Math.floor(wanted)));
+    else this.alertIntegrations = [...this.integrations, ...this.makeIntegrations(Math.floor(wanted)).slice(this.integrations.length)];
     const { portalUsers, roles, teams } = this.makeSettings();
     this.portalUsers = portalUsers;
     this.roles = roles;
@@ -209,6 +221,19 @@ export class World {
   integration(name: string): Integration | undefined {
     const n = name.trim().toLowerCase();
     return this.integrations.find((x) => x.key.toLowerCase() === n || x.name.toLowerCase() === n);
+  }
+
+  /** The integration alerts name `name` (key or name, case-insensitive): one of `alertIntegrations`. */
+  alertIntegrationNamed(name: string): Integration | undefined {
+    if (this.alertIntegrations === this.integrations) return this.integration(name);
+    if (!this.alertIntegrationIndex) {
+      this.alertIntegrationIndex = new Map();
+      for (const x of this.alertIntegrations) {
+        this.alertIntegrationIndex.set(x.key.toLowerCase(), x);
+        this.alertIntegrationIndex.set(x.name.toLowerCase(), x);
+      }
+    }
+    return this.alertIntegrationIndex.get(name.trim().toLowerCase());
   }
 
   /** Whether device `d` carries integration `integ`'s agent / is present in it. */
@@ -508,7 +533,7 @@ export class World {
 
   /** Range of alert indices that can exist at `at` (newest first iteration goes hi..lo). */
   alertRange(at: number, withHistory: boolean): { lo: number; hi: number } {
-    if (!Number.isFinite(this.alertSpacing) || this.integrations.length === 0) return { lo: 0, hi: -1 };
+    if (!Number.isFinite(this.alertSpacing) || this.alertIntegrations.length === 0) return { lo: 0, hi: -1 };
     const hi = Math.floor((at - ALERT_EPOCH) / this.alertSpacing);
     const back = ALERT_MAX_OPEN + (withHistory ? RESOLVED_HISTORY_MS : 0);
     const lo = Math.max(0, Math.floor((at - back - ALERT_EPOCH) / this.alertSpacing) - 1);
@@ -527,7 +552,9 @@ export class World {
 
   /** The integration alert `k` comes from. */
   alertIntegration(k: number): Integration {
-    return this.integrations[hash(this.seed, S_ALERT, k, 3) % this.integrations.length]!;
+    const list = this.alertIntegrations;
+    // Round-robin when the count was asked for: any n consecutive alerts cover all n integrations.
+    return list[this.alertRoundRobin ? k % list.length : hash(this.seed, S_ALERT, k, 3) % list.length]!;
   }
 
   /** The facts of alert `k` that filtering needs. */

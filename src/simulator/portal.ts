@@ -188,7 +188,7 @@ export class Portal {
     const fx = this.fixture?.alerts;
     if (fx) {
       const visibleHosts = scope ? this.scopedHostNames(scope) : undefined;
-      const alias = sys === undefined ? undefined : this.world.integration(sys)?.name.toLowerCase();
+      const alias = sys === undefined ? undefined : this.world.alertIntegrationNamed(sys)?.name.toLowerCase();
       return arrayList('alerts', fx.filter((a) => {
         if (filter === 'allunresolved' && a.resolved) return false;
         if (filter === 'resolved' && !a.resolved) return false;
@@ -203,7 +203,7 @@ export class Portal {
     const w = this.world;
     let only: Integration | undefined;
     if (sys !== undefined) {
-      only = w.integration(sys);
+      only = w.alertIntegrationNamed(sys);
       if (!only) return arrayList('alerts', []);
     }
     const { lo, hi } = w.alertRange(t, filter !== 'allunresolved');

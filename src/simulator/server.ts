@@ -33,10 +33,30 @@ export interface ServerContext {
   keys: readonly KeyConfig[];
   rateLimit: { requests: number; windowMs: number } | false;
   requests: RequestLogEntry[];
+  /** Most records one list answer carries, whatever `limit` asks (undefined: no cap). */
+  maxPageSize?: number | undefined;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const CHUNK_CHARS = 64 * 1024;
+/** Whitespace an endless body streams when it has no records to repeat (still valid JSON). */
+const PADDING = ' '.repeat(4096);
+/** Default pause between the bytes of a `drip` body. */
+export const DRIP_INTERVAL_MS = 1000;
+
+type Cut = { afterBytes: number; mode: 'truncate' | 'stall' };
+
+function cutOf(fault: FaultSpec | undefined): Cut | undefined {
+  if (fault?.kind === 'truncate') return { afterBytes: fault.afterBytes, mode: 'truncate' };
+  if (fault?.kind === 'stall') return { afterBytes: fault.afterBytes, mode: 'stall' };
+  return undefined;
+}
+
+/** A complete body that never ends: everything but its closing character, then whitespace forever. */
+function* endlessBody(body: string): Generator<string> {
+  yield body.slice(0, -1);
+  for (;;) yield PADDING;
+}
 
 const REASONS: Record<number, string> = {
   400: 'Bad request.',
@@ -93,7 +113,7 @@ class BodyWriter {
   private stopped = false;
   private wake: (() => void) | undefined;
 
-  constructor(private readonly res: ServerResponse, private readonly cut: { afterBytes: number; mode: 'truncate' | 'stall' } | undefined) {
+  constructor(private readonly res: ServerResponse, private readonly cut: Cut | undefined) {
     res.on('close', () => {
       this.stopped = true;
       this.wake?.();
@@ -183,7 +203,7 @@ function damage(resource: string, record: unknown, how: 'missing' | 'mistyped'):
 export class SimServer {
   private readonly served: number[] = [];
   private rules: ActiveRule[] = [];
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new Map<NodeJS.Timeout, () => void>();
   private readonly keyIndex = new Map<string, number>();
 
   constructor(private readonly ctx: ServerContext) {
@@ -199,10 +219,36 @@ export class SimServer {
     this.rules = [];
   }
 
-  /** Cancels pending latency timers (on close). */
+  /** Cancels pending latency and drip timers (on close), letting their waits return. */
   cancelTimers(): void {
-    for (const t of this.timers) clearTimeout(t);
+    const wakes = [...this.timers];
     this.timers.clear();
+    for (const [t, wake] of wakes) {
+      clearTimeout(t);
+      wake();
+    }
+  }
+
+  /** Records `n` requests from another client in the portal-wide window at the current clock time. */
+  spend(n: number): void {
+    if (!this.ctx.rateLimit) throw new RangeError('spend: the simulator has no rate limit (rateLimit: false)');
+    const now = this.ctx.clock.now();
+    for (let i = 0; i < n; i++) this.served.push(now);
+  }
+
+  /** Waits `ms` real milliseconds, or less if the response closes or the simulator shuts down. */
+  private sleep(ms: number, res: ServerResponse): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        this.timers.delete(t);
+        res.off('close', done);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      this.timers.set(t, done);
+      res.on('close', done);
+    });
   }
 
   private takeFault(path: string): FaultSpec | undefined {
@@ -253,14 +299,8 @@ export class SimServer {
 
     const fault = this.takeFault(path);
     if (fault?.kind === 'latency') {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
-          this.timers.delete(t);
-          resolve();
-        }, fault.ms);
-        this.timers.add(t);
-      });
-      if (res.destroyed) return;
+      await this.sleep(fault.ms, res);
+      if (res.destroyed || res.writableEnded) return;
     }
     switch (fault?.kind) {
       case 'reset':
@@ -407,39 +447,78 @@ export class SimServer {
 
   private async sendBody(res: ServerResponse, entry: RequestLogEntry | undefined, status: number, body: string, headers: Record<string, string>, fault: FaultSpec | undefined): Promise<void> {
     if (entry) entry.status = status;
-    const cut = fault?.kind === 'truncate' ? { afterBytes: fault.afterBytes, mode: 'truncate' as const }
-      : fault?.kind === 'stall' ? { afterBytes: fault.afterBytes, mode: 'stall' as const } : undefined;
-    if (!cut) {
-      res.writeHead(status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body), ...headers });
-      res.end(body);
-      return;
+    if (fault?.kind === 'endless' || fault?.kind === 'drip' || cutOf(fault)) {
+      res.writeHead(status, { 'Content-Type': JSON_TYPE, ...headers });
+      res.flushHeaders();
+      return this.stream(res, fault?.kind === 'endless' ? endlessBody(body) : [body], fault);
     }
-    res.writeHead(status, { 'Content-Type': JSON_TYPE, ...headers });
-    res.flushHeaders();
-    const w = new BodyWriter(res, cut);
-    await w.push(body);
-    await w.end();
+    res.writeHead(status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body), ...headers });
+    res.end(body);
   }
 
-  private async sendList(res: ServerResponse, entry: RequestLogEntry, list: ListSource, offset: number, limit: number, fault: FaultSpec | undefined): Promise<void> {
+  private async sendList(res: ServerResponse, entry: RequestLogEntry, list: ListSource, offset: number, asked: number, fault: FaultSpec | undefined): Promise<void> {
+    const cap = this.ctx.maxPageSize;
+    const limit = cap !== undefined && (asked === 0 || asked > cap) ? cap : asked;
     let total = list.count();
     if (fault?.kind === 'total-mismatch') total = Math.max(0, total + fault.delta);
-    const cut = fault?.kind === 'truncate' ? { afterBytes: fault.afterBytes, mode: 'truncate' as const }
-      : fault?.kind === 'stall' ? { afterBytes: fault.afterBytes, mode: 'stall' as const } : undefined;
     entry.status = 200;
     res.writeHead(200, { 'Content-Type': JSON_TYPE });
-    if (cut) res.flushHeaders();
-    const w = new BodyWriter(res, cut);
-    if (!(await w.push(`{"offset":${offset},"limit":${limit},"total":${total},"data":[`))) return;
-    let n = 0;
-    for (let record of list.page(offset, limit)) {
-      if (fault?.kind === 'bad-records' && n < fault.count) record = damage(list.resource, record, fault.how);
-      let more = w.push((n++ ? ',' : '') + JSON.stringify(record));
+    if (fault?.kind === 'endless' || fault?.kind === 'drip' || cutOf(fault)) res.flushHeaders();
+    const head = `{"offset":${offset},"limit":${limit},"total":${total},"data":[`;
+    const tail = `],"success":true,"statusCode":200,"message":${JSON.stringify(`Successfully retrieved ${list.resource}.`)}}`;
+    const pieces = fault?.kind === 'endless' ? endlessList(head, list) : (function* () {
+      yield head;
+      let n = 0;
+      for (let record of list.page(offset, limit)) {
+        if (fault?.kind === 'bad-records' && n < fault.count) record = damage(list.resource, record, fault.how);
+        yield (n++ ? ',' : '') + JSON.stringify(record);
+      }
+      yield tail;
+    })();
+    return this.stream(res, pieces, fault);
+  }
+
+  /** Writes the pieces of a body: in chunks honouring backpressure (cut when the fault says so), or a byte at a time for `drip`. */
+  private async stream(res: ServerResponse, pieces: Iterable<string>, fault: FaultSpec | undefined): Promise<void> {
+    if (fault?.kind === 'drip') return this.drip(res, pieces, fault.intervalMs ?? DRIP_INTERVAL_MS);
+    const w = new BodyWriter(res, cutOf(fault));
+    for (const piece of pieces) {
+      let more = w.push(piece);
       // Await only when a chunk went out: one microtask per record would slow big lists down.
       if (more !== true && more !== false) more = await more;
       if (!more) return;
     }
-    if (!(await w.push(`],"success":true,"statusCode":200,"message":${JSON.stringify(`Successfully retrieved ${list.resource}.`)}}`))) return;
     await w.end();
+  }
+
+  private async drip(res: ServerResponse, pieces: Iterable<string>, intervalMs: number): Promise<void> {
+    for (const piece of pieces) {
+      const bytes = Buffer.from(piece);
+      for (let i = 0; i < bytes.length; i++) {
+        await this.sleep(intervalMs, res);
+        if (res.destroyed || !this.writable(res)) return;
+        res.write(bytes.subarray(i, i + 1));
+      }
+    }
+    res.end();
+  }
+
+  /** False once the response is gone (client left or the simulator closed). */
+  private writable(res: ServerResponse): boolean {
+    return !res.writableEnded && !res.destroyed && res.socket !== null && !res.socket.destroyed;
+  }
+}
+
+/** An endless list body: the envelope's head, then the list's records over and over (whitespace if it has none). */
+function* endlessList(head: string, list: ListSource): Generator<string> {
+  yield head;
+  let n = 0;
+  for (;;) {
+    let any = false;
+    for (const record of list.page(0, 0)) {
+      any = true;
+      yield (n++ ? ',' : '') + JSON.stringify(record);
+    }
+    if (!any) yield PADDING;
   }
 }

@@ -83,6 +83,7 @@ function setup(sim: Simulator, clock: FakeClock, options: Setup = {}) {
     apiKeyHeader: 'X-Service-ApiKey',
     requestsPerMinute: options.share ?? 10,
     pageSize: 0,
+    maxSeriesPerFamily: 1000,
     vitalsTags: [],
     intervals: { vitals: 300, devices: 300, alerts: 300 },
   };

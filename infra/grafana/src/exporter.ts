@@ -143,6 +143,18 @@ function invalidRecords(): timeseries.PanelBuilder {
   );
 }
 
+function seriesFolded(): timeseries.PanelBuilder {
+  return quantityOverTime(
+    {
+      title: 'Series folded by the series cap',
+      description: 'Series of a family that grows with portal data (alerts by integration, per-integration Vitals) folded into integration="__other__" by POSTURE_MAX_SERIES_PER_FAMILY; 0 when every family fits (docs/metrics.md).',
+      targets: [promQuery('A', `max by (portal, family) (posture_series_folded{${PORTAL}})`, '{{portal}} · {{family}}')],
+      size: { h: 8, w: 12 },
+    },
+    'short',
+  );
+}
+
 function alertsPageSize(): timeseries.PanelBuilder {
   return quantityOverTime(
     {
@@ -219,6 +231,7 @@ export function exporterDashboard(): dashboard.Dashboard {
     .withPanel(lastSuccessAge())
     .withPanel(cycleDuration())
     .withPanel(invalidRecords())
+    .withPanel(seriesFolded())
     .withRow(new dashboard.RowBuilder('Portal API budget'))
     .withPanel(apiRequests())
     .withPanel(rateLimited())

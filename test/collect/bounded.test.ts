@@ -1,0 +1,90 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { integrationOf, severityOf, typeOf } from '../../src/collect/alerts.js';
+import type { CycleResult } from '../../src/collect/cycle.js';
+import { OTHER, toSamples } from '../../src/collect/samples.js';
+import { viewOfCycle } from '../../src/collect/state.js';
+import { loadConfig } from '../../src/config/load.js';
+import { FakeClock } from '../../src/core/clock.js';
+import { memoryLogger } from '../../src/core/log.js';
+import { renderText } from '../../src/metrics/render.js';
+import type { Sample } from '../../src/metrics/sample.js';
+import { Exporter, samplesOfCycles } from '../../src/runtime/exporter.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+
+const run = promisify(execFile);
+const KEY = 'sim-bounded-key-0123456789';
+const OBI = 'posture_alerts_open_by_integration';
+const facts = { version: 'test', runtime: 'once' as const };
+
+describe('a portal whose alerts come from 20,000 integrations', () => {
+  let sim: Simulator;
+  let result: CycleResult;
+  let maxSeries: number;
+  /** Open alerts by integration, and by integration x severity x type, from the simulator's own data. */
+  const expected = { byIntegration: new Map<string, number>(), bySeries: new Map<string, number>(), open: 0 };
+
+  beforeAll(async () => {
+    const clock = new FakeClock(Date.UTC(2026, 10, 22, 12, 0, 0), { autoAdvance: true });
+    sim = await startSimulator({ clock, keys: [{ key: KEY }], moving: false, alerts: 100_000, alertIntegrations: 20_000, devices: 500 });
+    for (const a of sim.data().alerts()) {
+      if (a.resolved) continue;
+      expected.open++;
+      const integration = integrationOf(a.product);
+      expected.byIntegration.set(integration, (expected.byIntegration.get(integration) ?? 0) + 1);
+      const key = `${integration}\u0000${severityOf(a.state)}\u0000${typeOf(a.status)}`;
+      expected.bySeries.set(key, (expected.bySeries.get(key) ?? 0) + 1);
+    }
+    const config = loadConfig({ env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'big', POSTURE_MAX_SERIES_PER_FAMILY: '2000' } });
+    maxSeries = config.portals[0]!.maxSeriesPerFamily;
+    const exporter = new Exporter(config, { clock, logger: memoryLogger({ secrets: [KEY] }), runtime: 'once', random: () => 0.5 });
+    [result] = (await exporter.collect()) as [CycleResult];
+  }, 120_000);
+  afterAll(() => sim.close());
+
+  const obi = (samples: readonly Sample[]) => samples.filter((s) => s.name === OBI);
+  const folded = (samples: readonly Sample[]) => samples.find((s) => s.name === 'posture_series_folded' && s.labels.family === OBI)?.value;
+
+  it('collects every open alert of 20,000 distinct integrations', () => {
+    expect(result.alerts.ok).toBe(true);
+    expect(expected.byIntegration.size).toBe(20_000);
+    expect(expected.bySeries.size).toBeGreaterThan(50_000);
+  });
+
+  it.each([
+    ['the configured cap (2,000)', () => toSamples([{ ...viewOfCycle(result), maxSeriesPerFamily: maxSeries }], facts), 2000],
+    ['the default cap when the view carries none (1,000)', () => samplesOfCycles([result], facts), 1000],
+  ])('bounds the family to %s, still adding up to every open alert, with the fold visible', (_name, samplesOf, cap) => {
+    const samples = samplesOf();
+    const family = obi(samples);
+    expect(family.length).toBeLessThanOrEqual(cap);
+    expect(family.length).toBeGreaterThan(cap - 20);
+    expect(family.reduce((n, s) => n + s.value, 0)).toBe(expected.open);
+    const open = samples.filter((s) => s.name === 'posture_alerts_open').reduce((n, s) => n + s.value, 0);
+    expect(open).toBe(expected.open);
+    // Kept series are exact; the fold series hold the rest, per severity and type.
+    const kept = family.filter((s) => s.labels.integration !== OTHER);
+    const others = family.filter((s) => s.labels.integration === OTHER);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(others.length).toBeGreaterThan(0);
+    for (const s of kept) expect(s.value).toBe(expected.bySeries.get(`${s.labels.integration}\u0000${s.labels.severity}\u0000${s.labels.type}`));
+    // The kept integrations are the largest ones.
+    const keptNames = new Set(kept.map((s) => s.labels.integration!));
+    const smallestKept = Math.min(...[...keptNames].map((n) => expected.byIntegration.get(n)!));
+    const largestFolded = Math.max(...[...expected.byIntegration].filter(([n]) => !keptNames.has(n)).map(([, c]) => c));
+    expect(smallestKept).toBeGreaterThanOrEqual(largestFolded);
+    expect(folded(samples)).toBe(expected.bySeries.size - kept.length);
+  });
+
+  it('renders output that promtool accepts, with the fold series and the folded count', async () => {
+    const samples = toSamples([{ ...viewOfCycle(result), maxSeriesPerFamily: maxSeries }], facts);
+    const text = await renderText(samples, 'prometheus');
+    expect(text).toContain(`posture_alerts_open_by_integration{portal="big",integration="${OTHER}",severity="red",type="incident"}`);
+    expect(text).toMatch(/^posture_series_folded\{portal="big",family="posture_alerts_open_by_integration"\} [1-9]\d*$/m);
+    const child = run('promtool', ['check', 'metrics']);
+    child.child.stdin!.end(text);
+    const { stdout, stderr } = await child;
+    expect(stdout + stderr).toBe('');
+  });
+});
