@@ -1,4 +1,5 @@
 import type { Config } from '../config/load.js';
+import { untilDeadline } from '../core/abort.js';
 import type { CycleResult } from '../collect/cycle.js';
 import { PORTAL_LABEL, SOURCES } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
@@ -64,7 +65,14 @@ class RemoteWriteWithCredential implements Sink {
     const pending = (this.sink ??= pushSettingsOf(this.config, this.deps).then((s) => createSinks({ ...s, sinks: ['remote_write'] })[0]!));
     let sink: Sink;
     try {
-      sink = await untilDeadline(pending, ctx);
+      // A key store that hangs must not hold up the push summary.
+      sink = await untilDeadline(pending, {
+        deadline: ctx.deadline,
+        clock: ctx.clock,
+        signal: ctx.signal,
+        onDeadline: () => new Error('the push deadline passed while its credential was read'),
+        onAbort: () => new Error('the push was cancelled while its credential was read'),
+      });
     } catch (err) {
       if (this.sink === pending) this.sink = undefined;
       throw new SinkError(this.name, err instanceof Error ? err.message : String(err), { cause: err });
@@ -82,29 +90,6 @@ class RemoteWriteWithCredential implements Sink {
       throw err;
     }
   }
-}
-
-/** Waits for `promise`, but not past the push's deadline or cancellation: a key store that hangs must not hold up the summary. */
-function untilDeadline<T>(promise: Promise<T>, ctx: PushContext): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const finish = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      ctx.signal?.removeEventListener('abort', onAbort);
-      fn();
-    };
-    const onAbort = () => finish(() => reject(new Error('the push was cancelled while its credential was read')));
-    // Real time, as the invocation's own timeout runs; the time left is read on the push's clock.
-    const timer = setTimeout(() => finish(() => reject(new Error('the push deadline passed while its credential was read'))), Math.max(0, ctx.deadline - ctx.clock.now()));
-    ctx.signal?.addEventListener('abort', onAbort, { once: true });
-    if (ctx.signal?.aborted) onAbort();
-    promise.then(
-      (value) => finish(() => resolve(value)),
-      (err: unknown) => finish(() => reject(err)),
-    );
-  });
 }
 
 /** The configured sinks, in the configured order; remote write resolves its credential on its first push. */

@@ -2,6 +2,7 @@ import { OTLPMetricExporter as JsonExporter } from '@opentelemetry/exporter-metr
 import { OTLPMetricExporter as ProtoExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { MeterProvider, MetricReader, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { untilDeadline } from '../core/abort.js';
 import { redact, type Logger } from '../core/log.js';
 import { CATALOGUE } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
@@ -182,7 +183,10 @@ export class OtlpSink implements Sink {
       }
       const { resourceMetrics, errors } = await reader.collect({ timeoutMillis: options.timeoutMillis });
       if (errors.length > 0) throw new SinkError(this.name, `OTLP collection failed: ${String(errors[0])}`, { cause: errors[0] });
-      const exported = await abortable(exportOnce(exporter, resourceMetrics), ctx.signal);
+      const exported = await untilDeadline(exportOnce(exporter, resourceMetrics), {
+        signal: ctx.signal,
+        onAbort: (reason) => new SinkError(this.name, 'aborted', { cause: reason }),
+      });
       if (!exported.ok) {
         const { message, status } = describeExportError(exported.error, secrets);
         throw new SinkError(this.name, `OTLP export to ${safeUrl(target.url)} failed: ${message}`, { status, cause: exported.error });
@@ -193,23 +197,4 @@ export class OtlpSink implements Sink {
       await provider.shutdown().catch((err: unknown) => ctx.logger.debug('otlp: shutdown failed', { sink: this.name, err }));
     }
   }
-}
-
-function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(new SinkError('otlp', 'aborted', { cause: signal.reason }));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new SinkError('otlp', 'aborted', { cause: signal.reason }));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }
