@@ -10,7 +10,7 @@ import { SOURCES } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
 import { RateLimiter } from '../upstream/limiter.js';
 import { VERSION } from '../version.js';
-import { forgetApiKey, resolveApiKey, type KeyStoreOptions } from './keys.js';
+import { forgetSecret, resolveSecret, type KeyStoreOptions } from './keys.js';
 
 /** What the exporter needs from outside. */
 export interface ExporterDeps {
@@ -60,7 +60,7 @@ export class Exporter {
     const started = clock.now();
     let apiKey: string;
     try {
-      apiKey = await resolveApiKey(p.config.key, this.deps.keyStore);
+      apiKey = await resolveSecret(p.config.key, this.deps.keyStore);
       this.deps.onSecret?.(apiKey);
     } catch (err) {
       const error = err as Error;
@@ -86,7 +86,7 @@ export class Exporter {
     }, { deadline, signal });
     // A rejected key may have been rotated in its store: fetch it again next time.
     const rejected = SOURCES.map((s) => result[s]).some((r) => !r.ok && r.error instanceof AuthenticationError);
-    if (rejected) forgetApiKey(p.config.key);
+    if (rejected) forgetSecret(p.config.key);
     p.state.record(result);
     const failed = SOURCES.filter((s) => !result[s].ok);
     logger.info('collection finished', {

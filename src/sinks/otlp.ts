@@ -64,7 +64,7 @@ function positiveNumber(v: string | undefined): number | undefined {
  * Resolves the OTLP target the way the OTLP exporter specification says, from `env` (not only
  * `process.env`, so tests and embedders can set it): OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is used
  * as is, OTEL_EXPORTER_OTLP_ENDPOINT gets `v1/metrics` appended; signal-specific headers, protocol,
- * timeout and compression win over the generic ones; settings win over both.
+ * timeout and compression win over the generic ones; the timeout setting wins over both.
  */
 export function resolveOtlpTarget(settings: PushSettings['otlp'], env: Record<string, string | undefined>, logger?: Logger): OtlpTarget {
   const specific = nonEmpty(env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT);
@@ -75,7 +75,7 @@ export function resolveOtlpTarget(settings: PushSettings['otlp'], env: Record<st
   } catch {
     throw new SinkError('otlp', `the OTLP endpoint is not a valid URL (from ${specific ? 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'})`);
   }
-  const rawProtocol = settings?.protocol ?? nonEmpty(env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL) ?? nonEmpty(env.OTEL_EXPORTER_OTLP_PROTOCOL) ?? 'http/protobuf';
+  const rawProtocol = nonEmpty(env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL) ?? nonEmpty(env.OTEL_EXPORTER_OTLP_PROTOCOL) ?? 'http/protobuf';
   if (rawProtocol !== 'http/protobuf' && rawProtocol !== 'http/json') {
     throw new SinkError('otlp', `OTLP protocol '${rawProtocol}' is not supported; use http/protobuf or http/json`);
   }
