@@ -56,10 +56,15 @@ describe('alert conventions', () => {
     expect(['critical', 'warning', 'info']).toContain(alert.labels.severity);
     expect(alert.annotations.summary).toBeTruthy();
     expect(alert.annotations.description).toContain('$labels.portal');
-    if (alert.name.startsWith('PostureVitals')) expect(alert.annotations.description).toContain('$labels.integration');
     const anchor = alert.name.toLowerCase();
     expect(alert.annotations.runbook_url).toBe(RUNBOOK_BASE + anchor);
     expect(anchors.has(anchor), `docs/runbooks.md has no heading for ${alert.name}`).toBe(true);
+  });
+
+  it('names the integration in the description of every Vitals alert', () => {
+    const vitals = alerts.filter((a) => a.name.startsWith('PostureVitals'));
+    expect(vitals.length).toBeGreaterThan(0);
+    for (const a of vitals) expect(a.annotations.description, a.name).toContain('$labels.integration');
   });
 
   it('names recording rules level:metric:operations after a catalogue metric', () => {
