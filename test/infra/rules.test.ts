@@ -68,6 +68,7 @@ describe('alert conventions', () => {
   });
 
   it('names recording rules level:metric:operations after a catalogue metric', () => {
+    expect(records.length).toBeGreaterThan(0);
     for (const r of records) {
       const parts = r.name.split(':');
       expect(parts, r.name).toHaveLength(3);
@@ -79,11 +80,9 @@ describe('alert conventions', () => {
 
   it('reads only catalogue metrics and recorded series', () => {
     const known = new Set([...CATALOGUE_NAMES, ...records.map((r) => r.name)]);
-    for (const r of rules) {
-      for (const m of r.expr.matchAll(/(?<![A-Za-z0-9_:])((?:[a-z_]+:)?posture_[a-z0-9_]+(?::[a-z0-9_]+)?)/g)) {
-        expect(known.has(m[1]!), `${r.name} reads unknown metric ${m[1]}`).toBe(true);
-      }
-    }
+    const read = rules.flatMap((r) => [...r.expr.matchAll(/(?<![A-Za-z0-9_:])((?:[a-z_]+:)?posture_[a-z0-9_]+(?::[a-z0-9_]+)?)/g)].map((m) => `${r.name} reads ${m[1]!}`));
+    expect(read.length).toBeGreaterThanOrEqual(rules.length);
+    expect(read.filter((line) => !known.has(line.slice(line.lastIndexOf(' ') + 1)))).toEqual([]);
   });
 
   it('has, for every alert, a promtool case where it fires and one where it stays quiet', () => {
