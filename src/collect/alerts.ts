@@ -16,8 +16,6 @@ export interface AlertsAggregate {
   readonly oldest: Readonly<Record<string, number>>;
   /** Key `integration\u0000severity\u0000type` → count. */
   readonly byIntegration: ReadonlyMap<string, number>;
-  /** Records received (valid or not), for checking against the list's `total`. */
-  readonly received: number;
   readonly invalid: number;
 }
 
@@ -53,7 +51,8 @@ export class AlertsSink {
   private readonly oldest: Record<string, number> = {};
   private readonly byIntegration = new Map<string, number>();
   private readonly invalid: InvalidRecords;
-  private received = 0;
+  /** Records seen so far (valid or not): the next one's index within this page. */
+  private seen = 0;
 
   /** `nowSeconds`: the collection time, against which snoozes are judged. */
   constructor(
@@ -65,7 +64,7 @@ export class AlertsSink {
   }
 
   record(raw: unknown): void {
-    const index = this.offset + this.received++;
+    const index = this.offset + this.seen++;
     const parsed = AlertRecordSchema.safeParse(raw);
     if (!parsed.success) return this.invalid.add(index, describeIssues(parsed.error));
     const a = parsed.data;
@@ -93,7 +92,6 @@ export class AlertsSink {
       snoozed: this.snoozed,
       oldest: this.oldest,
       byIntegration: this.byIntegration,
-      received: this.received,
       invalid: this.invalid.count,
     };
   }
@@ -121,7 +119,6 @@ export function mergeAlerts(a: AlertsAggregate, b: AlertsAggregate): AlertsAggre
     snoozed: sum(a.snoozed, b.snoozed),
     oldest,
     byIntegration,
-    received: a.received + b.received,
     invalid: a.invalid + b.invalid,
   };
 }

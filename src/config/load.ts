@@ -6,7 +6,7 @@ import { ConfigError, ConfigErrors } from '../errors.js';
 import type { LogLevel } from '../core/log.js';
 import type { Source } from '../metrics/catalogue.js';
 import { planPortal, type PortalPlan } from '../schedule/plan.js';
-import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingDef, type SettingKey } from './settings.js';
+import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingDef, type SettingKey, type SinkName } from './settings.js';
 
 /** Where a secret (the API key, a remote-write credential) comes from; resolved at the edge (file read, SSM, Secrets Manager). */
 export type KeySource =
@@ -31,7 +31,7 @@ export interface PortalConfig {
   readonly maxSeriesPerFamily: number;
 }
 
-export type SinkName = 'otlp' | 'remote_write' | 'pushgateway';
+export type { SinkName } from './settings.js';
 
 /** The validated configuration of the process. */
 export interface Config {
@@ -57,8 +57,17 @@ export interface Config {
     readonly remoteWriteUsername?: string;
     /** From POSTURE_REMOTE_WRITE_PASSWORD (`value`), its SSM parameter or its secret; resolved when first pushed. */
     readonly remoteWritePassword?: KeySource;
+    /** POSTURE_REMOTE_WRITE_HEADERS, parsed; the values are secrets. */
+    readonly remoteWriteHeaders: Readonly<Record<string, string>>;
     readonly pushgatewayUrl?: string;
     readonly pushgatewayJob: string;
+    readonly pushgatewayUsername?: string;
+    /** From POSTURE_PUSHGATEWAY_PASSWORD (`value`), its SSM parameter or its secret; resolved when first pushed. */
+    readonly pushgatewayPassword?: KeySource;
+    /** Per push request; unset: 10 s (OTLP: its OTEL_* timeout). */
+    readonly timeoutSeconds?: number;
+    /** Retries of a remote write or Pushgateway request. */
+    readonly maxRetries: number;
   };
   readonly lambdaMarginSeconds: number;
   /** Every secret value in the config (for log redaction); secrets from files or stores are added when read. */
@@ -404,7 +413,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const push = buildPush(g, problems);
   const secrets = [
     ...portals.flatMap((p) => (p.key.kind === 'value' ? [p.key.value] : [])),
-    ...[push.remoteWriteBearerToken, push.remoteWritePassword].flatMap((k) => (k?.kind === 'value' ? [k.value] : [])),
+    ...[push.remoteWriteBearerToken, push.remoteWritePassword, push.pushgatewayPassword].flatMap((k) => (k?.kind === 'value' ? [k.value] : [])),
+    ...Object.values(push.remoteWriteHeaders),
   ];
   // Every lookup runs before the verdict, so all problems are reported at once.
   const config: Config = {
@@ -431,6 +441,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
 type CredentialKeys = readonly [value: SettingKey, ssm: SettingKey, secret: SettingKey];
 const BEARER_TOKEN_KEYS: CredentialKeys = ['remote_write_bearer_token', 'remote_write_bearer_token_ssm_parameter', 'remote_write_bearer_token_secret_id'];
 const PASSWORD_KEYS: CredentialKeys = ['remote_write_password', 'remote_write_password_ssm_parameter', 'remote_write_password_secret_id'];
+const PUSHGATEWAY_PASSWORD_KEYS: CredentialKeys = ['pushgateway_password', 'pushgateway_password_ssm_parameter', 'pushgateway_password_secret_id'];
 
 /** The environment name of the setting a credential came from (the plain one when unset). */
 function credentialSetting(keys: CredentialKeys, source: KeySource | undefined): string {
@@ -466,8 +477,13 @@ function buildPush(g: (k: SettingKey) => unknown, problems: Problems): Config['p
     remoteWriteBearerToken: credentialSource(g, problems, 'remote-write bearer token', BEARER_TOKEN_KEYS),
     remoteWriteUsername: g('remote_write_username') as string | undefined,
     remoteWritePassword: credentialSource(g, problems, 'remote-write password', PASSWORD_KEYS),
+    remoteWriteHeaders: parseHeaders(g('remote_write_headers') as string | undefined, problems),
     pushgatewayUrl: g('pushgateway_url') as string | undefined,
     pushgatewayJob: (g('pushgateway_job') as string | undefined) ?? 'posture-exporter',
+    pushgatewayUsername: g('pushgateway_username') as string | undefined,
+    pushgatewayPassword: credentialSource(g, problems, 'Pushgateway password', PUSHGATEWAY_PASSWORD_KEYS),
+    timeoutSeconds: g('push_timeout_seconds') as number | undefined,
+    maxRetries: (g('push_max_retries') as number | undefined) ?? 3,
   };
   const checkUrl = (setting: string, value: string | undefined) => {
     if (value === undefined) return;
@@ -488,7 +504,49 @@ function buildPush(g: (k: SettingKey) => unknown, problems: Problems): Config['p
   const auths = [push.remoteWriteSigv4Region && 'sigv4', push.remoteWriteBearerToken && 'bearer', (push.remoteWriteUsername || push.remoteWritePassword) && 'basic'].filter(Boolean);
   if (auths.length > 1) problems.add('POSTURE_REMOTE_WRITE_SIGV4_REGION', `remote write has more than one auth method set (${auths.join(', ')}): keep one of POSTURE_REMOTE_WRITE_SIGV4_REGION, ${bearerSetting}, POSTURE_REMOTE_WRITE_USERNAME+${passwordSetting.slice('POSTURE_REMOTE_WRITE_'.length)}.`);
   if (Boolean(push.remoteWriteUsername) !== Boolean(push.remoteWritePassword)) problems.add('POSTURE_REMOTE_WRITE_USERNAME', `POSTURE_REMOTE_WRITE_USERNAME and ${passwordSetting} go together: set both for basic auth.`);
+  if (Boolean(push.pushgatewayUsername) !== Boolean(push.pushgatewayPassword)) {
+    const pushgatewayPasswordSetting = credentialSetting(PUSHGATEWAY_PASSWORD_KEYS, push.pushgatewayPassword);
+    problems.add('POSTURE_PUSHGATEWAY_USERNAME', `POSTURE_PUSHGATEWAY_USERNAME and ${pushgatewayPasswordSetting} go together: set both for basic auth.`);
+  }
   return push;
+}
+
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers the remote-write sink sets itself, or that the auth settings own. */
+const RESERVED_HEADERS: ReadonlySet<string> = new Set(['authorization', 'content-type', 'content-encoding', 'content-length', 'host', 'user-agent', 'x-prometheus-remote-write-version']);
+
+/**
+ * POSTURE_REMOTE_WRITE_HEADERS: `Name=value,Name2=value2`, values percent-decoded (as in
+ * OTEL_EXPORTER_OTLP_HEADERS). Problems name the header, never its value (it may be a credential).
+ */
+function parseHeaders(raw: string | undefined, problems: Problems): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (raw === undefined) return headers;
+  const setting = 'POSTURE_REMOTE_WRITE_HEADERS';
+  raw.split(',').forEach((entry, i) => {
+    if (entry.trim() === '') return;
+    const eq = entry.indexOf('=');
+    const name = (eq < 0 ? entry : entry.slice(0, eq)).trim();
+    if (eq < 0 || !HEADER_NAME.test(name)) {
+      problems.add(setting, `${setting}: entry ${i + 1} is not Name=value with a valid header name: give e.g. X-Scope-OrgID=tenant-1,Name2=value2.`);
+      return;
+    }
+    if (RESERVED_HEADERS.has(name.toLowerCase())) {
+      problems.add(setting, `${setting}: the ${name} header is set by the exporter itself${name.toLowerCase() === 'authorization' ? ' (use the remote-write bearer token, basic-auth or SigV4 settings)' : ''}: remove it.`);
+      return;
+    }
+    if (Object.keys(headers).some((k) => k.toLowerCase() === name.toLowerCase())) {
+      problems.add(setting, `${setting}: the ${name} header is given more than once: keep one.`);
+      return;
+    }
+    try {
+      headers[name] = decodeURIComponent(entry.slice(eq + 1).trim());
+    } catch {
+      problems.add(setting, `${setting}: the value of ${name} has an invalid percent-escape: write a literal % as %25.`);
+    }
+  });
+  return headers;
 }
 
 /** The plan of a portal for `serve` (and `check-config`), with what the last runs taught when known. */

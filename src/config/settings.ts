@@ -23,6 +23,11 @@ export interface SettingDef {
   readonly env?: string;
 }
 
+/** The sinks serverless mode can push to (the `push` setting's values). */
+export const SINK_NAMES = ['otlp', 'remote_write', 'pushgateway'] as const;
+/** Where serverless mode can push. */
+export type SinkName = (typeof SINK_NAMES)[number];
+
 export const SETTINGS = [
   { key: 'config_file', scope: 'global', kind: 'string', flag: true, env: 'POSTURE_CONFIG_FILE', doc: 'A JSON or YAML file with settings and, for several portals, a `portals` list (flag `--config`).' },
   { key: 'config', scope: 'global', kind: 'string', flag: false, doc: 'The same as the config file, as inline JSON.' },
@@ -52,7 +57,7 @@ export const SETTINGS = [
   { key: 'listen', scope: 'global', kind: 'string', default: '0.0.0.0:9877', flag: true, doc: '`serve` and `simulate`: HOST:PORT to listen on.' },
   { key: 'log_level', scope: 'global', kind: 'enum', values: ['debug', 'info', 'warn', 'error'], default: 'info', flag: true, doc: 'Log level (JSON lines on stderr).' },
   { key: 'format', scope: 'global', kind: 'enum', values: ['prometheus', 'openmetrics', 'json'], default: 'prometheus', flag: true, doc: '`once`: output format.' },
-  { key: 'push', scope: 'global', kind: 'list', default: '', values: ['otlp', 'remote_write', 'pushgateway'], flag: true, doc: 'Sinks to push to after each collection (serverless mode; `once` too): any of `otlp`, `remote_write`, `pushgateway`.' },
+  { key: 'push', scope: 'global', kind: 'list', default: '', values: SINK_NAMES, flag: true, doc: 'Sinks to push to after each collection (serverless mode; `once` too): any of `otlp`, `remote_write`, `pushgateway`.' },
   { key: 'remote_write_url', scope: 'global', kind: 'string', flag: true, doc: 'Prometheus remote-write endpoint (AMP, Grafana Cloud, Mimir, VictoriaMetrics, Prometheus).' },
   { key: 'remote_write_sigv4_region', scope: 'global', kind: 'string', flag: true, doc: 'Sign remote writes with SigV4 for Amazon Managed Service for Prometheus in this region (credentials from the role).' },
   { key: 'remote_write_bearer_token', scope: 'global', kind: 'secret', flag: false, doc: 'Bearer token for remote write (prefer its SSM parameter or secret).' },
@@ -62,8 +67,15 @@ export const SETTINGS = [
   { key: 'remote_write_password', scope: 'global', kind: 'secret', flag: false, doc: 'Basic-auth password for remote write (Grafana Cloud: an access token; prefer its SSM parameter or secret).' },
   { key: 'remote_write_password_ssm_parameter', scope: 'global', kind: 'string', flag: true, doc: 'An SSM Parameter Store SecureString holding the remote-write basic-auth password (fetched once, cached).' },
   { key: 'remote_write_password_secret_id', scope: 'global', kind: 'string', flag: true, doc: 'A Secrets Manager secret holding the remote-write basic-auth password (fetched once, cached).' },
+  { key: 'remote_write_headers', scope: 'global', kind: 'secret', flag: false, doc: 'Extra headers on every remote write, `Name=value,Name2=value2` (values percent-decoded, e.g. `%2C` for a comma), such as `X-Scope-OrgID` for Mimir or a proxy\'s own credential; values are redacted from logs and errors.' },
   { key: 'pushgateway_url', scope: 'global', kind: 'string', flag: true, doc: 'Pushgateway base URL; one group per portal and source, replaced on each push.' },
   { key: 'pushgateway_job', scope: 'global', kind: 'string', default: 'posture-exporter', flag: true, doc: 'The Pushgateway `job` of the groups.' },
+  { key: 'pushgateway_username', scope: 'global', kind: 'string', flag: true, doc: 'Basic-auth user for the Pushgateway (its `--web.config.file` `basic_auth_users`, or a proxy in front).' },
+  { key: 'pushgateway_password', scope: 'global', kind: 'secret', flag: false, doc: 'Basic-auth password for the Pushgateway (prefer its SSM parameter or secret).' },
+  { key: 'pushgateway_password_ssm_parameter', scope: 'global', kind: 'string', flag: true, doc: 'An SSM Parameter Store SecureString holding the Pushgateway basic-auth password (fetched once, cached).' },
+  { key: 'pushgateway_password_secret_id', scope: 'global', kind: 'string', flag: true, doc: 'A Secrets Manager secret holding the Pushgateway basic-auth password (fetched once, cached).' },
+  { key: 'push_timeout_seconds', scope: 'global', kind: 'int', default: '10; OTLP: OTEL_EXPORTER_OTLP_(METRICS_)TIMEOUT, else 10', min: 1, max: 300, flag: true, doc: 'Timeout of each push request (remote write, Pushgateway, OTLP), also bounded by the time left before the cycle\'s deadline.' },
+  { key: 'push_max_retries', scope: 'global', kind: 'int', default: 3, min: 0, max: 10, flag: true, doc: 'Retries of a remote write or Pushgateway request after 429, 5xx or a network error (backoff, `Retry-After` honoured), while the deadline allows.' },
   { key: 'lambda_margin_seconds', scope: 'global', kind: 'int', default: 10, min: 1, max: 300, flag: false, doc: 'Lambda: the cycle ends this long before the invocation\'s time runs out, leaving time to push.' },
 ] as const satisfies readonly SettingDef[];
 

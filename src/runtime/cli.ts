@@ -8,7 +8,7 @@ import { renderJson, renderText } from '../metrics/render.js';
 import type { SimulatorOptions } from '../simulator/index.js';
 import { Exporter, failedSources, VERSION } from './exporter.js';
 import { explainPlan } from '../schedule/explain.js';
-import { resolveApiKey } from './keys.js';
+import { resolveSecret } from './keys.js';
 import { startServe } from './serve.js';
 
 /** Process-level I/O, injected so the CLI can run inside tests. */
@@ -186,7 +186,7 @@ async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: Cl
   for (const p of config.portals) {
     if (p.key.kind !== 'file') continue;
     try {
-      await resolveApiKey(p.key);
+      await resolveSecret(p.key);
     } catch (err) {
       if (err instanceof ConfigError) problems.push(err);
       else throw err;

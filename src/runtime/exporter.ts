@@ -13,7 +13,7 @@ import { oneShotSeconds } from '../schedule/plan.js';
 import { PortalScheduler } from '../schedule/scheduler.js';
 import { PortalReader } from '../upstream/reader.js';
 import { VERSION } from '../version.js';
-import { forgetApiKey, resolveApiKey, type KeyStoreOptions } from './keys.js';
+import { forgetSecret, resolveSecret, type KeyStoreOptions } from './keys.js';
 
 /** What the exporter needs from outside. */
 export interface ExporterDeps {
@@ -123,7 +123,7 @@ export class Exporter {
   /** The API key of a portal, or the error that stops every source of this run. */
   private async apiKeyOf(p: PortalRuntime): Promise<string | Error> {
     try {
-      const key = await resolveApiKey(p.config.key, this.deps.keyStore);
+      const key = await resolveSecret(p.config.key, this.deps.keyStore);
       this.deps.onSecret?.(key);
       return key;
     } catch (err) {
@@ -184,7 +184,7 @@ export class Exporter {
     } catch (err) {
       const error = this.explain(source, err, deadline);
       // A rejected key may have been rotated in its store: fetch it again next time.
-      if (error instanceof AuthenticationError) forgetApiKey(p.config.key);
+      if (error instanceof AuthenticationError) forgetSecret(p.config.key);
       else if (!(window.signal?.aborted && window.signal.reason instanceof AuthenticationError)) logger.error(`collecting ${source} failed`, { source, err: error });
       return finish({ ok: false, error });
     } finally {

@@ -19,12 +19,14 @@ export interface SecretKind {
   readonly setting: string;
 }
 
-/** The portal's API key (what `resolveApiKey` resolves unless told otherwise). */
+/** The portal's API key (what `resolveSecret` resolves unless told otherwise). */
 export const API_KEY: SecretKind = { noun: 'the API key', stored: "the portal's API key", setting: 'POSTURE_API_KEY' };
 /** The remote-write bearer token. */
 export const REMOTE_WRITE_BEARER_TOKEN: SecretKind = { noun: 'the remote-write bearer token', stored: 'the remote-write bearer token', setting: 'POSTURE_REMOTE_WRITE_BEARER_TOKEN' };
 /** The remote-write basic-auth password. */
 export const REMOTE_WRITE_PASSWORD: SecretKind = { noun: 'the remote-write password', stored: 'the remote-write password', setting: 'POSTURE_REMOTE_WRITE_PASSWORD' };
+/** The Pushgateway basic-auth password. */
+export const PUSHGATEWAY_PASSWORD: SecretKind = { noun: 'the Pushgateway password', stored: 'the Pushgateway password', setting: 'POSTURE_PUSHGATEWAY_PASSWORD' };
 
 const cache = new Map<string, Promise<string>>();
 
@@ -47,7 +49,7 @@ function cacheKey(source: KeySource, kind: SecretKind): string {
  * Lambda invocations reuse it). SSM and Secrets Manager go through Powertools for AWS Lambda's
  * parameters utility; the AWS SDK it uses is loaded only when one of them is configured.
  */
-export function resolveApiKey(source: KeySource, options: KeyStoreOptions = {}, kind: SecretKind = API_KEY): Promise<string> {
+export function resolveSecret(source: KeySource, options: KeyStoreOptions = {}, kind: SecretKind = API_KEY): Promise<string> {
   if (source.kind === 'value') return Promise.resolve(source.value);
   const key = cacheKey(source, kind);
   let pending = cache.get(key);
@@ -65,7 +67,7 @@ export function resolveApiKey(source: KeySource, options: KeyStoreOptions = {}, 
 }
 
 /** Forgets a cached secret (after it was rejected, so a rotated one is fetched again). */
-export function forgetApiKey(source: KeySource, kind: SecretKind = API_KEY): void {
+export function forgetSecret(source: KeySource, kind: SecretKind = API_KEY): void {
   cache.delete(cacheKey(source, kind));
 }
 

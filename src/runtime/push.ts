@@ -1,11 +1,12 @@
-import type { Config } from '../config/load.js';
+import type { Config, KeySource } from '../config/load.js';
+import { untilDeadline } from '../core/abort.js';
 import type { CycleResult } from '../collect/cycle.js';
 import { PORTAL_LABEL, SOURCES } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
 import { createSinks } from '../sinks/index.js';
 import { SinkError } from '../sinks/errors.js';
-import type { PushBatch, PushContext, PushSettings, RemoteWriteAuth, Sink, SinkName } from '../sinks/types.js';
-import { forgetApiKey, REMOTE_WRITE_BEARER_TOKEN, REMOTE_WRITE_PASSWORD, resolveApiKey, type KeyStoreOptions } from './keys.js';
+import type { PushBatch, PushContext, PushgatewayAuth, PushSettings, RemoteWriteAuth, Sink, SinkName } from '../sinks/types.js';
+import { forgetSecret, PUSHGATEWAY_PASSWORD, REMOTE_WRITE_BEARER_TOKEN, REMOTE_WRITE_PASSWORD, resolveSecret, type KeyStoreOptions, type SecretKind } from './keys.js';
 
 /** What resolving push credentials needs: AWS client settings, and where to report each secret read (for log redaction). */
 export interface PushDeps {
@@ -14,57 +15,96 @@ export interface PushDeps {
   onSecret?: (secret: string) => void;
 }
 
-/** Remote write's auth, its credential read from the environment or its store (cached per process). */
-async function remoteWriteAuth(push: Config['push'], deps: PushDeps): Promise<RemoteWriteAuth> {
+type PushConfig = Config['push'];
+
+/** Reads one credential (cached per process) and reports it for log redaction. */
+async function secretOf(source: KeySource, kind: SecretKind, deps: PushDeps): Promise<string> {
+  const secret = await resolveSecret(source, deps.keyStore, kind);
+  deps.onSecret?.(secret);
+  return secret;
+}
+
+/** Remote write's auth, its credential read from the environment or its store. */
+async function remoteWriteAuth(push: PushConfig, deps: PushDeps): Promise<RemoteWriteAuth> {
   if (push.remoteWriteSigv4Region) return { kind: 'sigv4', region: push.remoteWriteSigv4Region };
-  if (push.remoteWriteBearerToken) {
-    const token = await resolveApiKey(push.remoteWriteBearerToken, deps.keyStore, REMOTE_WRITE_BEARER_TOKEN);
-    deps.onSecret?.(token);
-    return { kind: 'bearer', token };
-  }
+  if (push.remoteWriteBearerToken) return { kind: 'bearer', token: await secretOf(push.remoteWriteBearerToken, REMOTE_WRITE_BEARER_TOKEN, deps) };
   if (push.remoteWriteUsername && push.remoteWritePassword) {
-    const password = await resolveApiKey(push.remoteWritePassword, deps.keyStore, REMOTE_WRITE_PASSWORD);
-    deps.onSecret?.(password);
-    return { kind: 'basic', username: push.remoteWriteUsername, password };
+    return { kind: 'basic', username: push.remoteWriteUsername, password: await secretOf(push.remoteWritePassword, REMOTE_WRITE_PASSWORD, deps) };
   }
   return { kind: 'none' };
 }
 
+/** The Pushgateway's auth, its password read from the environment or its store. */
+async function pushgatewayAuth(push: PushConfig, deps: PushDeps): Promise<PushgatewayAuth> {
+  if (push.pushgatewayUsername && push.pushgatewayPassword) {
+    return { kind: 'basic', username: push.pushgatewayUsername, password: await secretOf(push.pushgatewayPassword, PUSHGATEWAY_PASSWORD, deps) };
+  }
+  return { kind: 'none' };
+}
+
+/** The credentials each sink reads, so a rejected one can be forgotten and read again. */
+function credentialsOf(push: PushConfig, sink: SinkName): Array<[KeySource, SecretKind]> {
+  const all: Array<[KeySource | undefined, SecretKind]> =
+    sink === 'remote_write'
+      ? [
+          [push.remoteWriteBearerToken, REMOTE_WRITE_BEARER_TOKEN],
+          [push.remoteWritePassword, REMOTE_WRITE_PASSWORD],
+        ]
+      : sink === 'pushgateway'
+        ? [[push.pushgatewayPassword, PUSHGATEWAY_PASSWORD]]
+        : [];
+  return all.flatMap(([source, kind]) => (source ? [[source, kind] as [KeySource, SecretKind]] : []));
+}
+
 /**
- * The sink settings a config asks for, with the remote-write credential resolved (read from SSM or
- * Secrets Manager when so configured; rejects with a ConfigError naming the setting when it cannot be).
+ * The settings of the configured sinks (of `only` among them, when given), built in this one
+ * place, with their credentials resolved: read from SSM or Secrets Manager when so configured;
+ * rejects with a ConfigError naming the setting when one cannot be. A sink that is not configured
+ * has no settings and its credentials are never read.
  */
-export async function pushSettingsOf(config: Config, deps: PushDeps = {}): Promise<PushSettings> {
+export async function pushSettingsOf(config: Config, deps: PushDeps = {}, only: readonly SinkName[] = config.push.sinks): Promise<PushSettings> {
   const p = config.push;
+  const sinks = p.sinks.filter((s) => only.includes(s));
+  const timeoutMs = p.timeoutSeconds === undefined ? undefined : p.timeoutSeconds * 1000;
+  const limits = { ...(timeoutMs === undefined ? {} : { timeoutMs }), maxRetries: p.maxRetries };
   return {
-    sinks: p.sinks,
-    // The credential is read only when remote write is one of the sinks.
-    remoteWrite: p.remoteWriteUrl && p.sinks.includes('remote_write') ? { url: p.remoteWriteUrl, auth: await remoteWriteAuth(p, deps) } : undefined,
-    pushgateway: p.pushgatewayUrl ? { url: p.pushgatewayUrl, job: p.pushgatewayJob } : undefined,
-    otlp: {},
+    sinks,
+    remoteWrite:
+      p.remoteWriteUrl && sinks.includes('remote_write')
+        ? { url: p.remoteWriteUrl, auth: await remoteWriteAuth(p, deps), headers: { ...p.remoteWriteHeaders }, ...limits }
+        : undefined,
+    pushgateway: p.pushgatewayUrl && sinks.includes('pushgateway') ? { url: p.pushgatewayUrl, job: p.pushgatewayJob, auth: await pushgatewayAuth(p, deps), ...limits } : undefined,
+    otlp: sinks.includes('otlp') ? (timeoutMs === undefined ? {} : { timeoutMs }) : undefined,
   };
 }
 
 /**
- * Remote write whose credential is resolved on its first push, so a key store that cannot be read
- * fails this sink only (a SinkError in its outcome), never the collection or the other sinks. The
- * built sink is kept (one read per container); a failed read, or a 401 from the receiver (a rotated
- * credential), makes the next push read the store again.
+ * One configured sink, built on its first push once its credentials are read, so a key store that
+ * cannot be read fails this sink only (a SinkError in its outcome), never the collection or the
+ * other sinks, and a store that hangs fails it at the push's deadline. The built sink is kept (one
+ * read per container); a failed read, or a 401 from the receiver (a rotated credential), makes the
+ * next push read the store again.
  */
-class RemoteWriteWithCredential implements Sink {
-  readonly name = 'remote_write' as const;
+class ConfiguredSink implements Sink {
   private sink: Promise<Sink> | undefined;
 
   constructor(
+    readonly name: SinkName,
     private readonly config: Config,
     private readonly deps: PushDeps,
   ) {}
 
   async push(batches: readonly PushBatch[], ctx: PushContext): Promise<void> {
-    const pending = (this.sink ??= pushSettingsOf(this.config, this.deps).then((s) => createSinks({ ...s, sinks: ['remote_write'] })[0]!));
+    const pending = (this.sink ??= this.build());
     let sink: Sink;
     try {
-      sink = await untilDeadline(pending, ctx);
+      sink = await untilDeadline(pending, {
+        deadline: ctx.deadline,
+        clock: ctx.clock,
+        signal: ctx.signal,
+        onDeadline: () => new Error('the push deadline passed while its credential was read'),
+        onAbort: () => new Error('the push was cancelled while its credential was read'),
+      });
     } catch (err) {
       if (this.sink === pending) this.sink = undefined;
       throw new SinkError(this.name, err instanceof Error ? err.message : String(err), { cause: err });
@@ -75,47 +115,21 @@ class RemoteWriteWithCredential implements Sink {
       if (err instanceof SinkError && err.status === 401) {
         // The receiver no longer takes the credential: it may have been rotated in its store.
         this.sink = undefined;
-        const p = this.config.push;
-        if (p.remoteWriteBearerToken) forgetApiKey(p.remoteWriteBearerToken, REMOTE_WRITE_BEARER_TOKEN);
-        if (p.remoteWritePassword) forgetApiKey(p.remoteWritePassword, REMOTE_WRITE_PASSWORD);
+        for (const [source, kind] of credentialsOf(this.config.push, this.name)) forgetSecret(source, kind);
       }
       throw err;
     }
   }
+
+  private async build(): Promise<Sink> {
+    const [sink] = await createSinks(await pushSettingsOf(this.config, this.deps, [this.name]));
+    return sink!;
+  }
 }
 
-/** Waits for `promise`, but not past the push's deadline or cancellation: a key store that hangs must not hold up the summary. */
-function untilDeadline<T>(promise: Promise<T>, ctx: PushContext): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const finish = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      ctx.signal?.removeEventListener('abort', onAbort);
-      fn();
-    };
-    const onAbort = () => finish(() => reject(new Error('the push was cancelled while its credential was read')));
-    // Real time, as the invocation's own timeout runs; the time left is read on the push's clock.
-    const timer = setTimeout(() => finish(() => reject(new Error('the push deadline passed while its credential was read'))), Math.max(0, ctx.deadline - ctx.clock.now()));
-    ctx.signal?.addEventListener('abort', onAbort, { once: true });
-    if (ctx.signal?.aborted) onAbort();
-    promise.then(
-      (value) => finish(() => resolve(value)),
-      (err: unknown) => finish(() => reject(err)),
-    );
-  });
-}
-
-/** The configured sinks, in the configured order; remote write resolves its credential on its first push. */
+/** The configured sinks, in the configured order; each reads its credentials on its first push. */
 export function sinksOf(config: Config, deps: PushDeps = {}): Sink[] {
-  const p = config.push;
-  const others = createSinks({
-    sinks: p.sinks.filter((s) => s !== 'remote_write'),
-    pushgateway: p.pushgatewayUrl ? { url: p.pushgatewayUrl, job: p.pushgatewayJob } : undefined,
-    otlp: {},
-  });
-  return p.sinks.map((name: SinkName) => (name === 'remote_write' ? new RemoteWriteWithCredential(config, deps) : others.find((s) => s.name === name)!));
+  return [...new Set(config.push.sinks)].map((name) => new ConfiguredSink(name, config, deps));
 }
 
 /** One batch per portal: its samples and the sources it collected successfully this cycle. */

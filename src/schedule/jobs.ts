@@ -202,6 +202,8 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
     },
     { classify, maxRetries: ctx.maxRetries, clock: ctx.clock, signal: ctx.deadline.signal },
   ).catch((err: unknown) => {
+    // Cut at the deadline: the attempt's own error (a deadline TimeoutError) says more than the signal's reason.
+    if (err === ctx.deadline.signal.reason && last instanceof TimeoutError && last.phase === 'deadline') throw last;
     if (abandoned.at === undefined) throw err;
     throw new LateError(endpoint, abandoned.at, ctx.deadline.at, ctx.scheduler.share.effective, ctx.scheduler.window.windowMs, { cause: err, why: abandoned.why });
   });

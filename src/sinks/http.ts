@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { parseRetryAfter } from '../upstream/retry.js';
+import { equalJitterBackoffMs, parseRetryAfter, retry, type RetryDecision } from '../core/retry.js';
 import { redact } from '../core/log.js';
 import { SinkError } from './errors.js';
 import type { PushContext, SinkName } from './types.js';
@@ -30,8 +30,8 @@ export interface DeliveryOptions {
   secrets: readonly string[];
 }
 
-const BASE_DELAY_MS = 500;
-const MAX_DELAY_MS = 10_000;
+/** Equal jitter from 250-500 ms up to 5-10 s, so retries of many cold starts spread out. */
+const BACKOFF = { baseMs: 500, maxMs: 10_000, random: () => Math.random() };
 const MAX_BODY_IN_MESSAGE = 300;
 
 /** The URL without credentials or query, safe for logs and error messages. */
@@ -44,21 +44,21 @@ export function safeUrl(url: string): string {
   }
 }
 
-/** One reading of `Retry-After` for the whole exporter (seconds or an HTTP date). */
-export { parseRetryAfter };
-
-/** Exponential backoff with equal jitter: half fixed, half random, so retries of many cold starts spread out. */
-export function backoffMs(retry: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** Math.max(0, retry - 1));
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
-}
-
 function isRetryableStatus(status: number): boolean {
   return status === 429 || status >= 500;
 }
 
+/** A failed attempt worth repeating (429, 5xx, no answer), with the receiver's `Retry-After` when it sent one. */
+class RetryableFailure extends SinkError {
+  readonly retryAfterMs: number | undefined;
+  constructor(sink: SinkName, message: string, options: { status?: number; cause?: unknown; retryAfterMs?: number }) {
+    super(sink, message, options);
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
 /** Sends one request; resolves with the answer whatever its status, rejects on transport errors. */
-async function attempt(opts: DeliveryOptions, timeoutMs: number): Promise<HttpResult> {
+async function send(opts: DeliveryOptions, timeoutMs: number): Promise<HttpResult> {
   const timeout = AbortSignal.timeout(Math.max(1, timeoutMs));
   const signal = opts.ctx.signal ? AbortSignal.any([opts.ctx.signal, timeout]) : timeout;
   const res = await request(opts.url, {
@@ -74,46 +74,71 @@ async function attempt(opts: DeliveryOptions, timeoutMs: number): Promise<HttpRe
 
 /**
  * Delivers one request: 2xx (or `alreadyDelivered`) resolves; 429, 5xx and transport errors are
- * retried with backoff (`Retry-After` honoured) while the deadline allows; any other status
- * fails at once. Throws SinkError.
+ * retried with equal-jitter backoff (`Retry-After` honoured) while the deadline allows; any other
+ * status fails at once. Throws SinkError.
  */
 export async function deliver(opts: DeliveryOptions): Promise<HttpResult> {
   const { ctx, sink } = opts;
   const where = `${opts.method} ${safeUrl(opts.url)}`;
   const scrub = (text: string) => redact(text, opts.secrets);
-  for (let retry = 0; ; retry++) {
+
+  const attempt = async (n: number): Promise<HttpResult> => {
     const remaining = ctx.deadline - ctx.clock.now();
-    if (remaining <= 0) throw new SinkError(sink, `${where}: the push deadline passed before attempt ${retry + 1}`);
-    let failure: SinkError;
-    let waitHint: number | undefined;
+    if (remaining <= 0) throw new SinkError(sink, `${where}: the push deadline passed before attempt ${n + 1}`);
+    let res: HttpResult;
     try {
-      const res = await attempt(opts, Math.min(opts.timeoutMs, remaining));
-      if (res.status >= 200 && res.status < 300) return res;
-      const snippet = scrub(res.body.slice(0, MAX_BODY_IN_MESSAGE)).trim();
-      if (opts.alreadyDelivered?.(res)) {
-        ctx.logger.info('receiver already has these samples; counting the push as delivered', { sink, status: res.status, detail: snippet });
-        return res;
-      }
-      failure = new SinkError(sink, `${where}: HTTP ${res.status}${snippet ? `: ${snippet}` : ''}`, { status: res.status });
-      if (!isRetryableStatus(res.status)) throw failure;
-      waitHint = parseRetryAfter(res.headers['retry-after'], ctx.clock.now());
+      res = await send(opts, Math.min(opts.timeoutMs, remaining));
     } catch (err) {
-      if (err instanceof SinkError) throw err;
-      if (ctx.signal?.aborted) throw new SinkError(sink, `${where}: aborted`, { cause: ctx.signal.reason });
       const message = err instanceof Error ? err.message : String(err);
-      failure = new SinkError(sink, `${where}: ${scrub(message)}`, { cause: err });
+      throw new RetryableFailure(sink, `${where}: ${scrub(message)}`, { cause: err });
     }
-    if (retry >= opts.maxRetries) throw new SinkError(sink, `${failure.message} (gave up after ${retry + 1} attempts)`, { status: failure.status, cause: failure });
-    const wait = waitHint ?? backoffMs(retry + 1);
-    if (ctx.clock.now() + wait >= ctx.deadline) {
-      throw new SinkError(sink, `${failure.message} (no retry: waiting ${wait} ms would pass the push deadline)`, { status: failure.status, cause: failure });
+    if (res.status >= 200 && res.status < 300) return res;
+    const snippet = scrub(res.body.slice(0, MAX_BODY_IN_MESSAGE)).trim();
+    if (opts.alreadyDelivered?.(res)) {
+      ctx.logger.info('receiver already has these samples; counting the push as delivered', { sink, status: res.status, detail: snippet });
+      return res;
     }
-    ctx.logger.warn('push attempt failed; retrying', { sink, attempt: retry + 1, status: failure.status, retryInMs: wait, error: failure.message });
-    try {
-      await ctx.clock.sleep(wait, ctx.signal);
-    } catch (reason) {
-      throw new SinkError(sink, `${where}: aborted while waiting to retry`, { cause: reason });
-    }
+    const message = `${where}: HTTP ${res.status}${snippet ? `: ${snippet}` : ''}`;
+    if (!isRetryableStatus(res.status)) throw new SinkError(sink, message, { status: res.status });
+    throw new RetryableFailure(sink, message, { status: res.status, retryAfterMs: parseRetryAfter(res.headers['retry-after'], ctx.clock.now()) });
+  };
+
+  let waiting = false;
+  try {
+    return await retry(
+      (n) => {
+        waiting = false;
+        return attempt(n);
+      },
+      {
+        classify: (err, n): RetryDecision => {
+          if (!(err instanceof RetryableFailure)) return { retry: false };
+          if (err.retryAfterMs !== undefined) return { retry: true, waitMs: err.retryAfterMs, reason: 'Retry-After' };
+          return { retry: true, waitMs: equalJitterBackoffMs(n, BACKOFF), reason: 'backoff' };
+        },
+        maxRetries: opts.maxRetries,
+        clock: ctx.clock,
+        deadline: ctx.deadline,
+        signal: ctx.signal,
+        onRetry: ({ attempt: n, error, waitMs }) => {
+          const failure = error as SinkError;
+          ctx.logger.warn('push attempt failed; retrying', { sink, attempt: n + 1, status: failure.status, retryInMs: waitMs, error: failure.message });
+          waiting = true;
+        },
+        onGiveUp: ({ cause, attempt: n, error, waitMs }) => {
+          const failure = error as SinkError;
+          if (cause === 'retries-exhausted') return new SinkError(sink, `${failure.message} (gave up after ${n + 1} attempts)`, { status: failure.status, cause: failure });
+          if (cause === 'deadline') {
+            return new SinkError(sink, `${failure.message} (no retry: waiting ${waitMs} ms would pass the push deadline)`, { status: failure.status, cause: failure });
+          }
+          return failure;
+        },
+      },
+    );
+  } catch (err) {
+    if (err instanceof SinkError) throw err;
+    // Only the abort signal ends the loop with anything but a SinkError.
+    throw new SinkError(sink, waiting ? `${where}: aborted while waiting to retry` : `${where}: aborted`, { cause: err });
   }
 }
 

@@ -2,6 +2,7 @@ import { OTLPMetricExporter as JsonExporter } from '@opentelemetry/exporter-metr
 import { OTLPMetricExporter as ProtoExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { MeterProvider, MetricReader, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { untilDeadline } from '../core/abort.js';
 import { redact, type Logger } from '../core/log.js';
 import { CATALOGUE } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
@@ -63,7 +64,7 @@ function positiveNumber(v: string | undefined): number | undefined {
  * Resolves the OTLP target the way the OTLP exporter specification says, from `env` (not only
  * `process.env`, so tests and embedders can set it): OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is used
  * as is, OTEL_EXPORTER_OTLP_ENDPOINT gets `v1/metrics` appended; signal-specific headers, protocol,
- * timeout and compression win over the generic ones; settings win over both.
+ * timeout and compression win over the generic ones; the timeout setting wins over both.
  */
 export function resolveOtlpTarget(settings: PushSettings['otlp'], env: Record<string, string | undefined>, logger?: Logger): OtlpTarget {
   const specific = nonEmpty(env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT);
@@ -74,7 +75,7 @@ export function resolveOtlpTarget(settings: PushSettings['otlp'], env: Record<st
   } catch {
     throw new SinkError('otlp', `the OTLP endpoint is not a valid URL (from ${specific ? 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'})`);
   }
-  const rawProtocol = settings?.protocol ?? nonEmpty(env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL) ?? nonEmpty(env.OTEL_EXPORTER_OTLP_PROTOCOL) ?? 'http/protobuf';
+  const rawProtocol = nonEmpty(env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL) ?? nonEmpty(env.OTEL_EXPORTER_OTLP_PROTOCOL) ?? 'http/protobuf';
   if (rawProtocol !== 'http/protobuf' && rawProtocol !== 'http/json') {
     throw new SinkError('otlp', `OTLP protocol '${rawProtocol}' is not supported; use http/protobuf or http/json`);
   }
@@ -182,7 +183,10 @@ export class OtlpSink implements Sink {
       }
       const { resourceMetrics, errors } = await reader.collect({ timeoutMillis: options.timeoutMillis });
       if (errors.length > 0) throw new SinkError(this.name, `OTLP collection failed: ${String(errors[0])}`, { cause: errors[0] });
-      const exported = await abortable(exportOnce(exporter, resourceMetrics), ctx.signal);
+      const exported = await untilDeadline(exportOnce(exporter, resourceMetrics), {
+        signal: ctx.signal,
+        onAbort: (reason) => new SinkError(this.name, 'aborted', { cause: reason }),
+      });
       if (!exported.ok) {
         const { message, status } = describeExportError(exported.error, secrets);
         throw new SinkError(this.name, `OTLP export to ${safeUrl(target.url)} failed: ${message}`, { status, cause: exported.error });
@@ -193,23 +197,4 @@ export class OtlpSink implements Sink {
       await provider.shutdown().catch((err: unknown) => ctx.logger.debug('otlp: shutdown failed', { sink: this.name, err }));
     }
   }
-}
-
-function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(new SinkError('otlp', 'aborted', { cause: signal.reason }));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new SinkError('otlp', 'aborted', { cause: signal.reason }));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }

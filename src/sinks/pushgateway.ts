@@ -9,7 +9,7 @@ import { USER_AGENT } from './user-agent.js';
 const DEFAULT_JOB = 'posture-exporter';
 const DEFAULT_TIMEOUT_MS = 10_000;
 /** PUT replaces a whole group, so repeating it is safe. */
-const MAX_RETRIES = 2;
+const DEFAULT_MAX_RETRIES = 3;
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** One Pushgateway group: its grouping key (besides `job`) and the samples it holds. */
@@ -83,10 +83,7 @@ export class PushgatewaySink implements Sink {
     const auth = this.settings.auth ?? { kind: 'none' };
     const headers: Record<string, string> = { 'content-type': CONTENT_TYPE, 'user-agent': USER_AGENT };
     const secrets: string[] = [];
-    if (auth.kind === 'bearer') {
-      headers.authorization = `Bearer ${auth.token}`;
-      secrets.push(auth.token);
-    } else if (auth.kind === 'basic') {
+    if (auth.kind === 'basic') {
       headers.authorization = basicAuth(auth.username, auth.password);
       secrets.push(auth.password, headers.authorization.slice('Basic '.length));
     }
@@ -103,7 +100,7 @@ export class PushgatewaySink implements Sink {
           body,
           headers: () => headers,
           timeoutMs: this.settings.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-          maxRetries: MAX_RETRIES,
+          maxRetries: this.settings.maxRetries ?? DEFAULT_MAX_RETRIES,
           secrets,
         });
         return url;

@@ -3,9 +3,9 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import type { Source } from '../metrics/catalogue.js';
 import type { Snapshot } from '../metrics/sample.js';
+import type { SinkName } from '../config/settings.js';
 
-/** Where serverless mode can push. */
-export type SinkName = 'otlp' | 'remote_write' | 'pushgateway';
+export type { SinkName } from '../config/settings.js';
 
 /** One portal's collection, as pushed. */
 export interface PushBatch {
@@ -47,11 +47,8 @@ export type RemoteWriteAuth =
       service?: string;
     };
 
-/** How the Pushgateway authenticates. */
-export type PushgatewayAuth =
-  | { kind: 'none' }
-  | { kind: 'basic'; username: string; password: string }
-  | { kind: 'bearer'; token: string };
+/** How the Pushgateway authenticates (its web config knows basic auth only). */
+export type PushgatewayAuth = { kind: 'none' } | { kind: 'basic'; username: string; password: string };
 
 /** Push settings, as the config layer hands them over. */
 export interface PushSettings {
@@ -73,11 +70,11 @@ export interface PushSettings {
     auth?: PushgatewayAuth;
     /** Per request. @default 10000 */
     timeoutMs?: number;
+    /** Retries of each group's PUT after the first attempt on 5xx, 429 and network errors (a PUT replaces the group, so a repeat is safe). @default 3 */
+    maxRetries?: number;
   };
-  /** Endpoint, headers and resource come from the standard OTEL_* environment. */
+  /** Endpoint, protocol, headers and resource come from the standard OTEL_* environment. */
   otlp?: {
-    /** Wins over OTEL_EXPORTER_OTLP_(METRICS_)PROTOCOL. @default 'http/protobuf' */
-    protocol?: 'http/protobuf' | 'http/json';
     /** Wins over OTEL_EXPORTER_OTLP_(METRICS_)TIMEOUT. @default 10000 */
     timeoutMs?: number;
   };

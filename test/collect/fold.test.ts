@@ -14,7 +14,7 @@ function alerts(rows: ReadonlyArray<readonly [string, string, string, number]>):
     const key = `${i}\u0000${sev}\u0000${type}`;
     byIntegration.set(key, (byIntegration.get(key) ?? 0) + n);
   }
-  return { open, unacknowledged: { ...open }, unassigned: { red: 0, amber: 0, green: 0 }, snoozed: { red: 0, amber: 0, green: 0 }, oldest: {}, byIntegration, received: 0, invalid: 0 };
+  return { open, unacknowledged: { ...open }, unassigned: { red: 0, amber: 0, green: 0 }, snoozed: { red: 0, amber: 0, green: 0 }, oldest: {}, byIntegration, invalid: 0 };
 }
 
 function view(parts: { alerts?: AlertsAggregate; vitals?: VitalsList[]; cap?: number; portal?: string }): PortalView {

@@ -4,14 +4,20 @@ import { ConfigError, ConfigErrors } from '../../src/errors.js';
 
 const base = { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-secret-value-123' };
 
-function problems(sources: ConfigSources): string[] {
+/** What `fn` throws; fails the test when it returns. */
+function thrownBy(fn: () => unknown): unknown {
   try {
-    loadConfig(sources);
+    fn();
   } catch (err) {
-    expect(err).toBeInstanceOf(ConfigErrors);
-    return (err as ConfigErrors).problems.map((p) => p.message);
+    return err;
   }
-  throw new Error('expected a ConfigErrors');
+  throw new Error('expected a throw, but it returned');
+}
+
+function problems(sources: ConfigSources): string[] {
+  const err = thrownBy(() => loadConfig(sources));
+  expect(err).toBeInstanceOf(ConfigErrors);
+  return (err as ConfigErrors).problems.map((p) => p.message);
 }
 
 /** Every invalid combination of the remote-write credential sources, with the one line each gives. */
@@ -132,20 +138,28 @@ portals:
     ['two remote-write auth methods', { ...base, POSTURE_REMOTE_WRITE_SIGV4_REGION: 'eu-west-1', POSTURE_REMOTE_WRITE_BEARER_TOKEN: 'tok-123456' }, 'remote write has more than one auth method set (sigv4, bearer): keep one of POSTURE_REMOTE_WRITE_SIGV4_REGION, POSTURE_REMOTE_WRITE_BEARER_TOKEN, POSTURE_REMOTE_WRITE_USERNAME+PASSWORD.'],
     ['a basic-auth user without a password', { ...base, POSTURE_REMOTE_WRITE_USERNAME: 'u' }, 'POSTURE_REMOTE_WRITE_USERNAME and POSTURE_REMOTE_WRITE_PASSWORD go together: set both for basic auth.'],
     ['both inline config and a config file', { ...base, POSTURE_CONFIG: '{}', POSTURE_CONFIG_FILE: '/x.yaml' }, 'POSTURE_CONFIG and POSTURE_CONFIG_FILE (--config) are both set: keep one of them.'],
-    ['inline config that is not JSON', { ...base, POSTURE_CONFIG: '{nope' }, /^POSTURE_CONFIG is not valid JSON( at character \d+)?: fix the syntax there\.$/],
-    ['inline JSON whose error would quote a key', { ...base, POSTURE_CONFIG: '{"api_key":sim-secret-abc}' }, /^POSTURE_CONFIG is not valid JSON( at character \d+)?: fix the syntax there\.$/],
+    ['inline config that is not JSON', { ...base, POSTURE_CONFIG: '{nope' }, expect.stringMatching(/^POSTURE_CONFIG is not valid JSON( at character \d+)?: fix the syntax there\.$/)],
+    ['inline JSON whose error would quote a key', { ...base, POSTURE_CONFIG: '{"api_key":sim-secret-abc}' }, expect.stringMatching(/^POSTURE_CONFIG is not valid JSON( at character \d+)?: fix the syntax there\.$/)],
     ['an unknown key in the config file', { POSTURE_CONFIG: JSON.stringify({ ...{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }, intervl_seconds: 5 }) }, 'POSTURE_CONFIG: unknown setting `intervl_seconds`: remove it or use one of the documented keys (README, Configuration).'],
     ['a portal-only key given per portal that is global', { POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234', listen: ':1' }] }) }, 'POSTURE_CONFIG: portals[0]: unknown setting `listen`: remove it or use one of the documented keys (README, Configuration).'],
     ['single-portal variables beside a portals list', { POSTURE_BASE_URL: base.POSTURE_BASE_URL, POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }] }) }, 'POSTURE_BASE_URL is set but POSTURE_CONFIG lists portals: give each portal\'s base_url inside `portals`, or drop the list.'],
-    ['an empty portals list', { POSTURE_CONFIG: JSON.stringify({ portals: [] }) }, /^POSTURE_CONFIG: `portals` must be a non-empty list of mappings\.$/],
+    ['an empty portals list', { POSTURE_CONFIG: JSON.stringify({ portals: [] }) }, expect.stringMatching(/^POSTURE_CONFIG: `portals` must be a non-empty list of mappings\.$/)],
     ['a setting of the wrong shape in the file', { ...base, POSTURE_CONFIG: JSON.stringify({ page_size: { many: true } }) }, 'POSTURE_CONFIG: page_size must be a string, a number or a list.'],
     ...remoteWriteCredentialCases(),
+    ['a remote-write header without a value', { ...base, POSTURE_REMOTE_WRITE_HEADERS: 'X-Scope-OrgID=t1,X-Token' }, 'POSTURE_REMOTE_WRITE_HEADERS: entry 2 is not Name=value with a valid header name: give e.g. X-Scope-OrgID=tenant-1,Name2=value2.'],
+    ['a remote-write header name with a space', { ...base, POSTURE_REMOTE_WRITE_HEADERS: 'X Token=hdr-secret-1234' }, 'POSTURE_REMOTE_WRITE_HEADERS: entry 1 is not Name=value with a valid header name: give e.g. X-Scope-OrgID=tenant-1,Name2=value2.'],
+    ['an Authorization remote-write header', { ...base, POSTURE_REMOTE_WRITE_HEADERS: 'authorization=Bearer hdr-secret-1234' }, 'POSTURE_REMOTE_WRITE_HEADERS: the authorization header is set by the exporter itself (use the remote-write bearer token, basic-auth or SigV4 settings): remove it.'],
+    ['a remote-write header the sink sets', { ...base, POSTURE_REMOTE_WRITE_HEADERS: 'Content-Encoding=gzip' }, 'POSTURE_REMOTE_WRITE_HEADERS: the Content-Encoding header is set by the exporter itself: remove it.'],
+    ['a repeated remote-write header', { ...base, POSTURE_REMOTE_WRITE_HEADERS: 'X-Scope-OrgID=a1,x-scope-orgid=b2' }, 'POSTURE_REMOTE_WRITE_HEADERS: the x-scope-orgid header is given more than once: keep one.'],
+    ['a bad percent-escape in a remote-write header', { ...base, POSTURE_REMOTE_WRITE_HEADERS: 'X-Token=hdr-secret-%zz' }, 'POSTURE_REMOTE_WRITE_HEADERS: the value of X-Token has an invalid percent-escape: write a literal % as %25.'],
+    ['a Pushgateway user without a password', { ...base, POSTURE_PUSHGATEWAY_USERNAME: 'pusher' }, 'POSTURE_PUSHGATEWAY_USERNAME and POSTURE_PUSHGATEWAY_PASSWORD go together: set both for basic auth.'],
+    ['a Pushgateway password from SSM without a user', { ...base, POSTURE_PUSHGATEWAY_PASSWORD_SSM_PARAMETER: '/posture/pgw' }, 'POSTURE_PUSHGATEWAY_USERNAME and POSTURE_PUSHGATEWAY_PASSWORD_SSM_PARAMETER go together: set both for basic auth.'],
+    ['two Pushgateway password sources', { ...base, POSTURE_PUSHGATEWAY_USERNAME: 'pusher', POSTURE_PUSHGATEWAY_PASSWORD: 'pg-secret-1234', POSTURE_PUSHGATEWAY_PASSWORD_SECRET_ID: 'posture/pgw' }, 'more than one Pushgateway password source is set (value, secret): keep exactly one of POSTURE_PUSHGATEWAY_PASSWORD, POSTURE_PUSHGATEWAY_PASSWORD_SSM_PARAMETER, POSTURE_PUSHGATEWAY_PASSWORD_SECRET_ID.'],
+    ['a zero push timeout', { ...base, POSTURE_PUSH_TIMEOUT_SECONDS: '0' }, 'POSTURE_PUSH_TIMEOUT_SECONDS (--push-timeout-seconds)="0" is not valid: set a whole number from 1 to 300 (default 10; OTLP: OTEL_EXPORTER_OTLP_(METRICS_)TIMEOUT, else 10).'],
+    ['too many push retries', { ...base, POSTURE_PUSH_MAX_RETRIES: '11' }, 'POSTURE_PUSH_MAX_RETRIES (--push-max-retries)="11" is not valid: set a whole number from 0 to 10 (default 3).'],
     ['two portals with one name', { POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }, { base_url: base.POSTURE_BASE_URL, api_key: 'k-5678' }] }) }, 'POSTURE_CONFIG: portals[1] repeats the portal name "acme.example.com": give each portal a distinct `portal`.'],
   ])('refuses %s with one line naming the setting and the fix', (_what, env, expected) => {
-    const got = problems({ env });
-    expect(got).toHaveLength(1);
-    if (typeof expected === 'string') expect(got[0]).toBe(expected);
-    else expect(got[0]).toMatch(expected);
+    expect(problems({ env })).toEqual([expected]);
   });
 
   it('takes a remote-write credential from SSM or Secrets Manager as a source to read later, and a plain one as a secret', () => {
@@ -176,22 +190,43 @@ portals:
   it('never shows a secret in a message', () => {
     const msgs = problems({ env: { ...base, POSTURE_API_KEY_FILE: '/k', POSTURE_REMOTE_WRITE_BEARER_TOKEN: 'tok-abcdef', POSTURE_REMOTE_WRITE_SIGV4_REGION: 'x' } });
     msgs.push(...problems({ env: { ...base, POSTURE_REMOTE_WRITE_PASSWORD: 'pw-abcdef', POSTURE_REMOTE_WRITE_PASSWORD_SECRET_ID: 'posture/rw' } }));
-    expect(msgs).toHaveLength(4);
-    for (const m of msgs) {
-      expect(m).not.toContain('k-secret-value-123');
-      expect(m).not.toContain('tok-abcdef');
-      expect(m).not.toContain('pw-abcdef');
-    }
+    msgs.push(...problems({ env: { ...base, POSTURE_REMOTE_WRITE_HEADERS: 'X-Token=hdr-abcdef,X-Token=hdr-abcdef', POSTURE_PUSHGATEWAY_PASSWORD: 'pg-abcdef' } }));
+    expect(msgs).toHaveLength(6);
+    const all = msgs.join('\n');
+    for (const secret of ['k-secret-value-123', 'tok-abcdef', 'pw-abcdef', 'hdr-abcdef', 'pg-abcdef']) expect(all).not.toContain(secret);
+  });
+
+  it('takes the Pushgateway basic auth, the remote-write headers and the push limits, with secret values kept for redaction', () => {
+    const config = loadConfig({
+      env: {
+        ...base,
+        POSTURE_REMOTE_WRITE_HEADERS: ' X-Scope-OrgID = tenant-1 ,X-Proxy-Token=p%2Cq ,',
+        POSTURE_PUSHGATEWAY_USERNAME: 'pusher',
+        POSTURE_PUSHGATEWAY_PASSWORD: 'pg-plain-123456',
+        POSTURE_PUSH_TIMEOUT_SECONDS: '5',
+        POSTURE_PUSH_MAX_RETRIES: '0',
+      },
+    });
+    expect(config.push).toMatchObject({
+      remoteWriteHeaders: { 'X-Scope-OrgID': 'tenant-1', 'X-Proxy-Token': 'p,q' },
+      pushgatewayUsername: 'pusher',
+      pushgatewayPassword: { kind: 'value', value: 'pg-plain-123456' },
+      timeoutSeconds: 5,
+      maxRetries: 0,
+    });
+    expect(config.secrets).toEqual(['k-secret-value-123', 'pg-plain-123456', 'tenant-1', 'p,q']);
+    const fromFile = loadConfig({ env: { ...base, POSTURE_CONFIG: JSON.stringify({ pushgateway_username: 'u', pushgateway_password_ssm_parameter: '/posture/pgw' }) } });
+    expect(fromFile.push.pushgatewayPassword).toEqual({ kind: 'ssm', name: '/posture/pgw' });
+    expect(loadConfig({ env: base }).push).toMatchObject({ remoteWriteHeaders: {}, timeoutSeconds: undefined, maxRetries: 3 });
   });
 
   it('tells the config errors apart by class, with the setting named', () => {
-    try {
-      loadConfig({ env: { ...base, POSTURE_MAX_RETRIES: '-1' } });
-    } catch (err) {
-      const p = (err as ConfigErrors).problems[0]!;
-      expect(p).toBeInstanceOf(ConfigError);
-      expect(p.setting).toBe('POSTURE_MAX_RETRIES');
-    }
+    const err = thrownBy(() => loadConfig({ env: { ...base, POSTURE_MAX_RETRIES: '-1' } }));
+    expect(err).toBeInstanceOf(ConfigErrors);
+    const all = (err as ConfigErrors).problems;
+    expect(all).toHaveLength(1);
+    expect(all[0]).toBeInstanceOf(ConfigError);
+    expect(all[0]!.setting).toBe('POSTURE_MAX_RETRIES');
   });
 });
 

@@ -22,13 +22,14 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 function problemsOf(fn: () => unknown): ConfigError[] {
+  let thrown: unknown = new Error('expected ConfigErrors, but it returned');
   try {
     fn();
   } catch (err) {
-    expect(err).toBeInstanceOf(ConfigErrors);
-    return (err as ConfigErrors).problems;
+    thrown = err;
   }
-  throw new Error('expected ConfigErrors');
+  expect(thrown).toBeInstanceOf(ConfigErrors);
+  return (thrown as ConfigErrors).problems;
 }
 
 describe('stack options', () => {

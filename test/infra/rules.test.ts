@@ -56,13 +56,19 @@ describe('alert conventions', () => {
     expect(['critical', 'warning', 'info']).toContain(alert.labels.severity);
     expect(alert.annotations.summary).toBeTruthy();
     expect(alert.annotations.description).toContain('$labels.portal');
-    if (alert.name.startsWith('PostureVitals')) expect(alert.annotations.description).toContain('$labels.integration');
     const anchor = alert.name.toLowerCase();
     expect(alert.annotations.runbook_url).toBe(RUNBOOK_BASE + anchor);
     expect(anchors.has(anchor), `docs/runbooks.md has no heading for ${alert.name}`).toBe(true);
   });
 
+  it('names the integration in the description of every Vitals alert', () => {
+    const vitals = alerts.filter((a) => a.name.startsWith('PostureVitals'));
+    expect(vitals.length).toBeGreaterThan(0);
+    for (const a of vitals) expect(a.annotations.description, a.name).toContain('$labels.integration');
+  });
+
   it('names recording rules level:metric:operations after a catalogue metric', () => {
+    expect(records.length).toBeGreaterThan(0);
     for (const r of records) {
       const parts = r.name.split(':');
       expect(parts, r.name).toHaveLength(3);
@@ -74,11 +80,9 @@ describe('alert conventions', () => {
 
   it('reads only catalogue metrics and recorded series', () => {
     const known = new Set([...CATALOGUE_NAMES, ...records.map((r) => r.name)]);
-    for (const r of rules) {
-      for (const m of r.expr.matchAll(/(?<![A-Za-z0-9_:])((?:[a-z_]+:)?posture_[a-z0-9_]+(?::[a-z0-9_]+)?)/g)) {
-        expect(known.has(m[1]!), `${r.name} reads unknown metric ${m[1]}`).toBe(true);
-      }
-    }
+    const read = rules.flatMap((r) => [...r.expr.matchAll(/(?<![A-Za-z0-9_:])((?:[a-z_]+:)?posture_[a-z0-9_]+(?::[a-z0-9_]+)?)/g)].map((m) => `${r.name} reads ${m[1]!}`));
+    expect(read.length).toBeGreaterThanOrEqual(rules.length);
+    expect(read.filter((line) => !known.has(line.slice(line.lastIndexOf(' ') + 1)))).toEqual([]);
   });
 
   it('has, for every alert, a promtool case where it fires and one where it stays quiet', () => {

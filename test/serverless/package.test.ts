@@ -34,7 +34,7 @@ interface Statement {
 }
 
 let work: string;
-const packages: Record<'plain' | 'ssm' | 'secret' | 'rwTokenSsm' | 'rwPasswordSecret' | 'rwCrossed', { template: Template; dir: string }> = {} as never;
+const packages: Record<'plain' | 'ssm' | 'secret' | 'rwTokenSsm' | 'rwPasswordSecret' | 'rwCrossed' | 'pushgatewayPassword', { template: Template; dir: string }> = {} as never;
 
 async function oslsPackage(name: keyof typeof packages, params: Record<string, string>): Promise<void> {
   const dir = join(work, `pkg-${name}`);
@@ -58,6 +58,16 @@ beforeAll(async () => {
   // statement is tied to its own parameter (the packaging does not apply the one-auth-method rule).
   await oslsPackage('rwTokenSsm', { apiKeySsmParameter: '/posture-exporter/api-key', remoteWriteBearerTokenSsmParameter: '/posture-exporter/rw-token' });
   await oslsPackage('rwPasswordSecret', { apiKeySsmParameter: '/posture-exporter/api-key', remoteWriteUsername: '1234567', remoteWritePasswordSecretId: 'posture-exporter/rw-password' });
+  // The Pushgateway password's two stores at once (each statement tied to its own parameter), with the push limits and headers.
+  await oslsPackage('pushgatewayPassword', {
+    apiKeySsmParameter: '/posture-exporter/api-key',
+    pushgatewayUsername: 'pusher',
+    pushgatewayPasswordSsmParameter: '/posture-exporter/pgw-password',
+    pushgatewayPasswordSecretId: 'posture-exporter/pgw-password',
+    pushTimeoutSeconds: '5',
+    pushMaxRetries: '1',
+    remoteWriteHeaders: 'X-Scope-OrgID=tenant-1',
+  });
   await oslsPackage('rwCrossed', { apiKeySecretId: 'posture-exporter/api-key', remoteWriteBearerTokenSecretId: 'posture-exporter/rw-token', remoteWritePasswordSsmParameter: '/posture-exporter/rw-password' });
 }, 360_000);
 
@@ -183,6 +193,7 @@ describe('serverless.yml packaged with osls', () => {
       expect(names).not.toContain('POSTURE_API_KEY');
       expect(names).not.toContain('POSTURE_REMOTE_WRITE_PASSWORD');
       expect(names).not.toContain('POSTURE_REMOTE_WRITE_BEARER_TOKEN');
+      expect(names).not.toContain('POSTURE_PUSHGATEWAY_PASSWORD');
     }
   });
 
@@ -211,6 +222,41 @@ describe('serverless.yml packaged with osls', () => {
       Action: 'kms:Decrypt',
       Resource: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
       Condition: { StringEquals: { 'kms:ViaService': 'secretsmanager.us-east-1.amazonaws.com' } },
+    });
+  });
+
+  describe('the Pushgateway password from SSM or Secrets Manager, and the push limits', () => {
+    const PUSHGATEWAY_SIDS = ['ReadPushgatewayPasswordParameter', 'ReadPushgatewayPasswordSecret', 'DecryptPushgatewayPasswordParameter', 'DecryptPushgatewayPasswordSecret'];
+    const pushgatewaySids = (name: keyof typeof packages) =>
+      statements(packages[name].template)
+        .map((s) => s.Sid!)
+        .filter((sid) => PUSHGATEWAY_SIDS.includes(sid))
+        .sort();
+
+    it('passes the username, where the password is stored, the headers and the limits as settings', () => {
+      const vars = fn(packages.pushgatewayPassword.template).Environment.Variables;
+      expect(vars).toMatchObject({
+        POSTURE_PUSHGATEWAY_USERNAME: 'pusher',
+        POSTURE_PUSHGATEWAY_PASSWORD_SSM_PARAMETER: '/posture-exporter/pgw-password',
+        POSTURE_PUSHGATEWAY_PASSWORD_SECRET_ID: 'posture-exporter/pgw-password',
+        POSTURE_PUSH_TIMEOUT_SECONDS: '5',
+        POSTURE_PUSH_MAX_RETRIES: '1',
+        POSTURE_REMOTE_WRITE_HEADERS: 'X-Scope-OrgID=tenant-1',
+      });
+      expect(fn(packages.plain.template).Environment.Variables).toMatchObject({ POSTURE_PUSHGATEWAY_USERNAME: '', POSTURE_PUSH_TIMEOUT_SECONDS: '', POSTURE_PUSH_MAX_RETRIES: '', POSTURE_REMOTE_WRITE_HEADERS: '' });
+    });
+
+    it('grants nothing for it when it is not configured', () => {
+      for (const name of ['plain', 'ssm', 'secret', 'rwTokenSsm', 'rwPasswordSecret', 'rwCrossed'] as const) expect(pushgatewaySids(name), name).toEqual([]);
+    });
+
+    it('grants reading exactly the configured parameter and secret, decrypting each via its own service', () => {
+      expect(pushgatewaySids('pushgatewayPassword')).toEqual([...PUSHGATEWAY_SIDS].sort());
+      const st = new Map(statements(packages.pushgatewayPassword.template).map((s) => [s.Sid, s]));
+      expect(st.get('ReadPushgatewayPasswordParameter')).toEqual({ Sid: 'ReadPushgatewayPasswordParameter', Effect: 'Allow', Action: 'ssm:GetParameter', Resource: arn('ssm', 'parameter/posture-exporter/pgw-password') });
+      expect(st.get('ReadPushgatewayPasswordSecret')).toEqual({ Sid: 'ReadPushgatewayPasswordSecret', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: arn('secretsmanager', 'secret:posture-exporter/pgw-password-??????') });
+      expect(st.get('DecryptPushgatewayPasswordParameter')).toMatchObject({ Action: 'kms:Decrypt', Condition: { StringEquals: { 'kms:ViaService': 'ssm.us-east-1.amazonaws.com' } } });
+      expect(st.get('DecryptPushgatewayPasswordSecret')).toMatchObject({ Action: 'kms:Decrypt', Condition: { StringEquals: { 'kms:ViaService': 'secretsmanager.us-east-1.amazonaws.com' } } });
     });
   });
 
@@ -272,14 +318,12 @@ describe('serverless.yml packaged with osls', () => {
   });
 
   it('has no wildcard actions, and no wildcard resources for SSM or Secrets Manager', () => {
-    for (const { template } of Object.values(packages)) {
-      for (const s of statements(template)) {
-        for (const a of actions(s)) expect(a).not.toContain('*');
-        if (actions(s).some((a) => a.startsWith('ssm:') || a.startsWith('secretsmanager:'))) {
-          for (const r of resources(s)) expect(r).not.toContain('*');
-        }
-      }
-    }
+    const all = Object.values(packages).flatMap(({ template }) => statements(template));
+    expect(all.length).toBeGreaterThan(0);
+    expect(all.flatMap((s) => actions(s)).filter((a) => a.includes('*'))).toEqual([]);
+    const stores = all.filter((s) => actions(s).some((a) => a.startsWith('ssm:') || a.startsWith('secretsmanager:')));
+    expect(stores.length).toBeGreaterThan(0);
+    expect(stores.flatMap((s) => resources(s)).filter((r) => r.includes('*'))).toEqual([]);
   });
 
   it('uploads only the bundle, whose dist/lambda/index.mjs exports handler', async () => {

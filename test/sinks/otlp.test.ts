@@ -42,10 +42,9 @@ describe('OTLP target from settings and the OTEL_* environment', () => {
     expect(t.headers).toEqual({ Authorization: 'Basic MTIzOmFiYw==', 'X-Scope-OrgID': 'tenant-b' });
   });
 
-  it('takes the protocol from settings, then the metrics variable, then the generic one', () => {
+  it('takes the protocol from the metrics variable, then the generic one', () => {
     expect(resolveOtlpTarget(undefined, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).protocol).toBe('http/json');
     expect(resolveOtlpTarget(undefined, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/protobuf' }).protocol).toBe('http/protobuf');
-    expect(resolveOtlpTarget({ protocol: 'http/json' }, { OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/protobuf' }).protocol).toBe('http/json');
   });
 
   it('refuses gRPC with a SinkError', () => {

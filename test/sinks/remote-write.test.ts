@@ -1,9 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import snappy from 'snappyjs';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { SinkError } from '../../src/sinks/errors.js';
-import { backoffMs, parseRetryAfter } from '../../src/sinks/http.js';
 import { encodeWriteRequest, isAlreadyIngested, metadataOf, RemoteWriteSink, toTimeSeries } from '../../src/sinks/remote-write.js';
 import type { PushContext, RemoteWriteAuth } from '../../src/sinks/types.js';
 import { decodeWriteRequest } from './decode.js';
@@ -120,22 +119,6 @@ describe('rejections that mean the receiver already has the samples', () => {
   });
 });
 
-describe('retry helpers', () => {
-  it('reads Retry-After as seconds or as an HTTP date', () => {
-    expect(parseRetryAfter('7', T0)).toBe(7000);
-    expect(parseRetryAfter(new Date(T0 + 3000).toUTCString(), T0)).toBe(3000);
-    expect(parseRetryAfter('soon', T0)).toBeUndefined();
-    expect(parseRetryAfter(undefined, T0)).toBeUndefined();
-  });
-
-  it('backs off exponentially with jitter up to 10 s', () => {
-    expect(backoffMs(1, () => 0)).toBe(250);
-    expect(backoffMs(1, () => 1)).toBe(500);
-    expect(backoffMs(3, () => 0.5)).toBe(1500);
-    expect(backoffMs(20, () => 1)).toBe(10_000);
-  });
-});
-
 describe('RemoteWriteSink over HTTP', () => {
   const batches = [batchFor('acme', T0)];
 
@@ -205,7 +188,22 @@ describe('RemoteWriteSink over HTTP', () => {
     const err = await sink.push(batches, context(clock).ctx).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SinkError);
     expect((err as SinkError).status).toBe(502);
+    expect((err as SinkError).message).toMatch(/HTTP 502.*\(gave up after 4 attempts\)$/);
     expect(receiver.requests).toHaveLength(4);
+  });
+
+  it('stops waiting to retry when the push is cancelled, and sends nothing more', async () => {
+    const clock = new FakeClock(T0);
+    const { sink, receiver } = await sinkAgainst([{ status: 503 }], { kind: 'none' }, clock);
+    const controller = new AbortController();
+    const pushing = sink.push(batches, context(clock, { signal: controller.signal }).ctx).catch((e: unknown) => e);
+    await vi.waitFor(() => expect(clock.pending).toBe(1));
+    controller.abort(new Error('invocation ending'));
+    const err = await pushing;
+    expect(err).toBeInstanceOf(SinkError);
+    expect((err as SinkError).message).toMatch(/: aborted while waiting to retry$/);
+    clock.advance(60_000);
+    expect(receiver.requests).toHaveLength(1);
   });
 
   it('does not wait past the deadline for a long Retry-After', async () => {

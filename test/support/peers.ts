@@ -55,7 +55,15 @@ function tail(text: string, lines = 40): string {
   return text.split('\n').slice(-lines).join('\n');
 }
 
-async function startPeer(opts: { name: string; binary: string; args: (port: number, dir: string) => string[]; readyPath: string; dir: string }): Promise<Peer> {
+async function startPeer(opts: {
+  name: string;
+  binary: string;
+  args: (port: number, dir: string) => string[];
+  readyPath: string;
+  dir: string;
+  /** Whether the ready path's status means ready. @default 2xx */
+  ready?: (status: number) => boolean;
+}): Promise<Peer> {
   installExitHook();
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -95,7 +103,7 @@ async function startPeer(opts: { name: string; binary: string; args: (port: numb
     try {
       const res = await fetch(url + opts.readyPath, { signal: AbortSignal.timeout(1_000) });
       await res.arrayBuffer();
-      if (res.ok) break;
+      if (opts.ready ? opts.ready(res.status) : res.ok) break;
     } catch {
       // Not listening yet.
     }
@@ -127,16 +135,23 @@ export function startPrometheus(opts: { config: string; extraArgs?: string[]; ru
   });
 }
 
-/** Starts Debian's Prometheus Pushgateway (no persistence). */
-export function startPushgateway(): Promise<Peer> {
+/** Starts Debian's Prometheus Pushgateway (no persistence); `webConfig` is written to a `--web.config.file` (basic auth, TLS). */
+export function startPushgateway(opts: { webConfig?: string } = {}): Promise<Peer> {
   const dir = mkdtempSync(join(tmpdir(), 'peer-pushgateway-'));
+  if (opts.webConfig !== undefined) writeFileSync(join(dir, 'web.yml'), opts.webConfig);
   return startPeer({
     name: 'pushgateway',
     binary: '/usr/bin/prometheus-pushgateway',
     dir,
     readyPath: '/-/ready',
+    // Behind basic auth, a 401 is the answer of a ready Pushgateway.
+    ready: (status) => status === 200 || (opts.webConfig !== undefined && status === 401),
     // Debian's build persists to /var/lib/prometheus by default; an empty file name keeps it in memory.
-    args: (port) => [`--web.listen-address=127.0.0.1:${port}`, '--persistence.file='],
+    args: (port) => [
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--persistence.file=',
+      ...(opts.webConfig === undefined ? [] : [`--web.config.file=${join(dir, 'web.yml')}`]),
+    ],
   });
 }
 

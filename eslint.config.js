@@ -1,0 +1,48 @@
+// ESLint 9 flat config: bugs, not style. TypeScript itself checks types and undefined names.
+import js from '@eslint/js';
+import vitest from '@vitest/eslint-plugin';
+import { defineConfig } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+/** The Node globals the three plain-JavaScript files use (the .ts files are checked by tsc). */
+const nodeGlobals = Object.fromEntries(
+  ['process', 'console', 'Buffer', 'URL', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'require', 'module', '__dirname'].map((name) => [name, 'readonly']),
+);
+
+export default defineConfig(
+  { ignores: ['dist/**', 'coverage/**', '.serverless/**', 'tmp/**'] },
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    rules: {
+      // `_name` marks what is left unused on purpose (a destructured-away field, a fixed callback slot).
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
+    languageOptions: { globals: nodeGlobals },
+  },
+  {
+    files: ['bench/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    files: ['test/**'],
+    plugins: { vitest },
+    rules: {
+      ...vitest.configs.recommended.rules,
+      // Vitest's expect takes a message as its second argument.
+      'vitest/valid-expect': ['error', { maxArgs: 2 }],
+      'vitest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*', 'assert*'] }],
+      // Hooks run inside each test: an expectation there (no secret in the logs) fails that test.
+      'vitest/no-standalone-expect': ['error', { additionalTestBlockFunctions: ['beforeAll', 'beforeEach', 'afterEach', 'afterAll'] }],
+      // Parsed JSON in test helpers; the code under test is held to the rule.
+      '@typescript-eslint/no-explicit-any': 'off',
+      // A test asserts real behaviour and can fail: no expectation that only runs on some paths.
+      'vitest/no-conditional-expect': 'error',
+      'vitest/no-conditional-in-test': 'error',
+    },
+  },
+);
