@@ -65,7 +65,7 @@ describe('posture-exporter check-config', () => {
     const r = await cli(['check-config']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('configuration is valid: 1 portal(s)\nportal 127.0.0.1 (http://127.0.0.1');
-    expect(r.stdout).toMatch(/^  alerts  every   300 s: 1 request\(s\) per run .*, 12 per hour$/m);
+    expect(r.stdout).toMatch(/^ {2}alerts {2}every {3}300 s: 1 request\(s\) per run .*, 12 per hour$/m);
     expect(r.stdout).toMatch(/serve: 48 of 300 requests per hour; once\/Lambda: one run of every source with 3 retries takes up to \d+ s/);
   });
 
