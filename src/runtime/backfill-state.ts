@@ -22,7 +22,8 @@ export interface BackfillState {
   version: 1;
   /** The receiver `pushed` refers to (URL without credentials or query). */
   remoteWriteUrl?: string;
-  portals: Record<string, { baseUrl: string; days: Record<string, DayState> }>;
+  /** Per portal: its base URL, when this state last asked it for something (Unix ms), and its days. */
+  portals: Record<string, { baseUrl: string; lastRequestAt?: number; days: Record<string, DayState> }>;
 }
 
 /** The state file's default place: next to the output, else in the working directory. */
