@@ -185,6 +185,7 @@ export async function runBackfill(options: BackfillOptions, deps: BackfillDeps):
         continue;
       }
       if (fatal) {
+        left.set(portal.name, (left.get(portal.name) ?? 0) - needs.length);
         result.failed.push({ portal: portal.name, day, reason: `not tried: ${fatal}` });
         done++;
         report(portal.name, day, 'failed');
