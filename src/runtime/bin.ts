@@ -14,6 +14,7 @@ main(process.argv.slice(2), {
   env: process.env,
   stdout: (t) => process.stdout.write(t),
   stderr: (t) => process.stderr.write(t),
+  stderrIsTTY: process.stderr.isTTY === true,
   stopSignal,
 }).then(
   (code) => {

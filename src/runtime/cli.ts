@@ -8,6 +8,7 @@ import { renderJson, renderText } from '../metrics/render.js';
 import type { SimulatorOptions } from '../simulator/index.js';
 import { Exporter, failedSources, VERSION } from './exporter.js';
 import { explainPlan } from '../schedule/explain.js';
+import type { BackfillFlags } from './backfill-command.js';
 import { resolveSecret } from './keys.js';
 import { startServe } from './serve.js';
 
@@ -21,6 +22,8 @@ export interface CliIo {
   stopSignal?: Promise<void>;
   /** Called once a long-running command is up, with its URLs. */
   onReady?: (info: { metricsUrl?: string; portalUrl?: string }) => void;
+  /** Whether stderr is a terminal (`backfill` draws a progress bar there, else JSON lines). */
+  stderrIsTTY?: boolean;
 }
 
 const EXIT_OK = 0;
@@ -28,6 +31,7 @@ const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
 
 const SIM_FLAGS = ['devices', 'alerts', 'integrations', 'seed'] as const;
+const BACKFILL_FLAGS = { days: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, output: { type: 'string' }, resume: { type: 'boolean' }, state: { type: 'string' } } as const;
 
 const USAGE = `posture-exporter ${VERSION}: Security Posture portal metrics for Prometheus
 
@@ -41,6 +45,9 @@ Commands:
   demo           the simulated portal plus serve against it (what \`npm start\` runs); with a portal
                  configured, plain serve
   check-config   validate the settings and exit (0 valid, 2 invalid, one line per problem)
+  backfill       load past days of the Vitals archive: --days N | --from yyyyMMdd --to yyyyMMdd,
+                 into --output FILE (OpenMetrics for promtool) and/or --push remote_write;
+                 --resume continues a run (--state FILE); exit 0 all days written, 1 some failed
 
 Flags (each also an environment variable; flag > env > config file > default):
 ${SETTINGS.filter((s) => s.flag)
@@ -53,8 +60,8 @@ from the environment only, never from flags; each may instead come from SSM Para
 Secrets Manager (its _SSM_PARAMETER or _SECRET_ID setting). See README.md for every setting and metric.
 `;
 
-function parseCli(argv: string[]): { command: string | undefined; flags: Partial<Record<SettingKey, string>>; sim: Partial<Record<(typeof SIM_FLAGS)[number], string>>; help: boolean; version: boolean } {
-  const options: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' }, version: { type: 'boolean' } };
+function parseCli(argv: string[]): { command: string | undefined; flags: Partial<Record<SettingKey, string>>; sim: Partial<Record<(typeof SIM_FLAGS)[number], string>>; backfill: BackfillFlags; help: boolean; version: boolean } {
+  const options: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' }, version: { type: 'boolean' }, ...BACKFILL_FLAGS };
   for (const s of SETTINGS) if (s.flag) options[flagName(s)] = { type: 'string' };
   for (const f of SIM_FLAGS) options[f] = { type: 'string' };
   const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
@@ -66,7 +73,8 @@ function parseCli(argv: string[]): { command: string | undefined; flags: Partial
   }
   const sim: Partial<Record<(typeof SIM_FLAGS)[number], string>> = {};
   for (const f of SIM_FLAGS) if (typeof values[f] === 'string') sim[f] = values[f] as string;
-  return { command: positionals[0], flags, sim, help: values.help === true, version: values.version === true };
+  const backfill = Object.fromEntries(Object.keys(BACKFILL_FLAGS).filter((f) => values[f] !== undefined).map((f) => [f, values[f]])) as BackfillFlags;
+  return { command: positionals[0], flags, sim, backfill, help: values.help === true, version: values.version === true };
 }
 
 function simulatorOptions(sim: Partial<Record<(typeof SIM_FLAGS)[number], string>>): SimulatorOptions {
@@ -123,8 +131,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
         return await runSimulate(parsed.flags, simulatorOptions(parsed.sim), io, clock);
       case 'demo':
         return await runDemo(parsed.flags, simulatorOptions(parsed.sim), io, clock);
+      case 'backfill':
+        return await (await import('./backfill-command.js')).backfillCommand(parsed.flags, parsed.backfill, io, clock);
       default:
-        io.stderr(`usage error: unknown command ${JSON.stringify(parsed.command)}: use once, serve, simulate, demo or check-config (see --help)\n`);
+        io.stderr(`usage error: unknown command ${JSON.stringify(parsed.command)}: use once, serve, simulate, demo, check-config or backfill (see --help)\n`);
         return EXIT_USAGE;
     }
   } catch (err) {

@@ -8,7 +8,8 @@ import { FoldWarnings, toSamples, type ExporterFacts } from '../collect/samples.
 import { PortalState, viewOfCycle } from '../collect/state.js';
 import { SOURCES, type Source } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
-import { Deadline, RUNS, type PortalMemory, type RunContext } from '../schedule/jobs.js';
+import type { VitalsList } from '../collect/vitals.js';
+import { Deadline, fetchArchive, RUNS, type PortalMemory, type RunContext } from '../schedule/jobs.js';
 import { oneShotSeconds } from '../schedule/plan.js';
 import { PortalScheduler } from '../schedule/scheduler.js';
 import { PortalReader } from '../upstream/reader.js';
@@ -154,12 +155,33 @@ export class Exporter {
     });
     if (key instanceof Error) return finish({ ok: false, error: key });
     const deadline = new Deadline(window.deadline, clock, window.cap, window.signal);
-    const ctx: RunContext = {
+    const ctx = this.contextOf(p, key, deadline, requests, window.cap !== undefined);
+    if (window.cap !== undefined) p.oneShots.add(deadline);
+    try {
+      const value = await RUNS[source](ctx, (limit) => (alertsPageSize = limit));
+      return finish({ ok: true, value, invalid: invalidOf(value) });
+    } catch (err) {
+      const error = this.explain(source, err, deadline);
+      // A rejected key may have been rotated in its store: fetch it again next time.
+      if (error instanceof AuthenticationError) forgetSecret(p.config.key);
+      else if (!(window.signal?.aborted && window.signal.reason instanceof AuthenticationError)) logger.error(`collecting ${source} failed`, { source, err: error });
+      return finish({ ok: false, error });
+    } finally {
+      deadline.close();
+      p.oneShots.delete(deadline);
+    }
+  }
+
+  /** What the jobs of one run need: the portal's scheduler and memory, a reader with the key, the deadline. */
+  private contextOf(p: PortalRuntime, apiKey: string, deadline: Deadline, requests: Map<string, number>, oneShot: boolean): RunContext {
+    const { clock } = this.deps;
+    const logger = this.deps.logger.child({ portal: p.config.name });
+    return {
       portal: p.config,
       scheduler: p.scheduler,
       reader: new PortalReader({
         baseUrl: p.config.baseUrl,
-        apiKey: key,
+        apiKey,
         apiKeyHeader: p.config.apiKeyHeader,
         clock,
         logger,
@@ -175,21 +197,28 @@ export class Exporter {
       random: this.deps.random ?? Math.random,
       memory: p.memory,
       requests,
-      ...(window.cap !== undefined ? { replan: () => this.replan(p) } : {}),
+      ...(oneShot ? { replan: () => this.replan(p) } : {}),
     };
-    if (window.cap !== undefined) p.oneShots.add(deadline);
+  }
+
+  /**
+   * One archived day of Vitals (backfill), whole portal or one tag: a job of the portal's
+   * scheduler at the lowest priority, so live collection in the same process goes first. No
+   * deadline: it waits as long as the share needs; `signal` stops it. `onRequest` hears each attempt.
+   */
+  async fetchArchiveDay(portal: PortalConfig, day: string, tag: string | undefined, signal?: AbortSignal, onRequest?: () => void): Promise<VitalsList> {
+    const p = this.portals.find((x) => x.config.name === portal.name);
+    if (!p) throw new Error(`unknown portal ${portal.name}`);
+    const key = await this.apiKeyOf(p);
+    if (key instanceof Error) throw key;
+    const deadline = new Deadline(Number.POSITIVE_INFINITY, this.deps.clock, undefined, signal);
+    const requests = new Map<string, number>();
+    const ctx = this.contextOf(p, key, deadline, requests, false);
     try {
-      const value = await RUNS[source](ctx, (limit) => (alertsPageSize = limit));
-      return finish({ ok: true, value, invalid: invalidOf(value) });
-    } catch (err) {
-      const error = this.explain(source, err, deadline);
-      // A rejected key may have been rotated in its store: fetch it again next time.
-      if (error instanceof AuthenticationError) forgetSecret(p.config.key);
-      else if (!(window.signal?.aborted && window.signal.reason instanceof AuthenticationError)) logger.error(`collecting ${source} failed`, { source, err: error });
-      return finish({ ok: false, error });
+      return await fetchArchive(ctx, day, tag);
     } finally {
       deadline.close();
-      p.oneShots.delete(deadline);
+      for (const n of requests.values()) for (let i = 0; i < n; i++) onRequest?.();
     }
   }
 

@@ -24,6 +24,8 @@ export interface PortalMemory {
   pageCap?: number;
 }
 
+const MAX_TIMER_MS = 2_147_483_647;
+
 /** A run's deadline: fixed in `serve` (the source's next run), extendable in one-shot runs as the plan learns the list sizes. */
 export class Deadline {
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -77,7 +79,10 @@ export class Deadline {
   private arm(): void {
     clearTimeout(this.timer);
     if (this.controller.signal.aborted) return;
-    this.timer = setTimeout(() => this.controller.abort(new DOMException('the deadline passed', 'TimeoutError')), Math.max(0, this.atMs - this.clock.now()));
+    const ms = Math.max(0, this.atMs - this.clock.now());
+    // No deadline (backfill), or one beyond what a timer can hold (about 24.8 days): no timer.
+    if (ms > MAX_TIMER_MS) return;
+    this.timer = setTimeout(() => this.controller.abort(new DOMException('the deadline passed', 'TimeoutError')), ms);
     this.timer.unref?.();
   }
 }
@@ -221,6 +226,15 @@ export async function runVitals(ctx: RunContext): Promise<VitalsList[]> {
     lists.push(res.result);
   }
   return lists;
+}
+
+/** One day of the Vitals archive (`archiveDate`, spec 4.5), whole portal or one tag: backfill's job. */
+export async function fetchArchive(ctx: RunContext, day: string, tag: string | undefined): Promise<VitalsList> {
+  const res = await request(ctx, () => ({ endpoint: '/vitals', query: { archiveDate: day, tag } }), () => new VitalsSink(tag, ctx.logger), PRIORITY.backfill);
+  if (res.received !== res.total) {
+    throw new ListMismatchError('/vitals', res.total, res.received, `/vitals?archiveDate=${day}${tag === undefined ? '' : ` (tag ${tag})`} returned ${res.received} records but its total says ${res.total}: the list is incomplete.`);
+  }
+  return res.result;
 }
 
 /** Only the envelope's `total` counts for device totals: the one record asked for is ignored. */

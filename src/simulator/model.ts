@@ -88,7 +88,7 @@ const REGRESSION_BLOCK_MS = 6 * HOUR;
 
 // Stream identifiers keep the hash sequences of different things apart.
 const S_INTEG = 1, S_DEV = 2, S_USER = 3, S_ALERT = 4, S_VITALS = 5, S_PORTAL = 6, S_COVER = 7, S_FUNNEL = 8,
-  S_REGR = 9, S_TEAM = 10, S_INV = 11;
+  S_REGR = 9, S_TEAM = 10, S_INV = 11, S_ARCH = 12;
 
 const COMPANIES = ['Acme Corp', 'Globex', 'Initech', 'Umbrella Health', 'Stark Logistics', 'Wayne Retail', 'Hooli', 'Vandelay Industries'];
 
@@ -660,6 +660,27 @@ export class World {
     return { integration: integ.key, stage, start, end: start + duration, depth: 0.15 + 0.25 * unit(this.seed, S_REGR, block, 6) };
   }
 
+  /**
+   * The regression an archived day ended with, if any: about one day in eight, one enabled
+   * integration's deployment, function or (mostly) configuration pass rate is 10–30 % down in that
+   * day's archive. Archives only: live dips are the hour-long ones above, which an end-of-day
+   * snapshot would almost never catch, and a backfill needs days that regressed.
+   */
+  archiveRegression(dayStart: number): Regression | undefined {
+    const enabled = this.integrations.filter((x) => x.vitalsEnabled);
+    if (enabled.length === 0) return undefined;
+    const day = Math.floor(dayStart / DAY);
+    if (unit(this.seed, S_ARCH, day, 1) >= 0.125) return undefined;
+    const integ = enabled[hash(this.seed, S_ARCH, day, 2) % enabled.length]!;
+    const stage = weighted(STAGE_TABLE, unit(this.seed, S_ARCH, day, 3));
+    return { integration: integ.key, stage, start: day * DAY, end: (day + 1) * DAY, depth: 0.1 + 0.2 * unit(this.seed, S_ARCH, day, 4) };
+  }
+
+  /** The archived `/vitals` of the UTC day starting at `dayStart`: the snapshot at 23:59, with the day's archive regression if it has one. */
+  archivedVitals(dayStart: number, tag?: string): VitalsRecord[] {
+    return this.vitals(dayStart + DAY - MINUTE, tag, this.archiveRegression(dayStart));
+  }
+
   /** Pass rate of a funnel stage at `t`: a base, a slow sinusoid, noise per 5-minute bucket, and any regression. */
   private rate(integ: Integration, stage: 0 | 1 | 2, t: number, regression: Regression | undefined): number {
     const s = this.seed;
@@ -682,12 +703,12 @@ export class World {
    * stage when its own fixed draw is under the stage's current pass rate, so the funnel rule
    * holds by construction and tag views are true subsets.
    */
-  private funnels(t: number, tag: string | undefined): FunnelCounts[] {
+  private funnels(t: number, tag: string | undefined, override?: Regression): FunnelCounts[] {
     const bucketStart = Math.floor(t / VITALS_BUCKET_MS) * VITALS_BUCKET_MS;
-    const cacheKey = `${bucketStart}|${tag ?? ''}`;
+    const cacheKey = `${bucketStart}|${tag ?? ''}|${override ? `${override.integration}/${override.stage}` : ''}`;
     const cached = this.funnelCache.get(cacheKey);
     if (cached) return cached;
-    const regression = this.regressionAt(bucketStart);
+    const regression = override ?? this.regressionAt(bucketStart);
     const rates = this.integrations.map((integ) => [0, 1, 2].map((st) => this.rate(integ, st as 0 | 1 | 2, bucketStart, regression)));
     const counts: FunnelCounts[] = this.integrations.map(() => ({ eligible: 0, deployed: 0, functioning: 0, configured: 0 }));
     const s = this.seed;
@@ -713,9 +734,9 @@ export class World {
     return counts;
   }
 
-  /** The `/vitals` records at `t` (optionally for devices carrying `tag`). */
-  vitals(t: number, tag?: string): VitalsRecord[] {
-    const counts = this.funnels(t, tag);
+  /** The `/vitals` records at `t` (optionally for devices carrying `tag`; `regression` in place of the live one). */
+  vitals(t: number, tag?: string, regression?: Regression): VitalsRecord[] {
+    const counts = this.funnels(t, tag, regression);
     return this.integrations.map((integ) => {
       const c = counts[integ.index]!;
       // Identity providers have no device agents: count their active users instead.

@@ -97,9 +97,9 @@ export class Portal {
     return this.applyInjected(this.rawVitals(t, tag));
   }
 
-  /** Archived `/vitals` for the UTC day starting at `dayStart`: the snapshot at 23:59 of that day, without injected regressions. */
+  /** Archived `/vitals` for the UTC day starting at `dayStart` (World.archivedVitals, or the fixture), without injected regressions. */
   archivedVitals(dayStart: number, tag?: string): VitalsRecord[] {
-    return this.rawVitals(dayStart + DAY - 60_000, tag);
+    return this.fixture?.vitals ? this.rawVitals(dayStart, tag) : this.world.archivedVitals(dayStart, tag);
   }
 
   private rawVitals(t: number, tag: string | undefined): VitalsRecord[] {

@@ -85,13 +85,16 @@ export function encodeWriteRequest(series: readonly RemoteWriteSeries[], metadat
 
 /**
  * Wordings with which Prometheus, Mimir, Cortex, Amazon Managed Service for Prometheus and Thanos
- * reject samples they already have or can no longer take (duplicate, out of order, too old).
- * A resend after a timeout meets these; the data is there, so the push counts as delivered.
+ * reject samples they already have (a sample at that timestamp exists).
  */
-const ALREADY_INGESTED: readonly RegExp[] = [
+const DUPLICATE: readonly RegExp[] = [
   /duplicate sample for timestamp/i, // Prometheus, Cortex, AMP
   /err-mimir-sample-duplicate-timestamp/i,
   /sample with repeated timestamp but different value/i, // Cortex
+];
+
+/** Wordings with which they reject samples they can no longer take (out of order, too old). */
+const TOO_OLD: readonly RegExp[] = [
   /out of order sample/i, // Prometheus, AMP
   /sample timestamp out of order/i, // Cortex
   /err-mimir-sample-out-of-order/i,
@@ -103,10 +106,19 @@ const ALREADY_INGESTED: readonly RegExp[] = [
   /its timestamp is too old/i, // Mimir
 ];
 
-/** Whether a rejection says the receiver already has (or has moved past) these samples. */
+/**
+ * Whether a rejection says the receiver already has (or has moved past) these samples. A live
+ * resend after a timeout meets these; the data is there, so the push counts as delivered.
+ */
 export function isAlreadyIngested(res: Pick<HttpResult, 'status' | 'body'>): boolean {
   if (res.status !== 400 && res.status !== 409) return false;
-  return ALREADY_INGESTED.some((re) => re.test(res.body));
+  return DUPLICATE.some((re) => re.test(res.body)) || TOO_OLD.some((re) => re.test(res.body));
+}
+
+/** Whether a rejection says only that the receiver has samples at these timestamps already. */
+export function isDuplicateSample(res: Pick<HttpResult, 'status' | 'body'>): boolean {
+  if (res.status !== 400 && res.status !== 409) return false;
+  return DUPLICATE.some((re) => re.test(res.body)) && !TOO_OLD.some((re) => re.test(res.body));
 }
 
 type RemoteWriteSettings = NonNullable<PushSettings['remoteWrite']>;
@@ -174,7 +186,8 @@ export class RemoteWriteSink implements Sink {
       headers,
       timeoutMs: this.settings.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       maxRetries: this.settings.maxRetries ?? DEFAULT_MAX_RETRIES,
-      alreadyDelivered: isAlreadyIngested,
+      // History is new to the receiver: "too old" means it was refused, not that it is there.
+      alreadyDelivered: this.settings.historical ? isDuplicateSample : isAlreadyIngested,
       secrets,
     });
     ctx.logger.debug('remote write: pushed', { sink: this.name, series: series.length, bytes: payload.length });

@@ -62,6 +62,8 @@ export interface PushSettings {
     maxRetries?: number;
     /** Extra headers (e.g. `X-Scope-OrgID` for Mimir). */
     headers?: Record<string, string>;
+    /** Backfill: a refusal as out of order, out of bounds or too old is a failure, not a resend the receiver already has. @default false */
+    historical?: boolean;
   };
   pushgateway?: {
     url: string;

@@ -116,8 +116,8 @@ async function startPeer(opts: {
   return { url, port, stop, logs: () => output };
 }
 
-/** Starts Debian's Prometheus with `config` (prometheus.yml text); rule files are written beside it, so the config can name them relatively. */
-export function startPrometheus(opts: { config: string; extraArgs?: string[]; rulesFiles?: Record<string, string> }): Promise<Peer> {
+/** Starts Debian's Prometheus with `config` (prometheus.yml text); rule files are written beside it, so the config can name them relatively; `storagePath` (kept on stop) instead of a fresh data directory. */
+export function startPrometheus(opts: { config: string; extraArgs?: string[]; rulesFiles?: Record<string, string>; storagePath?: string }): Promise<Peer> {
   const dir = mkdtempSync(join(tmpdir(), 'peer-prometheus-'));
   writeFileSync(join(dir, 'prometheus.yml'), opts.config);
   for (const [name, text] of Object.entries(opts.rulesFiles ?? {})) writeFileSync(join(dir, name), text);
@@ -128,7 +128,7 @@ export function startPrometheus(opts: { config: string; extraArgs?: string[]; ru
     readyPath: '/-/ready',
     args: (port) => [
       `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--storage.tsdb.path=${opts.storagePath ?? join(dir, 'data')}`,
       `--web.listen-address=127.0.0.1:${port}`,
       ...(opts.extraArgs ?? []),
     ],

@@ -1,0 +1,68 @@
+/**
+ * OpenMetrics text with a timestamp on every sample, for history (backfill): the input of
+ * `promtool tsdb create-blocks-from openmetrics`. Live output never carries timestamps (the
+ * scraper stamps it); only history needs them.
+ */
+import { CATALOGUE, METRICS, type MetricName } from './catalogue.js';
+import { labelNamesOf } from './render.js';
+import type { Sample } from './sample.js';
+
+/** A sample with the time it describes. */
+export interface TimestampedSample extends Sample {
+  /** Unix ms. */
+  readonly timestampMs: number;
+}
+
+function escapeLabelValue(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+function escapeHelp(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+/** A value as Go's ParseFloat reads it back exactly (JavaScript's shortest round-trip form). */
+function formatValue(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  return String(v);
+}
+
+/** Unix ms as OpenMetrics seconds (fractional only when the ms are not whole seconds). */
+function formatTimestamp(ms: number): string {
+  return String(ms / 1000);
+}
+
+/**
+ * Renders every sample with its timestamp. Layout as promtool's parser requires: one block per
+ * family (catalogue order, `# HELP` and `# TYPE` once), inside it every series contiguous
+ * (first-seen order, labels in catalogue order), each series' points in ascending time, and
+ * `# EOF` at the end. Two samples of one series at one time keep the last.
+ */
+export function renderTimestampedOpenMetrics(samples: readonly TimestampedSample[]): string {
+  const families = new Map<MetricName, Map<string, Map<number, number>>>();
+  for (const s of samples) {
+    let family = families.get(s.name);
+    if (!family) families.set(s.name, (family = new Map()));
+    const labels = labelNamesOf(METRICS[s.name])
+      .filter((name) => s.labels[name] !== undefined)
+      .map((name) => `${name}="${escapeLabelValue(s.labels[name]!)}"`)
+      .join(',');
+    let points = family.get(labels);
+    if (!points) family.set(labels, (points = new Map()));
+    points.set(s.timestampMs, s.value);
+  }
+  const out: string[] = [];
+  for (const def of CATALOGUE) {
+    const family = families.get(def.name);
+    if (!family || family.size === 0) continue;
+    out.push(`# HELP ${def.name} ${escapeHelp(def.help)}`, `# TYPE ${def.name} gauge`);
+    for (const [labels, points] of family) {
+      const series = labels ? `${def.name}{${labels}}` : def.name;
+      for (const t of [...points.keys()].sort((a, b) => a - b)) out.push(`${series} ${formatValue(points.get(t)!)} ${formatTimestamp(t)}`);
+    }
+  }
+  out.push('# EOF');
+  return out.join('\n') + '\n';
+}
