@@ -15,6 +15,9 @@ import type { CliIo } from './cli.js';
 import { resolveSecret } from './keys.js';
 import { pushSettingsOf } from './push.js';
 
+/** Carriage return and erase-line, as the progress bar starts its line. */
+const CLEAR_LINE = new RegExp(`^\r${String.fromCharCode(27)}\\[K`);
+
 /** The backfill flags, as parsed. */
 export interface BackfillFlags {
   days?: string;
@@ -54,7 +57,7 @@ export async function backfillCommand(flags: Partial<Record<SettingKey, string>>
   const isTTY = io.stderrIsTTY === true;
   let bar = '';
   const progress = (text: string) => {
-    if (isTTY) bar = text.endsWith('\n') ? '' : text.replace(/^\r\x1b\[K/, '');
+    if (isTTY) bar = text.endsWith('\n') ? '' : text.replace(CLEAR_LINE, '');
     io.stderr(text);
   };
   const secrets = [...config.secrets];
