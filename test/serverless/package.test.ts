@@ -179,7 +179,7 @@ describe('serverless.yml packaged with osls', () => {
     for (const { template } of Object.values(packages)) {
       expect(fn(template).Timeout as number).toBeLessThan(periodSeconds(schedules(template)[0]!));
     }
-    expect(fn(packages.plain.template).Timeout).toBe(60);
+    expect(fn(packages.plain.template).Timeout).toBe(240);
     expect(fn(packages.ssm.template).Timeout).toBe(120);
   });
 
