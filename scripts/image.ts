@@ -140,6 +140,13 @@ export function buildArgs(): Record<string, string> {
   };
 }
 
+const LABEL_OF_ARG: Record<string, string> = {
+  VERSION: 'org.opencontainers.image.version',
+  REVISION: 'org.opencontainers.image.revision',
+  SOURCE: 'org.opencontainers.image.source',
+  LICENSES: 'org.opencontainers.image.licenses',
+};
+
 export function buildImage(options: { localBase: boolean; rebuildBase: boolean }): { image: string; base: string; bytes: number; addedBytes: number } {
   const args = buildArgs();
   const bud = ['bud', '--isolation', 'chroot', '--layers', '-f', 'Containerfile'];
@@ -150,6 +157,9 @@ export function buildImage(options: { localBase: boolean; rebuildBase: boolean }
     bud.push('--build-arg', `BASE=${local.base}`, '--build-arg', `BUILD_BASE=${local.buildBase}`);
   }
   for (const [k, v] of Object.entries(args)) bud.push('--build-arg', `${k}=${v}`);
+  // The same values as labels on the final image too: buildah's layer cache (--layers) reuses a
+  // LABEL step whose ARG values changed, which would leave an old revision on a new image.
+  for (const [k, v] of Object.entries(LABEL_OF_ARG)) bud.push('--label', `${v}=${args[k]}`);
   // Behind a TLS-inspecting proxy the host trusts its CA through NODE_EXTRA_CA_CERTS; npm ci in the
   // build stage needs it too. A build secret: it is in no layer of the image.
   const ca = process.env.NODE_EXTRA_CA_CERTS;
