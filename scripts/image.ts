@@ -167,7 +167,12 @@ export function buildImage(options: { localBase: boolean; rebuildBase: boolean }
   const image = `${IMAGE}:${args.VERSION}`;
   bud.push('-t', image, '-t', `${IMAGE}:latest`, '.');
   log(`building ${image}`);
-  sh('buildah', bud);
+  try {
+    sh('buildah', bud);
+  } catch (err) {
+    const hint = options.localBase ? '' : ' (no image registry reachable? `npm run image -- --local-base` builds the bases locally)';
+    throw new Error((err as Error).message + hint);
+  }
   const bytes = imageSize(image);
   return { image, base, bytes, addedBytes: bytes - imageSize(base) };
 }
