@@ -1,0 +1,223 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Service } from 'kubernetes-models/v1/Service';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
+import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
+import { describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { prometheusRule } from '../../scripts/k8s.js';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const CLI = join(ROOT, 'dist/cli.js');
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+
+// Offline schema validation: each kind's model validates against the Kubernetes (or Prometheus
+// Operator) OpenAPI schema and throws on a wrong type, a missing required field or a bad enum.
+const MODELS: Record<string, new (data: never) => { validate(): void }> = {
+  'v1/ConfigMap': ConfigMap,
+  'v1/Service': Service,
+  'apps/v1/Deployment': Deployment,
+  'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
+  'monitoring.coreos.com/v1/PrometheusRule': PrometheusRule,
+};
+
+// Loose views of the rendered objects, for the assertions below.
+interface Container {
+  name: string;
+  image: string;
+  args: string[];
+  env: { name: string; value: string }[];
+  ports: { name: string; containerPort: number }[];
+  readinessProbe: Record<string, any>;
+  livenessProbe: Record<string, any>;
+  resources: { requests: Record<string, string>; limits: Record<string, string> };
+  securityContext: Record<string, any>;
+  volumeMounts: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
+}
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  spec: any;
+  data?: Record<string, string>;
+}
+
+function render(dir: string): K8sObject[] {
+  const text = execFileSync('kubectl', ['kustomize', join(ROOT, dir)], { encoding: 'utf8' });
+  return parseAllDocuments(text).map((d) => d.toJS() as K8sObject);
+}
+
+function one(objects: K8sObject[], kind: string): K8sObject {
+  const found = objects.filter((o) => o.kind === kind);
+  expect(found, kind).toHaveLength(1);
+  return found[0]!;
+}
+
+function containerOf(objects: K8sObject[]): Container {
+  const containers = one(objects, 'Deployment').spec.template.spec.containers as Container[];
+  expect(containers).toHaveLength(1);
+  return containers[0]!;
+}
+
+function envOf(c: Container, name: string): string | undefined {
+  return c.env.find((e) => e.name === name)?.value;
+}
+
+/** The volume mounted at the directory (or file) holding `path`. */
+function mountHolding(c: Container, path: string): Container['volumeMounts'][number] {
+  const m = c.volumeMounts.find((v) => path === v.mountPath || path.startsWith(v.mountPath + '/'));
+  expect(m, `a volume mount holding ${path}`).toBeDefined();
+  return m!;
+}
+
+function validateAll(objects: K8sObject[]): void {
+  for (const o of objects) {
+    const Model = MODELS[`${o.apiVersion}/${o.kind}`];
+    expect(Model, `a schema for ${o.apiVersion} ${o.kind}`).toBeDefined();
+    expect(() => new Model!(o as never).validate(), `${o.kind} ${o.metadata.name}`).not.toThrow();
+  }
+}
+
+const base = render('infra/k8s');
+const overlay = render('infra/k8s/overlays/web-config');
+
+describe('kubectl kustomize infra/k8s', () => {
+  it('renders the five objects, each valid against its Kubernetes or Prometheus Operator schema', () => {
+    expect(base.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PrometheusRule', 'Service', 'ServiceMonitor']);
+    validateAll(base);
+  });
+
+  it('uses a validator that rejects a wrong object (so the check above means something)', () => {
+    const bad = structuredClone(one(base, 'Deployment'));
+    bad.spec.replicas = 'one';
+    expect(() => new Deployment(bad as never).validate()).toThrow(/replicas/);
+    const badMonitor = structuredClone(one(base, 'ServiceMonitor'));
+    badMonitor.spec.endpoints[0].port = 9877;
+    expect(() => new ServiceMonitor(badMonitor as never).validate()).toThrow(/port/);
+  });
+
+  it('runs serve in one replica, replaced with Recreate (never two exporters spending one budget)', () => {
+    const d = one(base, 'Deployment');
+    expect(d.spec.replicas).toBe(1);
+    expect(d.spec.strategy).toEqual({ type: 'Recreate' });
+    const c = containerOf(base);
+    expect(c.args).toEqual(['serve']);
+    expect(c.image).toBe(`localhost/posture-exporter:${pkg.version}`);
+  });
+
+  it('locks the pod down: non-root as the image user, read-only root, no capabilities, RuntimeDefault seccomp', () => {
+    const pod = one(base, 'Deployment').spec.template.spec;
+    const imageUser = /^USER (\d+):(\d+)$/m.exec(readFileSync(join(ROOT, 'Containerfile'), 'utf8'));
+    expect(imageUser).not.toBeNull();
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: Number(imageUser![1]), runAsGroup: Number(imageUser![2]), seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(containerOf(base).securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    // Writable scratch space only where it is mounted.
+    const tmp = pod.volumes.find((v: { name: string }) => v.name === mountHolding(containerOf(base), '/tmp').name);
+    expect(tmp.emptyDir).toBeDefined();
+  });
+
+  it('reads the key from the Secret as a file and the settings from the ConfigMap', () => {
+    const c = containerOf(base);
+    const pod = one(base, 'Deployment').spec.template.spec;
+    expect(envOf(c, 'POSTURE_API_KEY')).toBeUndefined();
+    const keyFile = envOf(c, 'POSTURE_API_KEY_FILE')!;
+    const keyMount = mountHolding(c, keyFile);
+    const keyVolume = pod.volumes.find((v: { name: string }) => v.name === keyMount.name);
+    expect(keyVolume.secret.secretName).toBe('posture-exporter-api-key');
+    expect(keyVolume.secret.items).toEqual([{ key: 'api-key', path: keyFile.slice(keyMount.mountPath.length + 1) }]);
+    expect(keyVolume.secret.defaultMode).toBe(0o440);
+    expect(pod.securityContext.fsGroup).toBe(pod.securityContext.runAsGroup);
+
+    const configFile = envOf(c, 'POSTURE_CONFIG_FILE')!;
+    const configMount = mountHolding(c, configFile);
+    const configVolume = pod.volumes.find((v: { name: string }) => v.name === configMount.name);
+    const cm = one(base, 'ConfigMap');
+    expect(configVolume.configMap.name).toBe(cm.metadata.name);
+    expect(Object.keys(cm.data!)).toContain(configMount.subPath);
+  });
+
+  it('ships a ConfigMap whose settings the exporter accepts (check-config of the built CLI)', () => {
+    const c = containerOf(base);
+    const cm = one(base, 'ConfigMap');
+    const subPath = mountHolding(c, envOf(c, 'POSTURE_CONFIG_FILE')!).subPath!;
+    const dir = mkdtempSync(join(tmpdir(), 'k8s-config-'));
+    try {
+      writeFileSync(join(dir, 'config.yaml'), cm.data![subPath]!);
+      writeFileSync(join(dir, 'api-key'), 'not-a-real-key\n');
+      const r = spawnSync(process.execPath, [CLI, 'check-config'], {
+        env: { PATH: process.env.PATH, POSTURE_CONFIG_FILE: join(dir, 'config.yaml'), POSTURE_API_KEY_FILE: join(dir, 'api-key') },
+        encoding: 'utf8',
+      });
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      expect(r.stdout).toMatch(/^configuration is valid: 1 portal\(s\)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('probes /healthz on the metrics port, which the image exposes and the Service and ServiceMonitor name', () => {
+    const c = containerOf(base);
+    const exposed = /^EXPOSE (\d+)$/m.exec(readFileSync(join(ROOT, 'Containerfile'), 'utf8'));
+    expect(exposed).not.toBeNull();
+    expect(c.ports).toEqual([{ name: 'metrics', containerPort: Number(exposed![1]), protocol: 'TCP' }]);
+    expect(envOf(c, 'POSTURE_LISTEN')).toBe(`0.0.0.0:${exposed![1]}`);
+    for (const probe of [c.readinessProbe, c.livenessProbe]) expect(probe.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+
+    const svc = one(base, 'Service');
+    const podLabels = one(base, 'Deployment').spec.template.metadata.labels as Record<string, string>;
+    expect(Object.keys(svc.spec.selector).length).toBeGreaterThan(0);
+    expect(podLabels).toMatchObject(svc.spec.selector);
+    expect(svc.spec.ports).toEqual([{ name: 'metrics', port: Number(exposed![1]), targetPort: 'metrics', protocol: 'TCP' }]);
+
+    const sm = one(base, 'ServiceMonitor');
+    expect(svc.metadata.labels).toMatchObject(sm.spec.selector.matchLabels);
+    expect(sm.spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '60s', scrapeTimeout: '10s' }]);
+  });
+
+  it('sets resources from the measurement docs/kubernetes.md gives', () => {
+    const { resources } = containerOf(base);
+    expect(resources).toEqual({ requests: { cpu: '10m', memory: '128Mi' }, limits: { memory: '256Mi' } });
+    const doc = readFileSync(join(ROOT, 'docs/kubernetes.md'), 'utf8');
+    expect(doc).toContain('requests: cpu 10m, memory 128Mi; limit: memory 256Mi');
+  });
+
+  it('has a PrometheusRule equal to the ops kit rule file (one source of truth)', () => {
+    const rulesText = readFileSync(join(ROOT, 'infra/prometheus/rules/posture.rules.yml'), 'utf8');
+    const rules = parse(rulesText) as { groups: unknown[] };
+    expect(rules.groups.length).toBeGreaterThan(0);
+    expect(one(base, 'PrometheusRule').spec).toEqual({ groups: rules.groups });
+    // And the committed file is what `npm run k8s` writes now.
+    expect(readFileSync(join(ROOT, 'infra/k8s/base/prometheusrule.yaml'), 'utf8')).toBe(prometheusRule(rulesText));
+  });
+});
+
+describe('kubectl kustomize infra/k8s/overlays/web-config', () => {
+  it('renders valid objects that point the exporter at a web config file from a Secret', () => {
+    expect(overlay.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PrometheusRule', 'Service', 'ServiceMonitor']);
+    validateAll(overlay);
+    const c = containerOf(overlay);
+    const webConfig = envOf(c, 'POSTURE_WEB_CONFIG_FILE')!;
+    const mount = mountHolding(c, webConfig);
+    const volume = one(overlay, 'Deployment').spec.template.spec.volumes.find((v: { name: string }) => v.name === mount.name);
+    expect(volume.secret.secretName).toBe('posture-exporter-web-config');
+    // Everything else of the base is kept.
+    expect(envOf(c, 'POSTURE_API_KEY_FILE')).toBe(envOf(containerOf(base), 'POSTURE_API_KEY_FILE'));
+    for (const probe of [c.readinessProbe, c.livenessProbe]) expect(probe).toMatchObject({ tcpSocket: { port: 'metrics' } });
+    for (const probe of [c.readinessProbe, c.livenessProbe]) expect(probe.httpGet).toBeUndefined();
+    const sm = one(overlay, 'ServiceMonitor');
+    expect(sm.spec.endpoints).toHaveLength(1);
+    expect(sm.spec.endpoints[0]).toMatchObject({ port: 'metrics', scheme: 'https', basicAuth: { username: { name: 'posture-exporter-scrape-auth' } } });
+  });
+});
