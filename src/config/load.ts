@@ -226,6 +226,8 @@ function isLoopbackHost(host: string): boolean {
   return isIP(h) === 4 && h.startsWith('127.');
 }
 
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
 const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
@@ -254,82 +256,96 @@ function lookup(key: SettingKey, layers: Layer[], problems: Problems): unknown {
   return undefined;
 }
 
-function buildPortal(layers: Layer[], problems: Problems, index: number | null, interval: number): PortalConfig | undefined {
-  const get = (k: SettingKey) => lookup(k, layers, problems);
-  const at = index === null ? '' : `portals[${index}]: `;
+type Get = (k: SettingKey) => unknown;
+
+/** The portal's address: a base URL, or a Cloud ID and API host; undefined (with a problem) when missing or invalid. */
+function portalAddress(get: Get, problems: Problems, at: string, index: number | null): { baseUrl: string; host: string; cloudId?: string } | undefined {
   const baseUrlRaw = get('base_url') as string | undefined;
   const cloudId = get('cloud_id') as string | undefined;
   const apiHost = get('api_host') as string | undefined;
-  let baseUrl: string | undefined;
-  let host: string | undefined;
   if (baseUrlRaw !== undefined && (cloudId !== undefined || apiHost !== undefined)) {
     problems.add('POSTURE_BASE_URL', `${at}POSTURE_BASE_URL and POSTURE_CLOUD_ID/POSTURE_API_HOST are both set: give either the base URL or the Cloud ID and host.`);
     return undefined;
   }
-  if (baseUrlRaw !== undefined) {
-    let url: URL | undefined;
-    try {
-      url = new URL(baseUrlRaw);
-    } catch {
-      problems.add('POSTURE_BASE_URL', `${at}POSTURE_BASE_URL=${JSON.stringify(baseUrlRaw)} is not a URL: give the full https://<cloud_id>.<host>/public-api/v1.`);
-      return undefined;
-    }
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
-      problems.add('POSTURE_BASE_URL', `${at}POSTURE_BASE_URL must use https (plain http only for loopback addresses): got ${url.protocol}//${url.host}.`);
-      return undefined;
-    }
-    if (url.username || url.password || url.search || url.hash) {
-      problems.add('POSTURE_BASE_URL', `${at}POSTURE_BASE_URL must not carry credentials, a query or a fragment: give only https://<cloud_id>.<host>/public-api/v1.`);
-      return undefined;
-    }
-    baseUrl = url.origin + url.pathname.replace(/\/+$/, '');
-    host = url.hostname;
-  } else if (cloudId !== undefined || apiHost !== undefined) {
-    if (cloudId === undefined || apiHost === undefined) {
-      problems.add(cloudId === undefined ? 'POSTURE_CLOUD_ID' : 'POSTURE_API_HOST', `${at}${cloudId === undefined ? 'POSTURE_CLOUD_ID' : 'POSTURE_API_HOST'} is missing: the Cloud ID and the API host go together (or give POSTURE_BASE_URL).`);
-      return undefined;
-    }
-    if (!DNS_LABEL.test(cloudId)) {
-      problems.add('POSTURE_CLOUD_ID', `${at}POSTURE_CLOUD_ID=${JSON.stringify(cloudId)} is not a valid DNS label: use letters, digits and inner hyphens, at most 63 characters.`);
-      return undefined;
-    }
-    if (!HOSTNAME.test(apiHost)) {
-      problems.add('POSTURE_API_HOST', `${at}POSTURE_API_HOST=${JSON.stringify(apiHost)} is not a host name: give e.g. example.com, without scheme or path.`);
-      return undefined;
-    }
-    baseUrl = `https://${cloudId.toLowerCase()}.${apiHost.toLowerCase()}/public-api/v1`;
-    host = `${cloudId}.${apiHost}`;
-  } else {
+  if (baseUrlRaw !== undefined) return baseUrlAddress(baseUrlRaw, problems, at);
+  if (cloudId === undefined && apiHost === undefined) {
     problems.add('POSTURE_BASE_URL', `${at}no portal is configured: set POSTURE_BASE_URL, or POSTURE_CLOUD_ID and POSTURE_API_HOST${index === null ? ' (or run `npm start` for the simulated portal)' : ''}.`);
     return undefined;
   }
+  if (cloudId === undefined || apiHost === undefined) {
+    const missing = cloudId === undefined ? 'POSTURE_CLOUD_ID' : 'POSTURE_API_HOST';
+    problems.add(missing, `${at}${missing} is missing: the Cloud ID and the API host go together (or give POSTURE_BASE_URL).`);
+    return undefined;
+  }
+  if (!DNS_LABEL.test(cloudId)) {
+    problems.add('POSTURE_CLOUD_ID', `${at}POSTURE_CLOUD_ID=${JSON.stringify(cloudId)} is not a valid DNS label: use letters, digits and inner hyphens, at most 63 characters.`);
+    return undefined;
+  }
+  if (!HOSTNAME.test(apiHost)) {
+    problems.add('POSTURE_API_HOST', `${at}POSTURE_API_HOST=${JSON.stringify(apiHost)} is not a host name: give e.g. example.com, without scheme or path.`);
+    return undefined;
+  }
+  return { baseUrl: `https://${cloudId.toLowerCase()}.${apiHost.toLowerCase()}/public-api/v1`, host: `${cloudId}.${apiHost}`, cloudId };
+}
 
-  const keySources: KeySource[] = [];
+/** POSTURE_BASE_URL checked: a URL, https (plain http on loopback only), nothing but origin and path. */
+function baseUrlAddress(raw: string, problems: Problems, at: string): { baseUrl: string; host: string } | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    problems.add('POSTURE_BASE_URL', `${at}POSTURE_BASE_URL=${JSON.stringify(raw)} is not a URL: give the full https://<cloud_id>.<host>/public-api/v1.`);
+    return undefined;
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+    problems.add('POSTURE_BASE_URL', `${at}POSTURE_BASE_URL must use https (plain http only for loopback addresses): got ${url.protocol}//${url.host}.`);
+    return undefined;
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    problems.add('POSTURE_BASE_URL', `${at}POSTURE_BASE_URL must not carry credentials, a query or a fragment: give only https://<cloud_id>.<host>/public-api/v1.`);
+    return undefined;
+  }
+  return { baseUrl: url.origin + url.pathname.replace(/\/+$/, ''), host: url.hostname };
+}
+
+/** Where the portal's API key comes from: exactly one of the four key settings. */
+function apiKeySource(get: Get, problems: Problems, at: string): KeySource | undefined {
+  const sources: KeySource[] = [];
   const apiKey = get('api_key') as string | undefined;
   const apiKeyFile = get('api_key_file') as string | undefined;
   const ssm = get('api_key_ssm_parameter') as string | undefined;
   const secretId = get('api_key_secret_id') as string | undefined;
-  if (apiKey !== undefined) keySources.push({ kind: 'value', value: apiKey });
-  if (apiKeyFile !== undefined) keySources.push({ kind: 'file', path: apiKeyFile });
-  if (ssm !== undefined) keySources.push({ kind: 'ssm', name: ssm });
-  if (secretId !== undefined) keySources.push({ kind: 'secret', id: secretId });
-  if (keySources.length === 0) {
+  if (apiKey !== undefined) sources.push({ kind: 'value', value: apiKey });
+  if (apiKeyFile !== undefined) sources.push({ kind: 'file', path: apiKeyFile });
+  if (ssm !== undefined) sources.push({ kind: 'ssm', name: ssm });
+  if (secretId !== undefined) sources.push({ kind: 'secret', id: secretId });
+  if (sources.length === 0) {
     problems.add('POSTURE_API_KEY', `${at}no API key: set POSTURE_API_KEY, POSTURE_API_KEY_FILE, POSTURE_API_KEY_SSM_PARAMETER or POSTURE_API_KEY_SECRET_ID.`);
     return undefined;
   }
-  if (keySources.length > 1) {
-    problems.add('POSTURE_API_KEY', `${at}more than one API key source is set (${keySources.map((k) => k.kind).join(', ')}): keep exactly one of POSTURE_API_KEY, POSTURE_API_KEY_FILE, POSTURE_API_KEY_SSM_PARAMETER, POSTURE_API_KEY_SECRET_ID.`);
+  if (sources.length > 1) {
+    problems.add('POSTURE_API_KEY', `${at}more than one API key source is set (${sources.map((k) => k.kind).join(', ')}): keep exactly one of POSTURE_API_KEY, POSTURE_API_KEY_FILE, POSTURE_API_KEY_SSM_PARAMETER, POSTURE_API_KEY_SECRET_ID.`);
     return undefined;
   }
+  return sources[0];
+}
+
+/** One portal from its layers (its `portals` entry, then flags, env, file): address, key, and its settings. */
+function buildPortal(layers: Layer[], problems: Problems, index: number | null, interval: number): PortalConfig | undefined {
+  const get: Get = (k) => lookup(k, layers, problems);
+  const at = index === null ? '' : `portals[${index}]: `;
+  const address = portalAddress(get, problems, at, index);
+  if (!address) return undefined;
+  const key = apiKeySource(get, problems, at);
+  if (!key) return undefined;
   const header = (get('api_key_header') as string | undefined) ?? String(SETTING_BY_KEY.api_key_header.default);
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) {
+  if (!HEADER_NAME.test(header)) {
     problems.add('POSTURE_API_KEY_HEADER', `${at}POSTURE_API_KEY_HEADER=${JSON.stringify(header)} is not a valid HTTP header name.`);
   }
-  const name = (get('portal') as string | undefined) ?? cloudId ?? host!;
   return {
-    name,
-    baseUrl,
-    key: keySources[0]!,
+    name: (get('portal') as string | undefined) ?? address.cloudId ?? address.host,
+    baseUrl: address.baseUrl,
+    key,
     apiKeyHeader: header,
     requestsPerMinute: (get('requests_per_minute') as number | undefined) ?? 5,
     pageSize: (get('page_size') as number | undefined) ?? 500,
@@ -348,65 +364,11 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null, 
  * ConfigError per problem (each message names the setting and says the fix).
  */
 export function loadConfig(sources: ConfigSources = {}): Config {
-  const env = sources.env ?? process.env;
   const problems = new Problems();
-  const flags: Raw = { ...(sources.flags ?? {}) };
-  for (const key of Object.keys(flags)) {
-    const def = SETTING_BY_KEY[key as SettingKey];
-    if (!def || !def.flag) problems.add(`--${key.replace(/_/g, '-')}`, `--${key.replace(/_/g, '-')} is not a flag: see \`posture-exporter --help\`${def ? ` (set ${envName(def)} in the environment instead)` : ''}.`);
-  }
-  const envValues: Raw = {};
-  for (const def of SETTINGS) {
-    const v = env[envName(def)];
-    if (v !== undefined) envValues[def.key] = v;
-  }
-  const file = readConfigFile(sources, env, problems);
-  const fileWhere = (file?.__where as string | undefined) ?? '';
-  const fileTop: Raw = {};
-  let filePortals: Raw[] | undefined;
-  if (file) {
-    // Problems are reported; what is usable is still read, so one typo does not hide the rest.
-    checkFileShape(file, fileWhere, problems);
-    for (const [k, v] of Object.entries(file)) if (k !== 'portals' && k !== '__where' && k in SETTING_BY_KEY && FileValue.safeParse(v).success) fileTop[k] = v;
-    const portals = file.portals;
-    if (portals !== undefined) {
-      // A broken list was reported above; an empty one here keeps the single-portal settings from being asked for too.
-      const usable = Array.isArray(portals) && portals.every((p) => p !== null && typeof p === 'object' && !Array.isArray(p));
-      filePortals = usable ? (portals as Raw[]) : [];
-    }
-  }
-  const flagLayer: Layer = { values: flags, where: (d) => `--${flagName(d)}` };
-  const envLayer: Layer = { values: envValues, where: () => 'env' };
-  const fileLayer: Layer = { values: fileTop, where: (d) => `${fileWhere}: ${d.key}` };
-  const globalLayers = [flagLayer, envLayer, fileLayer];
-  const g = (k: SettingKey) => lookup(k, globalLayers, problems);
-
+  const layers = settingLayers(sources, problems);
+  const g = (k: SettingKey) => lookup(k, layers.global, problems);
   const intervalSeconds = (g('interval_seconds') as number | undefined) ?? 300;
-  const portals: PortalConfig[] = [];
-  if (filePortals) {
-    const identity: SettingKey[] = ['base_url', 'cloud_id', 'api_host', 'api_key', 'api_key_file', 'api_key_ssm_parameter', 'api_key_secret_id', 'portal'];
-    for (const k of identity) {
-      if (isSet(flags[k]) || isSet(envValues[k]) || isSet(fileTop[k])) {
-        problems.add(envName(SETTING_BY_KEY[k]), `${envName(SETTING_BY_KEY[k])} is set but ${fileWhere} lists portals: give each portal's ${k} inside \`portals\`, or drop the list.`);
-      }
-    }
-    const names = new Set<string>();
-    filePortals.forEach((entry, i) => {
-      const layer: Layer = { values: entry, where: (d) => `${fileWhere}: portals[${i}].${d.key}` };
-      const portal = buildPortal([layer, ...globalLayers], problems, i, intervalSeconds);
-      if (!portal) return;
-      if (names.has(portal.name)) problems.add('POSTURE_CONFIG_FILE', `${fileWhere}: portals[${i}] repeats the portal name ${JSON.stringify(portal.name)}: give each portal a distinct \`portal\`.`);
-      names.add(portal.name);
-      portals.push(portal);
-    });
-  } else {
-    const anyPortal = ['base_url', 'cloud_id', 'api_host'].some((k) => isSet(flags[k]) || isSet(envValues[k]) || isSet(fileTop[k]));
-    if (anyPortal || !sources.allowNoPortal) {
-      const portal = buildPortal(globalLayers, problems, null, intervalSeconds);
-      if (portal) portals.push(portal);
-    }
-  }
-
+  const portals = buildPortals(layers, sources, problems, intervalSeconds);
   const listenRaw = (g('listen') as string | undefined) ?? String(SETTING_BY_KEY.listen.default);
   const listen = parseListen(listenRaw);
   if (!listen) problems.add('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listenRaw)} is not HOST:PORT: give e.g. 0.0.0.0:9877 or 127.0.0.1:9877.`);
@@ -435,6 +397,81 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   };
   if (problems.list.length) throw new ConfigErrors(problems.list);
   return config;
+}
+
+/** The layers a setting is looked up in (flag > env > config file), and the file's `portals` when it lists them. */
+interface SettingLayers {
+  readonly flags: Raw;
+  readonly env: Raw;
+  readonly fileTop: Raw;
+  readonly fileWhere: string;
+  readonly filePortals?: Raw[];
+  readonly global: Layer[];
+}
+
+/** Reads flags (refusing settings that are not flags), the environment and the config file into layers. */
+function settingLayers(sources: ConfigSources, problems: Problems): SettingLayers {
+  const env = sources.env ?? process.env;
+  const flags: Raw = { ...(sources.flags ?? {}) };
+  for (const key of Object.keys(flags)) {
+    const def = SETTING_BY_KEY[key as SettingKey];
+    if (!def || !def.flag) problems.add(`--${key.replace(/_/g, '-')}`, `--${key.replace(/_/g, '-')} is not a flag: see \`posture-exporter --help\`${def ? ` (set ${envName(def)} in the environment instead)` : ''}.`);
+  }
+  const envValues: Raw = {};
+  for (const def of SETTINGS) {
+    const v = env[envName(def)];
+    if (v !== undefined) envValues[def.key] = v;
+  }
+  const file = readConfigFile(sources, env, problems);
+  const fileWhere = (file?.__where as string | undefined) ?? '';
+  const fileTop: Raw = {};
+  let filePortals: Raw[] | undefined;
+  if (file) {
+    // Problems are reported; what is usable is still read, so one typo does not hide the rest.
+    checkFileShape(file, fileWhere, problems);
+    for (const [k, v] of Object.entries(file)) if (k !== 'portals' && k !== '__where' && k in SETTING_BY_KEY && FileValue.safeParse(v).success) fileTop[k] = v;
+    const portals = file.portals;
+    if (portals !== undefined) {
+      // A broken list was reported above; an empty one here keeps the single-portal settings from being asked for too.
+      const usable = Array.isArray(portals) && portals.every((p) => p !== null && typeof p === 'object' && !Array.isArray(p));
+      filePortals = usable ? (portals as Raw[]) : [];
+    }
+  }
+  const global: Layer[] = [
+    { values: flags, where: (d) => `--${flagName(d)}` },
+    { values: envValues, where: () => 'env' },
+    { values: fileTop, where: (d) => `${fileWhere}: ${d.key}` },
+  ];
+  return { flags, env: envValues, fileTop, fileWhere, filePortals, global };
+}
+
+/** The portals: each entry of the file's `portals` list over the global layers, or one portal from the global layers. */
+function buildPortals(layers: SettingLayers, sources: ConfigSources, problems: Problems, intervalSeconds: number): PortalConfig[] {
+  const { flags, env, fileTop, fileWhere, filePortals, global } = layers;
+  const setSomewhere = (k: string) => isSet(flags[k]) || isSet(env[k]) || isSet(fileTop[k]);
+  const portals: PortalConfig[] = [];
+  if (!filePortals) {
+    const anyPortal = ['base_url', 'cloud_id', 'api_host'].some(setSomewhere);
+    if (anyPortal || !sources.allowNoPortal) {
+      const portal = buildPortal(global, problems, null, intervalSeconds);
+      if (portal) portals.push(portal);
+    }
+    return portals;
+  }
+  const identity: SettingKey[] = ['base_url', 'cloud_id', 'api_host', 'api_key', 'api_key_file', 'api_key_ssm_parameter', 'api_key_secret_id', 'portal'];
+  for (const k of identity.filter(setSomewhere)) {
+    problems.add(envName(SETTING_BY_KEY[k]), `${envName(SETTING_BY_KEY[k])} is set but ${fileWhere} lists portals: give each portal's ${k} inside \`portals\`, or drop the list.`);
+  }
+  const names = new Set<string>();
+  filePortals.forEach((entry, i) => {
+    const layer: Layer = { values: entry, where: (d) => `${fileWhere}: portals[${i}].${d.key}` };
+    const portal = buildPortal([layer, ...global], problems, i, intervalSeconds);
+    if (!portal) return;
+    if (names.has(portal.name)) problems.add('POSTURE_CONFIG_FILE', `${fileWhere}: portals[${i}] repeats the portal name ${JSON.stringify(portal.name)}: give each portal a distinct \`portal\`.`);
+    names.add(portal.name);
+    portals.push(portal);
+  });
+  return portals;
 }
 
 /** The settings of one remote-write credential: the plain value, its SSM parameter, its secret. */
@@ -511,8 +548,6 @@ function buildPush(g: (k: SettingKey) => unknown, problems: Problems): Config['p
   return push;
 }
 
-/** An HTTP header name (RFC 9110 token). */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the remote-write sink sets itself, or that the auth settings own. */
 const RESERVED_HEADERS: ReadonlySet<string> = new Set(['authorization', 'content-type', 'content-encoding', 'content-length', 'host', 'user-agent', 'x-prometheus-remote-write-version']);
 
