@@ -229,7 +229,7 @@ describe('the image', () => {
       const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('timeout'), 10_000))]);
       expect(code).toBe(0);
       expect(stderr).not.toContain(KEY);
-      expect(stderr).toContain('"msg":"collection finished"');
+      expect(stderr).toContain('"msg":"run finished"');
     });
   });
 });
