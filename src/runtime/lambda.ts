@@ -5,7 +5,8 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, redact, type LogFields, type Logger } from '../core/log.js';
 import { ConfigError, ConfigErrors, PostureError } from '../errors.js';
 import { SOURCES } from '../metrics/catalogue.js';
-import { pushAll } from '../sinks/index.js';
+import { pushAll, type PushOutcome } from '../sinks/index.js';
+import type { CycleResult } from '../collect/cycle.js';
 import type { Sink, SinkName } from '../sinks/types.js';
 import { Exporter, failedSources, totalRequests, VERSION } from './exporter.js';
 import type { KeyStoreOptions } from './keys.js';
@@ -84,63 +85,93 @@ function localInvocationMs(container: Container | undefined): number {
   return Math.min(planned, (config.cycleTimeoutSeconds ?? Infinity) * 1000) + config.lambdaMarginSeconds * 1000;
 }
 
+/** The process the handler runs in: clock, environment, where log lines go, key-store settings. */
+interface HandlerEnv {
+  readonly clock: Clock;
+  readonly env: Record<string, string | undefined>;
+  readonly write: (line: string) => void;
+  readonly keyStore?: KeyStoreOptions;
+}
+
+/**
+ * Settings parsed and validated once per container, and what lives as long as it: the exporter
+ * (its schedulers keep the budget's history across warm invocations) and the sinks (a credential
+ * from a store is read once). Invalid settings: one log line and InvocationFailedError.
+ */
+function startContainer(h: HandlerEnv, requestId: string): Container {
+  let config: Config;
+  try {
+    config = loadConfig({ env: h.env });
+    if (config.push.sinks.length === 0) throw new ConfigError('POSTURE_PUSH', 'POSTURE_PUSH is empty: the Lambda pushes its metrics, set it to any of otlp, remote_write, pushgateway.');
+  } catch (err) {
+    const problems = err instanceof ConfigErrors ? err.problems : err instanceof ConfigError ? [err] : undefined;
+    if (!problems) throw err;
+    // One line, so the Lambda console and the error metric's log show the whole reason.
+    const message = redact(`invalid settings: ${problems.map((p) => p.message).join(' | ')}`, envSecrets(h.env));
+    createLogger({ shape: 'powertools', secrets: envSecrets(h.env), clock: h.clock, base: { service: 'posture-exporter', function_request_id: requestId }, write: h.write }).error('invalid settings', {
+      settings: problems.map((p) => p.setting),
+      reason: message,
+    });
+    throw new InvocationFailedError(message, undefined, { cause: err });
+  }
+  // Keys and credentials read from files and stores are appended when first read, so later lines redact them too.
+  const secrets = [...config.secrets];
+  // Once per secret: warm invocations must not grow the list.
+  const onSecret = (s: string) => {
+    if (!secrets.includes(s)) secrets.push(s);
+  };
+  const base = createLogger({ level: config.logLevel, shape: 'powertools', secrets, clock: h.clock, base: { service: 'posture-exporter' }, write: h.write });
+  const { logger, setContext } = swappableLogger(base);
+  const exporter = new Exporter(config, { clock: h.clock, logger, runtime: 'lambda', keyStore: h.keyStore, onSecret });
+  return { config, exporter, sinks: sinksOf(config, { keyStore: h.keyStore, onSecret }), logger, secrets, setContext, invocations: 0 };
+}
+
+/** Lambda always passes a full context; a test harness or a local invoke may not: fill in what is missing. */
+function contextOf(invocationContext: Partial<InvocationContext> | undefined, container: () => Container | undefined): InvocationContext {
+  return {
+    ...invocationContext,
+    awsRequestId: invocationContext?.awsRequestId ?? 'local',
+    getRemainingTimeInMillis:
+      typeof invocationContext?.getRemainingTimeInMillis === 'function'
+        ? invocationContext.getRemainingTimeInMillis.bind(invocationContext)
+        : () => localInvocationMs(container()),
+  };
+}
+
+/** The summary of an invocation, every portal message scrubbed of secrets. */
+function summarize(results: readonly CycleResult[], outcomes: readonly PushOutcome[], scrub: (text: string) => string): InvocationSummary {
+  return {
+    portals: results.map((r) => ({
+      portal: r.portal,
+      sources: Object.fromEntries(SOURCES.map((s) => [s, r[s].ok ? 'ok' : scrub(r[s].error.message)])) as InvocationSummary['portals'][number]['sources'],
+      requests: totalRequests(r.requests),
+      durationMs: r.finishedAt - r.startedAt,
+    })),
+    sinks: outcomes.map((o) => ({ sink: o.sink, ok: o.ok, durationMs: o.durationMs, ...(o.error ? { error: scrub(o.error.message) } : {}) })),
+  };
+}
+
+/** Why the invocation failed as a whole (nothing collected, or nothing pushed), or undefined. */
+function failureOf(results: readonly CycleResult[], outcomes: readonly PushOutcome[]): string | undefined {
+  if (!results.some((r) => SOURCES.some((s) => r[s].ok))) {
+    const reasons = new Set(results.flatMap((r) => SOURCES.flatMap((s) => (r[s].ok ? [] : [r[s].error.message]))));
+    return `nothing could be collected (${failedSources(results).join(', ')}): ${[...reasons].join(' | ')}`;
+  }
+  if (outcomes.length > 0 && outcomes.every((o) => !o.ok)) {
+    return `nothing could be pushed: ${outcomes.map((o) => `${o.sink}: ${o.error?.message ?? 'failed'}`).join(' | ')}`;
+  }
+  return undefined;
+}
+
 /** Builds a handler; the exported `handler` is this with the real process. */
 export function createHandler(deps: HandlerDeps = {}) {
-  const clock = deps.clock ?? systemClock;
-  const env = deps.env ?? process.env;
-  const write = deps.write ?? ((l: string) => process.stdout.write(l + '\n'));
+  const h: HandlerEnv = { clock: deps.clock ?? systemClock, env: deps.env ?? process.env, write: deps.write ?? ((l: string) => process.stdout.write(l + '\n')), keyStore: deps.keyStore };
+  const { clock, env } = h;
   let container: Container | undefined;
 
-  // Settings are parsed and validated once per container and reused on warm starts.
-  const init = (requestId: string): Container => {
-    if (container) return container;
-    let config: Config;
-    try {
-      config = loadConfig({ env });
-      if (config.push.sinks.length === 0) throw new ConfigError('POSTURE_PUSH', 'POSTURE_PUSH is empty: the Lambda pushes its metrics, set it to any of otlp, remote_write, pushgateway.');
-    } catch (err) {
-      const problems = err instanceof ConfigErrors ? err.problems : err instanceof ConfigError ? [err] : undefined;
-      if (!problems) throw err;
-      // One line, so the Lambda console and the error metric's log show the whole reason.
-      const message = redact(`invalid settings: ${problems.map((p) => p.message).join(' | ')}`, envSecrets(env));
-      createLogger({ shape: 'powertools', secrets: envSecrets(env), clock, base: { service: 'posture-exporter', function_request_id: requestId }, write }).error('invalid settings', {
-        settings: problems.map((p) => p.setting),
-        reason: message,
-      });
-      throw new InvocationFailedError(message, undefined, { cause: err });
-    }
-    // Keys and credentials read from files and stores are appended when first read, so later lines redact them too.
-    const secrets = [...config.secrets];
-    // Once per secret: warm invocations must not grow the list.
-    const onSecret = (s: string) => {
-      if (!secrets.includes(s)) secrets.push(s);
-    };
-    const base = createLogger({ level: config.logLevel, shape: 'powertools', secrets, clock, base: { service: 'posture-exporter' }, write });
-    const { logger, setContext } = swappableLogger(base);
-    const exporter = new Exporter(config, {
-      clock,
-      logger,
-      runtime: 'lambda',
-      keyStore: deps.keyStore,
-      onSecret,
-    });
-    // The sinks live as long as the container, so a remote-write credential from a store is read once.
-    container = { config, exporter, sinks: sinksOf(config, { keyStore: deps.keyStore, onSecret }), logger, secrets, setContext, invocations: 0 };
-    return container;
-  };
-
   return async function handler(_event: ScheduledEvent | Record<string, unknown>, invocationContext?: Partial<InvocationContext>): Promise<InvocationSummary> {
-    // Lambda always passes a full context; a test harness or a local invoke may not. Without a
-    // clock of its own, the invocation gets what the plan needs (or the cycle timeout) plus the margin.
-    const context: InvocationContext = {
-      ...invocationContext,
-      awsRequestId: invocationContext?.awsRequestId ?? 'local',
-      getRemainingTimeInMillis:
-        typeof invocationContext?.getRemainingTimeInMillis === 'function'
-          ? invocationContext.getRemainingTimeInMillis.bind(invocationContext)
-          : () => localInvocationMs(container),
-    };
-    const c = init(context.awsRequestId);
+    const context = contextOf(invocationContext, () => container);
+    const c = (container ??= startContainer(h, context.awsRequestId));
     c.setContext({
       cold_start: c.invocations++ === 0,
       function_request_id: context.awsRequestId,
@@ -152,40 +183,22 @@ export function createHandler(deps: HandlerDeps = {}) {
     const scrub = (text: string) => redact(text, c.secrets);
     const started = clock.now();
     const remaining = context.getRemainingTimeInMillis();
-    const margin = c.config.lambdaMarginSeconds * 1000;
     // Collect until the margin, then push with what there is; never past the invocation's end.
-    const collectMs = Math.min((c.config.cycleTimeoutSeconds ?? Infinity) * 1000, Math.max(0, remaining - margin));
+    const collectMs = Math.min((c.config.cycleTimeoutSeconds ?? Infinity) * 1000, Math.max(0, remaining - c.config.lambdaMarginSeconds * 1000));
     if (collectMs === 0) {
       const message = `no time to collect: the invocation had ${remaining} ms left and POSTURE_LAMBDA_MARGIN_SECONDS is ${c.config.lambdaMarginSeconds}: give the function a timeout well above the margin.`;
       logger.error('invocation failed', { reason: message });
       throw new InvocationFailedError(message);
     }
-    const pushDeadline = started + Math.max(0, remaining - 1000);
     // Every source completes as the budget allows, as long as the plan needs, but never past the
     // margin: the scheduler refuses slots after it and the requests in flight are cut there.
     const results = await c.exporter.collect({ cap: started + collectMs });
-    const facts = { version: VERSION, runtime: 'lambda' as const, push: c.lastPush };
-    const samples = c.exporter.samplesOf(results, facts);
-    const outcomes = await pushAll(c.sinks, buildBatches(results, samples), { clock, logger, deadline: pushDeadline, env });
+    const samples = c.exporter.samplesOf(results, { version: VERSION, runtime: 'lambda', push: c.lastPush });
+    const outcomes = await pushAll(c.sinks, buildBatches(results, samples), { clock, logger, deadline: started + Math.max(0, remaining - 1000), env });
     c.lastPush = outcomes.map(({ sink, ok, durationMs }) => ({ sink, ok, durationMs }));
-    const summary: InvocationSummary = {
-      portals: results.map((r) => ({
-        portal: r.portal,
-        sources: Object.fromEntries(SOURCES.map((s) => [s, r[s].ok ? 'ok' : scrub(r[s].error.message)])) as InvocationSummary['portals'][number]['sources'],
-        requests: totalRequests(r.requests),
-        durationMs: r.finishedAt - r.startedAt,
-      })),
-      sinks: outcomes.map((o) => ({ sink: o.sink, ok: o.ok, durationMs: o.durationMs, ...(o.error ? { error: scrub(o.error.message) } : {}) })),
-    };
-    const failed = failedSources(results);
-    logger.info('invocation finished', { durationMs: clock.now() - started, failed, portals: summary.portals, sinks: summary.sinks });
-    let failure: string | undefined;
-    if (!results.some((r) => SOURCES.some((s) => r[s].ok))) {
-      const reasons = new Set(results.flatMap((r) => SOURCES.flatMap((s) => (r[s].ok ? [] : [r[s].error.message]))));
-      failure = `nothing could be collected (${failed.join(', ')}): ${[...reasons].join(' | ')}`;
-    } else if (outcomes.length > 0 && outcomes.every((o) => !o.ok)) {
-      failure = `nothing could be pushed: ${outcomes.map((o) => `${o.sink}: ${o.error?.message ?? 'failed'}`).join(' | ')}`;
-    }
+    const summary = summarize(results, outcomes, scrub);
+    logger.info('invocation finished', { durationMs: clock.now() - started, failed: failedSources(results), portals: summary.portals, sinks: summary.sinks });
+    const failure = failureOf(results, outcomes);
     if (failure !== undefined) {
       const message = scrub(failure);
       logger.error('invocation failed', { reason: message });
