@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Makes sure the real Prometheus tools the tests use are installed (Debian packages).
+# Makes sure the real tools the tests use are installed (Debian packages): Prometheus and its
+# peers, the image builders, and the TLS helpers.
 # Installs them when missing and running as root with apt-get; otherwise says how.
 set -euo pipefail
 need=()
@@ -7,6 +8,14 @@ command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || 
 command -v prometheus-pushgateway >/dev/null 2>&1 || need+=(prometheus-pushgateway)
 command -v victoria-metrics >/dev/null 2>&1 || need+=(victoria-metrics)
 command -v unzip >/dev/null 2>&1 || need+=(unzip)
+# The image test builds and runs the OCI image (test/image).
+command -v buildah >/dev/null 2>&1 || need+=(buildah)
+command -v podman >/dev/null 2>&1 || need+=(podman)
+command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
+# The web-config tests make certificates and bcrypt hashes, and speak TLS with curl.
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
+command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
+command -v curl >/dev/null 2>&1 || need+=(curl)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "ensure-tools: installing ${need[*]} (Debian packages)" >&2
