@@ -59,7 +59,9 @@ function parseCli(argv: string[]): { command: string | undefined; flags: Partial
   const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   if (positionals.length > 1) throw new ConfigError('command', `unexpected argument ${JSON.stringify(positionals[1])}: give one command (see --help).`);
   const flags: Partial<Record<SettingKey, string>> = {};
+  // Only settings that are flags: `config` (inline JSON, env only) would otherwise share `--config` with `config_file`.
   for (const s of SETTINGS) {
+    if (!s.flag) continue;
     const v = values[flagName(s)];
     if (typeof v === 'string') flags[s.key as SettingKey] = v;
   }
