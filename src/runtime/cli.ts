@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { checkServeConfig, loadConfig, parseListen, type Config } from '../config/load.js';
 import { SETTINGS, envName, flagName, type SettingKey } from '../config/settings.js';
+import { unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, type Logger, type LogLevel } from '../core/log.js';
 import { ConfigError, ConfigErrors } from '../errors.js';
@@ -112,6 +113,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return parsed.command === undefined && !parsed.help ? EXIT_USAGE : EXIT_OK;
   }
   const clock = io.clock ?? systemClock;
+  warnUnknownSettings(parsed.command, io, clock);
   try {
     switch (parsed.command) {
       case 'once':
@@ -131,6 +133,22 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   } catch (err) {
     return printProblems(err, io);
   }
+}
+
+/** One warning per `POSTURE_*` variable that is not a setting (a typo would otherwise pass silently). */
+function warnUnknownSettings(command: string, io: CliIo, clock: Clock): void {
+  if (!['once', 'serve', 'demo', 'check-config'].includes(command)) return;
+  const unknown = unknownSettings(io.env);
+  if (unknown.length === 0) return;
+  if (command === 'check-config') {
+    for (const u of unknown) io.stderr(`warning: ${unknownSettingMessage(u)}\n`);
+    return;
+  }
+  // Before the settings are loaded (a typo may be why they are invalid), at the level asked for if it is valid.
+  const asked = io.env.POSTURE_LOG_LEVEL?.trim();
+  const level = (['debug', 'info', 'warn', 'error'] as const).find((l) => l === asked) ?? 'info';
+  const { logger } = makeLogger(undefined, io, clock, level);
+  for (const u of unknown) logger.warn(unknownSettingMessage(u), { variable: u.name, nearest: u.nearest });
 }
 
 function makeLogger(config: Pick<Config, 'logLevel' | 'secrets'> | undefined, io: CliIo, clock: Clock, level?: LogLevel): { logger: Logger; secrets: string[] } {

@@ -1,6 +1,7 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { loadConfig, type Config } from '../config/load.js';
 import { SETTINGS, envName } from '../config/settings.js';
+import { unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, redact, type LogFields, type Logger } from '../core/log.js';
 import { ConfigError, ConfigErrors, PostureError } from '../errors.js';
@@ -94,7 +95,7 @@ export function createHandler(deps: HandlerDeps = {}) {
       const problems = err instanceof ConfigErrors ? err.problems : err instanceof ConfigError ? [err] : undefined;
       if (!problems) throw err;
       // One line, so the Lambda console and the error metric's log show the whole reason.
-      const message = redact(`invalid settings: ${problems.map((p) => p.message).join(' | ')}`, envSecrets(env));
+      const message = redact(`invalid settings: ${[...problems.map((p) => p.message), ...unknownSettings(env).map(unknownSettingMessage)].join(' | ')}`, envSecrets(env));
       createLogger({ shape: 'powertools', secrets: envSecrets(env), clock, base: { service: 'posture-exporter', function_request_id: requestId }, write }).error('invalid settings', {
         settings: problems.map((p) => p.setting),
         reason: message,
@@ -109,6 +110,7 @@ export function createHandler(deps: HandlerDeps = {}) {
     };
     const base = createLogger({ level: config.logLevel, shape: 'powertools', secrets, clock, base: { service: 'posture-exporter' }, write });
     const { logger, setContext } = swappableLogger(base);
+    for (const u of unknownSettings(env)) base.warn(unknownSettingMessage(u), { variable: u.name, nearest: u.nearest });
     const exporter = new Exporter(config, {
       clock,
       logger,
