@@ -10,6 +10,7 @@ import type { SimulatorOptions } from '../simulator/index.js';
 import { Exporter, failedSources, samplesOfCycles, VERSION } from './exporter.js';
 import { resolveApiKey } from './keys.js';
 import { startServe } from './serve.js';
+import { loadWebConfig } from './web-config.js';
 
 /** Process-level I/O, injected so the CLI can run inside tests. */
 export interface CliIo {
@@ -206,6 +207,14 @@ async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: Cl
     if (p.key.kind !== 'file') continue;
     try {
       await resolveApiKey(p.key);
+    } catch (err) {
+      if (err instanceof ConfigError) problems.push(err);
+      else throw err;
+    }
+  }
+  if (config.webConfigFile !== undefined) {
+    try {
+      loadWebConfig(config.webConfigFile);
     } catch (err) {
       if (err instanceof ConfigError) problems.push(err);
       else throw err;

@@ -29,7 +29,7 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
       },
       describe: () => ({ portals: config.portals.map((p) => p.name), intervalSeconds: config.intervalSeconds, lastCycle }),
     },
-    { host: config.listen.host, port: config.listen.port, logger: deps.logger },
+    { host: config.listen.host, port: config.listen.port, logger: deps.logger, webConfigFile: config.webConfigFile },
   );
   deps.logger.info('serving metrics', { url: `${server.url}/metrics`, intervalSeconds: config.intervalSeconds, portals: config.portals.map((p) => p.name) });
 
