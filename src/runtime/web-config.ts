@@ -4,7 +4,7 @@
  * for `/metrics`. Parsing and validation are pure; `WebConfigWatcher` re-reads the files when they
  * change (certificates rotate) and keeps the last good configuration when a new one is bad.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { createSecureContext, type SecureContext, type SecureContextOptions, type SecureVersion } from 'node:tls';
@@ -147,13 +147,18 @@ export function secureContextOptions(tls: WebTlsConfig, path: string, read: (p: 
     minVersion: tls.minVersion,
     ...(tls.maxVersion ? { maxVersion: tls.maxVersion } : {}),
   };
-  try {
-    createSecureContext(options);
-  } catch (err) {
-    const reason = (err as Error).message.replace(/\s+/g, ' ');
-    const key = /key/i.test(reason) ? 'key_file' : /ca|issuer/i.test(reason) && tls.clientCaFile ? 'client_ca_file' : 'cert_file';
-    fail(path, `tls_server_config.${key}`, `not usable (${reason}): give PEM files of a certificate and its private key.`);
-  }
+  // Each file on its own first, so the message names the one at fault.
+  const check = (key: string, what: string, test: () => unknown) => {
+    try {
+      test();
+    } catch (err) {
+      fail(path, `tls_server_config.${key}`, `not usable (${(err as Error).message.replace(/\s+/g, ' ')}): give ${what}.`);
+    }
+  };
+  check('cert_file', 'a PEM certificate (chain)', () => new X509Certificate(options.cert as Buffer));
+  check('key_file', 'the PEM private key of cert_file', () => createPrivateKey(options.key as Buffer));
+  if (options.ca) check('client_ca_file', 'PEM CA certificates', () => new X509Certificate(options.ca as Buffer));
+  check('key_file', 'the private key that belongs to cert_file', () => createSecureContext(options));
   return options;
 }
 
