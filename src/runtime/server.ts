@@ -29,6 +29,7 @@ function escapeHtml(s: string): string {
  * The process's own `process_*` and `nodejs_*` metrics (prom-client's defaults), one registry per
  * text format, created once for the process when first scraped. Not part of `once` output.
  */
+const LINT_FAILING_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
 const processRegistries = new Map<TextFormat, Registry<RegistryContentType>>();
 function processRegistry(format: TextFormat): Registry<RegistryContentType> {
   let registry = processRegistries.get(format);
@@ -37,6 +38,8 @@ function processRegistry(format: TextFormat): Registry<RegistryContentType> {
     const RegistryWithType = Registry as unknown as new (type: string) => Registry<RegistryContentType>;
     registry = new RegistryWithType(contentType(format));
     collectDefaultMetrics({ register: registry });
+    // Gauges named like counters (promtool refuses them); nodejs_active_{handles,requests,resources} by type remain.
+    for (const name of LINT_FAILING_DEFAULTS) registry.removeSingleMetric(name);
     processRegistries.set(format, registry);
   }
   return registry;

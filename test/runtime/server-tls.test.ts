@@ -2,7 +2,7 @@
  * /metrics behind a web config file, with real TLS: self-signed certificates made here with
  * openssl, curl as the client (as an operator would test it), bcrypt hashes from bcryptjs.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:tls';
 import { tmpdir } from 'node:os';
@@ -127,6 +127,9 @@ describe('web config: TLS and basic auth', () => {
     expect(right.body).toContain('posture_collection_success{portal="acme",source="alerts"} 1');
     expect(right.body).toMatch(/^process_cpu_user_seconds_total \d/m);
     expect(right.body).toMatch(/^nodejs_heap_size_used_bytes \d/m);
+    const lint = spawnSync('promtool', ['check', 'metrics'], { input: right.body, encoding: 'utf8' });
+    expect(lint.stdout + lint.stderr).toBe('');
+    expect(lint.status).toBe(0);
     expect(right.headers).toContain('x-frame-options: deny');
     expect(right.headers).toContain('strict-transport-security: max-age=31536000');
 
