@@ -1,4 +1,5 @@
 import bcrypt from 'bcryptjs';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { BasicAuthChecker, clientCertAccepted, parseBasicAuth, parseWebConfig } from '../../src/runtime/web-config.js';
@@ -130,5 +131,17 @@ describe('clientCertAccepted', () => {
     ['RequireAndVerifyClientCert', true, true, true],
   ] as const)('%s with a cert: %s, verified: %s → %s', (type, hasCert, authorized, expected) => {
     expect(clientCertAccepted(type, { hasCert, authorized })).toBe(expected);
+  });
+});
+
+describe('docs/web-config.md', () => {
+  it('shows a web config that parses, with a hash of the password it names', async () => {
+    const doc = readFileSync(new URL('../../docs/web-config.md', import.meta.url), 'utf8');
+    const block = /```yaml\n(tls_server_config:[\s\S]*?)```/.exec(doc)?.[1];
+    expect(block).toBeDefined();
+    const config = parseWebConfig(block!, '/etc/posture-exporter/web.yml');
+    expect(config.tls?.certFile).toBe('/etc/posture-exporter/server.crt');
+    expect(Object.keys(config.headers)).toEqual(['X-Content-Type-Options', 'Strict-Transport-Security']);
+    expect(await bcrypt.compare('example-password', config.basicAuthUsers.get('prometheus')!)).toBe(true);
   });
 });
