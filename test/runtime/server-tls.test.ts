@@ -254,6 +254,19 @@ describe('serve with POSTURE_WEB_CONFIG_FILE', () => {
     expect(results[1]!.body).toContain('process_resident_memory_bytes');
   });
 
+  it('check-config validates the web config file and its certificate files', async () => {
+    const path = file('check-bad.yml');
+    writeFileSync(path, `tls_server_config:\n  cert_file: ${file('absent.crt')}\n  key_file: ${file('absent.key')}\n`);
+    let stderr = '';
+    const code = await main(['check-config', '--web-config-file', path], {
+      env: { POSTURE_BASE_URL: 'http://127.0.0.1:9/public-api/v1', POSTURE_API_KEY: 'k-0123456789' },
+      stdout: () => {},
+      stderr: (t) => (stderr += t),
+    });
+    expect(code).toBe(2);
+    expect(stderr).toBe(`config error: POSTURE_WEB_CONFIG_FILE (--web-config-file) ${path}: tls_server_config.cert_file: cannot read ${file('absent.crt')} (ENOENT).\n`);
+  });
+
   it('exits 2 naming the key when the file is bad', async () => {
     const path = file('serve-bad.yml');
     writeFileSync(path, 'basic_auth_users:\n  prometheus: not-a-hash\n');
