@@ -5,12 +5,15 @@
  * removes its temporary directory.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { accessSync, closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import bcrypt from 'bcryptjs';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { parseDocument } from 'yaml';
 import { redact } from '../src/core/log.js';
 import { ConfigError, ConfigErrors } from '../src/errors.js';
@@ -50,13 +53,15 @@ export interface StackOptions {
   readonly vitalsTags: readonly string[];
   /** @default '/usr/bin/prometheus' */
   readonly prometheusBinary: string;
+  /** Serve /metrics with a web config (self-signed TLS, basic auth); Prometheus scrapes over https. @default false */
+  readonly webConfig: boolean;
   readonly help: boolean;
 }
 
 interface OptionDef {
   readonly key: Exclude<keyof StackOptions, 'help'>;
   readonly flag: string;
-  readonly kind: 'port' | 'int' | 'list' | 'path';
+  readonly kind: 'port' | 'int' | 'list' | 'path' | 'bool';
   readonly min?: number;
   readonly max?: number;
   readonly default?: number | string;
@@ -75,6 +80,7 @@ const OPTIONS: readonly OptionDef[] = [
   { key: 'seed', flag: 'seed', kind: 'int', min: 0, max: 10_000_000, doc: 'simulator seed (default 1)' },
   { key: 'vitalsTags', flag: 'vitals-tags', kind: 'list', default: 'laptops,servers', doc: 'tags the exporter collects Vitals for (comma-separated; empty for none)' },
   { key: 'prometheusBinary', flag: 'prometheus', kind: 'path', default: '/usr/bin/prometheus', doc: 'Prometheus binary' },
+  { key: 'webConfig', flag: 'web-config', kind: 'bool', default: 'false', doc: 'serve /metrics over https with basic auth (a web config with a self-signed certificate; docs/web-config.md)' },
 ];
 
 /** Environment variable of a stack option (`--exporter-port` → `POSTURE_STACK_EXPORTER_PORT`). */
@@ -85,14 +91,14 @@ export function stackEnvName(flag: string): string {
 /** The `--help` text. */
 export const STACK_USAGE = `npm run stack [-- flags]: the simulated portal, the exporter (serve) and Prometheus with the
 posture rules, on 127.0.0.1. Ctrl-C stops everything. Flags (or environment variables):
-${OPTIONS.map((o) => `  --${`${o.flag} ${o.kind === 'list' || o.kind === 'path' ? 'VALUE' : 'N'}`.padEnd(28)} ${stackEnvName(o.flag).padEnd(38)} ${o.doc}${o.default !== undefined ? ` [${o.default}]` : ''}`).join('\n')}
+${OPTIONS.map((o) => `  --${`${o.flag}${o.kind === 'bool' ? '' : o.kind === 'list' || o.kind === 'path' ? ' VALUE' : ' N'}`.padEnd(28)} ${stackEnvName(o.flag).padEnd(38)} ${o.doc}${o.default !== undefined ? ` [${o.default}]` : ''}`).join('\n')}
 The exporter ignores POSTURE_* settings of your shell: it always reads the stack's portal.
 `;
 
 /** Parses flags and `POSTURE_STACK_*` variables; throws ConfigErrors listing every problem. */
 export function parseStackOptions(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): StackOptions {
   const spec: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } };
-  for (const o of OPTIONS) spec[o.flag] = { type: 'string' };
+  for (const o of OPTIONS) spec[o.flag] = { type: o.kind === 'bool' ? 'boolean' : 'string' };
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({ args: [...argv], options: spec, allowPositionals: false, strict: true }));
@@ -104,12 +110,18 @@ export function parseStackOptions(argv: readonly string[], env: Readonly<Record<
   for (const o of OPTIONS) {
     const fromFlag = values[o.flag];
     const envValue = env[stackEnvName(o.flag)];
-    const raw = typeof fromFlag === 'string' ? fromFlag : envValue !== undefined && envValue.trim() !== '' ? envValue : o.default;
+    const raw = typeof fromFlag === 'string' ? fromFlag : fromFlag === true ? 'true' : envValue !== undefined && envValue.trim() !== '' ? envValue : o.default;
     const name = typeof fromFlag === 'string' ? `--${o.flag}` : `${stackEnvName(o.flag)} (--${o.flag})`;
     if (raw === undefined) continue;
     const text = String(raw).trim();
     if (o.kind === 'list') {
       out[o.key] = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      continue;
+    }
+    if (o.kind === 'bool') {
+      const b = /^(1|true|yes)$/i.test(text) ? true : /^(0|false|no)$/i.test(text) ? false : undefined;
+      if (b === undefined) problems.push(new ConfigError(`--${o.flag}`, `${name}=${JSON.stringify(text)} is not valid: give true or false.`));
+      out[o.key] = b ?? false;
       continue;
     }
     if (o.kind === 'path') {
@@ -143,7 +155,10 @@ export function parseStackOptions(argv: readonly string[], env: Readonly<Record<
  * scrape target replaced by `exporter` (HOST:PORT) and relative rule files made absolute against
  * `templateDir`, so the repository's rules are read in place (edit, then POST /-/reload).
  */
-export function renderPrometheusConfig(template: string, opts: { exporter: string; scrapeIntervalSeconds: number; templateDir: string }): string {
+export function renderPrometheusConfig(
+  template: string,
+  opts: { exporter: string; scrapeIntervalSeconds: number; templateDir: string; web?: { caFile: string; username: string; passwordFile: string } },
+): string {
   const doc = parseDocument(template);
   doc.setIn(['global', 'scrape_interval'], `${opts.scrapeIntervalSeconds}s`);
   doc.setIn(['global', 'evaluation_interval'], `${opts.scrapeIntervalSeconds}s`);
@@ -153,6 +168,12 @@ export function renderPrometheusConfig(template: string, opts: { exporter: strin
     doc.setIn(['rule_files', i], isAbsolute(file) ? file : resolve(opts.templateDir, file));
   });
   doc.setIn(['scrape_configs', 0, 'static_configs', 0, 'targets'], doc.createNode([opts.exporter], { flow: true }));
+  if (opts.web) {
+    // The exporter behind a web config (docs/web-config.md): https, basic auth, its self-signed certificate as the CA.
+    doc.setIn(['scrape_configs', 0, 'scheme'], 'https');
+    doc.setIn(['scrape_configs', 0, 'basic_auth'], doc.createNode({ username: opts.web.username, password_file: opts.web.passwordFile }));
+    doc.setIn(['scrape_configs', 0, 'tls_config'], doc.createNode({ ca_file: opts.web.caFile }));
+  }
   if (doc.errors.length) throw new Error(`${PROMETHEUS_TEMPLATE}: ${doc.errors[0]!.message}`);
   return String(doc);
 }
@@ -215,9 +236,342 @@ function tailOf(file: string, secrets: readonly string[], lines = 25): string {
   }
 }
 
-/** Runs the stack until SIGINT/SIGTERM (or a component dies); returns the exit code. */
-export async function runStack(options: StackOptions, io: StackIo): Promise<number> {
-  // Refuse at once, before anything is started, what would only fail later in a child's log.
+/** Polls `check` until it returns a value; undefined when `stop` resolves first or `ms` passed. */
+async function waitFor<T>(check: () => Promise<T | undefined>, ms: number, stop: { readonly stopping: boolean; readonly stopped: Promise<void> }): Promise<T | undefined> {
+  const until = Date.now() + ms;
+  while (!stop.stopping && Date.now() < until) {
+    const v = await check().catch(() => undefined);
+    if (v !== undefined) return v;
+    await Promise.race([sleep(250), stop.stopped]);
+  }
+  return undefined;
+}
+
+/** The credentials and CA the stack's own checks use to reach an exporter behind a web config. */
+interface ExporterAccess {
+  /** Trusts the exporter's self-signed certificate. */
+  readonly dispatcher: Agent;
+  readonly username: string;
+  readonly password: string;
+}
+
+/** GETs `url`; the body when the answer is 2xx, else undefined. With `access`, over TLS with basic auth. */
+async function httpText(url: string, access?: ExporterAccess): Promise<string | undefined> {
+  const res = access
+    ? await undiciFetch(url, {
+        signal: AbortSignal.timeout(2_000),
+        dispatcher: access.dispatcher,
+        headers: { authorization: `Basic ${Buffer.from(`${access.username}:${access.password}`).toString('base64')}` },
+      })
+    : await fetch(url, { signal: AbortSignal.timeout(2_000) });
+  const text = await res.text();
+  return res.ok ? text : undefined;
+}
+
+/** Files the exporter's web config needs: a self-signed certificate for 127.0.0.1, a password and its bcrypt hash. */
+export interface StackWebConfig {
+  readonly webConfigFile: string;
+  readonly certFile: string;
+  readonly passwordFile: string;
+  readonly username: string;
+  readonly password: string;
+}
+
+/** Makes the web config of `--web-config` in `dir`: openssl for the certificate, bcryptjs for the hash. */
+export async function makeWebConfig(dir: string): Promise<StackWebConfig> {
+  const certFile = join(dir, 'exporter.crt');
+  const keyFile = join(dir, 'exporter.key');
+  const openssl = spawn('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '7', '-subj', '/CN=posture-exporter stack', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', keyFile, '-out', certFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let opensslErr = '';
+  openssl.stderr!.on('data', (d: Buffer) => (opensslErr += d.toString('utf8')));
+  const code = await new Promise<number | null>((r) => {
+    openssl.once('error', () => r(-1));
+    openssl.once('close', (c) => r(c));
+  });
+  if (code !== 0) throw new Error(`openssl could not make the exporter's certificate (exit ${String(code)}): ${opensslErr.trim().split('\n').slice(-1)[0] ?? ''}`);
+  const username = 'prometheus';
+  const password = randomBytes(18).toString('base64url');
+  const passwordFile = join(dir, 'exporter-password');
+  writeFileSync(passwordFile, password, { mode: 0o600 });
+  const webConfigFile = join(dir, 'web-config.yml');
+  writeFileSync(
+    webConfigFile,
+    [
+      '# Written by npm run stack -- --web-config (docs/web-config.md).',
+      'tls_server_config:',
+      `  cert_file: ${certFile}`,
+      `  key_file: ${keyFile}`,
+      'http_server_config:',
+      '  headers:',
+      '    X-Content-Type-Options: nosniff',
+      'basic_auth_users:',
+      `  ${username}: '${await bcrypt.hash(password, 10)}'`,
+      '',
+    ].join('\n'),
+  );
+  return { webConfigFile, certFile, passwordFile, username, password };
+}
+
+/**
+ * One run of the stack: each step starts or checks one thing; `shutdown` stops whatever was
+ * started, in order, and removes the temporary directory.
+ */
+class StackRun {
+  readonly components: Component[] = [];
+  readonly secrets: string[] = [];
+  dir: string | undefined;
+  stopping = false;
+  failure: string | undefined;
+  private wake: () => void = () => {};
+  readonly stopped = new Promise<void>((r) => (this.wake = r));
+  readonly childEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('POSTURE_')));
+  readonly host = '127.0.0.1';
+  readonly portalUrl: string;
+  readonly prometheusUrl: string;
+  web: StackWebConfig | undefined;
+  keyFile = '';
+
+  constructor(
+    readonly options: StackOptions,
+    readonly io: StackIo,
+  ) {
+    this.portalUrl = `http://${this.host}:${options.portalPort}/public-api/v1`;
+    this.prometheusUrl = `http://${this.host}:${options.prometheusPort}`;
+  }
+
+  get exporterBase(): string {
+    return `${this.web ? 'https' : 'http'}://${this.host}:${this.options.exporterPort}`;
+  }
+
+  access: ExporterAccess | undefined;
+
+  requestStop(reason?: string): void {
+    if (reason && !this.stopping) this.failure = reason;
+    this.stopping = true;
+    this.wake();
+  }
+
+  private readonly onSignal = () => {
+    // A second Ctrl-C while stopping: do not wait for graceful exits.
+    if (this.stopping) for (const c of this.components) signalGroup(c.proc, 'SIGKILL');
+    this.requestStop();
+  };
+  private readonly lastResort = () => {
+    // Synchronous only: the process is exiting (an uncaught error, or process.exit elsewhere).
+    for (const c of this.components) signalGroup(c.proc, 'SIGKILL');
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+  };
+
+  installHandlers(): void {
+    for (const sig of STOP_SIGNALS) process.on(sig, this.onSignal);
+    process.on('exit', this.lastResort);
+  }
+
+  removeHandlers(): void {
+    for (const sig of STOP_SIGNALS) process.off(sig, this.onSignal);
+    process.off('exit', this.lastResort);
+  }
+
+  waitFor<T>(check: () => Promise<T | undefined>, ms: number): Promise<T | undefined> {
+    return waitFor(check, ms, this);
+  }
+
+  /** Starts one child in its own process group, its output in logs/NAME.log. */
+  start(name: string, command: string, args: string[], env: NodeJS.ProcessEnv, pipeStdout = false): Component {
+    const logFile = join(this.dir!, 'logs', `${name}.log`);
+    const fd = openSync(logFile, 'a');
+    // Own process group: a terminal's Ctrl-C reaches only the stack, which stops the children in
+    // order (exporter first) and can then tell a crash from a requested stop.
+    const proc = spawn(command, args, { cwd: this.dir, env, stdio: ['ignore', pipeStdout ? 'pipe' : fd, fd], detached: true });
+    closeSync(fd);
+    const exited = new Promise<void>((r) => proc.once('close', () => r()));
+    proc.once('error', (err) => this.requestStop(`${name} did not start: ${err.message}`));
+    void exited.then(() => {
+      if (!this.stopping) this.requestStop(`${name} exited unexpectedly (${proc.exitCode !== null ? `code ${proc.exitCode}` : `signal ${proc.signalCode}`})`);
+    });
+    const component = { name, proc, logFile, exited };
+    this.components.push(component);
+    return component;
+  }
+
+  /** Builds dist/ when it is missing; false when the build failed. */
+  async buildIfMissing(): Promise<boolean> {
+    if (existsSync(CLI)) return true;
+    this.io.out('stack: dist/cli.js is missing: running npm run build\n');
+    const build = spawn('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, env: this.childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
+    const code = await new Promise<number | null>((r) => {
+      build.once('error', () => r(-1));
+      build.once('close', (c) => r(c));
+    });
+    if (code !== 0 || !existsSync(CLI)) {
+      this.io.err(`stack: npm run build failed (exit ${String(code)}); run it yourself to see why.\n`);
+      return false;
+    }
+    return true;
+  }
+
+  makeDir(): void {
+    this.dir = mkdtempSync(join(tmpdir(), 'posture-stack-'));
+    mkdirSync(join(this.dir, 'logs'));
+    this.io.out(`stack: starting in ${this.dir}\n`);
+  }
+
+  /** 1. The simulated portal. Its stdout names the key: read it here, keep it out of every log. False when it did not start. */
+  async startPortal(): Promise<boolean> {
+    const { options } = this;
+    const sizeArgs = (['devices', 'alerts', 'integrations', 'seed'] as const).flatMap((k) => (options[k] === undefined ? [] : [`--${k}`, String(options[k])]));
+    const portal = this.start('portal', process.execPath, [CLI, 'simulate', '--listen', `${this.host}:${options.portalPort}`, ...sizeArgs], this.childEnv, true);
+    let portalOut = '';
+    portal.proc.stdout!.on('data', (d: Buffer) => (portalOut += d.toString('utf8')));
+    const key = await this.waitFor(async () => /^API key \(simulated\): (\S+)$/m.exec(portalOut)?.[1], 30_000);
+    if (key === undefined) {
+      if (!this.stopping) this.requestStop('the simulated portal did not start within 30 s');
+      return false;
+    }
+    this.secrets.push(key);
+    this.keyFile = join(this.dir!, 'portal-api-key');
+    writeFileSync(this.keyFile, key + '\n', { mode: 0o600 });
+    return true;
+  }
+
+  /** 2. The exporter: the built CLI's serve, with the whole simulated budget (it is the only client). */
+  async startExporter(): Promise<void> {
+    const { options } = this;
+    if (options.webConfig) {
+      this.web = await makeWebConfig(this.dir!);
+      this.secrets.push(this.web.password);
+      this.access = { dispatcher: new Agent({ connect: { ca: readFileSync(this.web.certFile, 'utf8') } }), username: this.web.username, password: this.web.password };
+    }
+    this.start('exporter', process.execPath, [
+      CLI, 'serve', '--listen', `${this.host}:${options.exporterPort}`, '--interval-seconds', String(options.intervalSeconds), '--portal', STACK_PORTAL, '--requests-per-minute', '10',
+      ...(options.vitalsTags.length ? ['--vitals-tags', options.vitalsTags.join(',')] : []),
+      ...(this.web ? ['--web-config-file', this.web.webConfigFile] : []),
+    ], {
+      ...this.childEnv,
+      POSTURE_BASE_URL: this.portalUrl,
+      POSTURE_API_KEY_FILE: this.keyFile,
+    });
+  }
+
+  /** 3. Prometheus with the repository's rules read in place (and Grafana provisioning files for the banner). */
+  startPrometheus(): void {
+    const { options, dir } = this;
+    const config = renderPrometheusConfig(readFileSync(PROMETHEUS_TEMPLATE, 'utf8'), {
+      exporter: `${this.host}:${options.exporterPort}`,
+      scrapeIntervalSeconds: options.scrapeIntervalSeconds,
+      templateDir: dirname(PROMETHEUS_TEMPLATE),
+      ...(this.web ? { web: { caFile: this.web.certFile, username: this.web.username, passwordFile: this.web.passwordFile } } : {}),
+    });
+    writeFileSync(join(dir!, 'prometheus.yml'), config);
+    const provisioning = renderGrafanaProvisioning(GRAFANA_PROVISIONING, { prometheusUrl: this.prometheusUrl, dashboardsDir: GRAFANA_DASHBOARDS, scrapeIntervalSeconds: options.scrapeIntervalSeconds });
+    for (const [rel, text] of Object.entries(provisioning)) {
+      mkdirSync(dirname(join(dir!, 'grafana/provisioning', rel)), { recursive: true });
+      writeFileSync(join(dir!, 'grafana/provisioning', rel), text);
+    }
+    this.start('prometheus', options.prometheusBinary, [
+      `--config.file=${join(dir!, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir!, 'data')}`,
+      `--web.listen-address=${this.host}:${options.prometheusPort}`,
+      '--web.enable-lifecycle',
+    ], this.childEnv);
+  }
+
+  /** 4. Waits for the exporter's first collection and for Prometheus; false after 60 s. */
+  async waitReady(): Promise<boolean> {
+    const access = this.access;
+    const ready = await this.waitFor(async () => {
+      const [healthz, prom] = await Promise.all([httpText(`${this.exporterBase}/healthz`, access), httpText(`${this.prometheusUrl}/-/ready`)]);
+      // The exporter's /healthz says "ok" alone once its first collection has finished.
+      return healthz?.trim() === 'ok' && prom !== undefined ? true : undefined;
+    }, 60_000);
+    if (!ready && !this.stopping) this.requestStop('the exporter or Prometheus was not ready within 60 s');
+    return ready === true;
+  }
+
+  /** 5. The URLs, and how to try them. */
+  printBanner(): void {
+    const { options, dir, prometheusUrl, portalUrl, keyFile, web } = this;
+    const metricsUrl = `${this.exporterBase}/metrics`;
+    const sizes = `${options.devices ?? SIMULATOR_DEFAULTS.devices} devices, ${options.alerts ?? SIMULATOR_DEFAULTS.alerts} open alerts, ${options.integrations ?? SIMULATOR_DEFAULTS.integrations} integrations`;
+    const curlMetrics = web ? `curl -s --cacert ${web.certFile} -u ${web.username}:$(cat ${web.passwordFile}) ${metricsUrl}` : `curl -s ${metricsUrl}`;
+    this.io.out(
+      [
+        '',
+        'posture-exporter local stack is up (Ctrl-C stops it and removes its files):',
+        `  simulated portal   ${portalUrl}   (${sizes}; API key in ${keyFile})`,
+        `  exporter /metrics  ${metricsUrl}   (serve, collects every ${options.intervalSeconds} s, portal="${STACK_PORTAL}")`,
+        ...(web ? [`  web config         ${web.webConfigFile}   (TLS with a self-signed certificate, basic auth user ${web.username}, password in ${web.passwordFile})`] : []),
+        `  Prometheus         ${prometheusUrl}   (rules: ${prometheusUrl}/rules, alerts: ${prometheusUrl}/alerts, targets: ${prometheusUrl}/targets)`,
+        `  files and logs     ${dir}   (prometheus.yml, logs/{portal,exporter,prometheus}.log)`,
+        '',
+        `  Try:  ${curlMetrics} | grep posture_vitals_health_ratio`,
+        `        curl -s -H "X-Service-ApiKey: $(cat ${keyFile})" '${portalUrl}/vitals'`,
+        `  Rules are read in place from infra/prometheus/rules/: after editing, curl -X POST ${prometheusUrl}/-/reload`,
+        '',
+        'Grafana is not started (it is not part of this stack and cannot be installed here). To point one at it,',
+        `use the provisioning files written to ${join(dir!, 'grafana/provisioning')} (copies of`,
+        `infra/grafana/provisioning/ with the data source url set to ${prometheusUrl} and the dashboards path`,
+        `set to ${GRAFANA_DASHBOARDS}), e.g.:`,
+        `  GF_PATHS_PROVISIONING=${join(dir!, 'grafana/provisioning')} grafana server --homepath /usr/share/grafana`,
+        '  or with Docker (host network, since everything listens on 127.0.0.1):',
+        `  docker run --rm --network host -v ${join(dir!, 'grafana/provisioning')}:/etc/grafana/provisioning:ro -v ${GRAFANA_DASHBOARDS}:${GRAFANA_DASHBOARDS}:ro grafana/grafana`,
+        'Then open http://127.0.0.1:3000 (admin/admin): folder "Security posture".',
+        '',
+      ].join('\n'),
+    );
+  }
+
+  /** 6. Reports once Prometheus has scraped the exporter and evaluated the rules (not awaited by shutdown). */
+  reportWhenScraped(): void {
+    const { prometheusUrl } = this;
+    void this.waitFor(async () => {
+      const targets = JSON.parse((await httpText(`${prometheusUrl}/api/v1/targets?state=active`)) ?? '{}') as { data?: { activeTargets?: Array<{ health?: string }> } };
+      const rules = JSON.parse((await httpText(`${prometheusUrl}/api/v1/rules`)) ?? '{}') as { data?: { groups?: Array<{ rules?: Array<{ health?: string }> }> } };
+      const all = (rules.data?.groups ?? []).flatMap((g) => g.rules ?? []);
+      const up = targets.data?.activeTargets?.some((t) => t.health === 'up');
+      return up && all.length > 0 && all.every((r) => r.health === 'ok') ? all.length : undefined;
+    }, (this.options.scrapeIntervalSeconds * 3 + 30) * 1000).then((rules) => {
+      if (this.stopping) return;
+      this.io.out(rules === undefined ? `stack: Prometheus has not reported the exporter target up with every rule evaluated yet; see ${prometheusUrl}/targets\n` : `stack: Prometheus scrapes the exporter (target up${this.web ? ', over https with basic auth' : ''}) and evaluates ${rules} rules.\n`);
+    });
+  }
+
+  /** Stops what was started (the exporter first), removes the directory; the exit code. */
+  async shutdown(): Promise<number> {
+    const { io, components } = this;
+    if (this.failure) {
+      io.err(`stack: ${this.failure}; stopping.\n`);
+      // The logs of what died tell why; when nothing died (a timeout), all of them.
+      const dead = components.filter((c) => !alive(c.proc));
+      for (const c of dead.length ? dead : components) io.err(`  ${c.name} log (${c.logFile}):\n${tailOf(c.logFile, this.secrets)}\n`);
+    } else {
+      io.out('stack: stopping\n');
+    }
+    const stopOne = async (c: Component) => {
+      signalGroup(c.proc, 'SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      const done = await Promise.race([c.exited.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 10_000)))]);
+      clearTimeout(timer);
+      if (!done) {
+        signalGroup(c.proc, 'SIGKILL');
+        await c.exited;
+      }
+    };
+    // The exporter first, so it does not log failed collections against a portal that is gone.
+    await Promise.all(components.filter((c) => c.name === 'exporter').map(stopOne));
+    await Promise.all(components.filter((c) => c.name !== 'exporter').map(stopOne));
+    await this.access?.dispatcher.close();
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+    this.removeHandlers();
+    io.out(`stack: stopped${this.dir ? `; removed ${this.dir}` : ''}\n`);
+    return this.failure ? 1 : 0;
+  }
+}
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** Refuses at once, before anything is started, what would only fail later in a child's log: 2, or undefined when fine. */
+async function preflight(options: StackOptions, io: StackIo): Promise<number | undefined> {
   try {
     accessSync(options.prometheusBinary, constants.X_OK);
   } catch {
@@ -235,212 +589,35 @@ export async function runStack(options: StackOptions, io: StackIo): Promise<numb
     io.err(`stack: ${err.message}\n`);
     return 2;
   }
+  return undefined;
+}
 
-  const components: Component[] = [];
-  const secrets: string[] = [];
-  let dir: string | undefined;
-  let stopping = false;
-  let failure: string | undefined;
-  let wake: () => void = () => {};
-  const stopped = new Promise<void>((r) => (wake = r));
-  const requestStop = (reason?: string) => {
-    if (reason && !stopping) failure = reason;
-    stopping = true;
-    wake();
-  };
-
-  const onSignal = () => {
-    // A second Ctrl-C while stopping: do not wait for graceful exits.
-    if (stopping) for (const c of components) signalGroup(c.proc, 'SIGKILL');
-    requestStop();
-  };
-  const lastResort = () => {
-    // Synchronous only: the process is exiting (an uncaught error, or process.exit elsewhere).
-    for (const c of components) signalGroup(c.proc, 'SIGKILL');
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  };
-  const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  for (const sig of SIGNALS) process.on(sig, onSignal);
-  process.on('exit', lastResort);
-
-  const start = (name: string, command: string, args: string[], env: NodeJS.ProcessEnv, pipeStdout = false): Component => {
-    const logFile = join(dir!, 'logs', `${name}.log`);
-    const fd = openSync(logFile, 'a');
-    // Own process group: a terminal's Ctrl-C reaches only the stack, which stops the children in
-    // order (exporter first) and can then tell a crash from a requested stop.
-    const proc = spawn(command, args, { cwd: dir, env, stdio: ['ignore', pipeStdout ? 'pipe' : fd, fd], detached: true });
-    closeSync(fd);
-    const exited = new Promise<void>((r) => proc.once('close', () => r()));
-    proc.once('error', (err) => requestStop(`${name} did not start: ${err.message}`));
-    void exited.then(() => {
-      if (!stopping) requestStop(`${name} exited unexpectedly (${proc.exitCode !== null ? `code ${proc.exitCode}` : `signal ${proc.signalCode}`})`);
-    });
-    const component = { name, proc, logFile, exited };
-    components.push(component);
-    return component;
-  };
-
-  /** Polls `check` until it returns a value; undefined when the stack is stopping or `ms` passed. */
-  const waitFor = async <T>(check: () => Promise<T | undefined>, ms: number): Promise<T | undefined> => {
-    const until = Date.now() + ms;
-    while (!stopping && Date.now() < until) {
-      const v = await check().catch(() => undefined);
-      if (v !== undefined) return v;
-      await Promise.race([sleep(250), stopped]);
-    }
-    return undefined;
-  };
-  const httpText = async (url: string): Promise<string | undefined> => {
-    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-    const text = await res.text();
-    return res.ok ? text : undefined;
-  };
-
-  const childEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('POSTURE_')));
-  const host = '127.0.0.1';
-  const portalUrl = `http://${host}:${options.portalPort}/public-api/v1`;
-  const metricsUrl = `http://${host}:${options.exporterPort}/metrics`;
-  const prometheusUrl = `http://${host}:${options.prometheusPort}`;
-
+/** Runs the stack until SIGINT/SIGTERM (or a component dies); returns the exit code. */
+export async function runStack(options: StackOptions, io: StackIo): Promise<number> {
+  const refused = await preflight(options, io);
+  if (refused !== undefined) return refused;
+  const run = new StackRun(options, io);
+  run.installHandlers();
   try {
-    if (!existsSync(CLI)) {
-      io.out('stack: dist/cli.js is missing: running npm run build\n');
-      const build = spawn('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
-      const code = await new Promise<number | null>((r) => {
-        build.once('error', () => r(-1));
-        build.once('close', (c) => r(c));
-      });
-      if (code !== 0 || !existsSync(CLI)) {
-        io.err(`stack: npm run build failed (exit ${String(code)}); run it yourself to see why.\n`);
-        return 1;
-      }
+    if (!(await run.buildIfMissing())) {
+      run.removeHandlers();
+      return 1;
     }
-
-    if (stopping) return await shutdown();
-    dir = mkdtempSync(join(tmpdir(), 'posture-stack-'));
-    mkdirSync(join(dir, 'logs'));
-    io.out(`stack: starting in ${dir}\n`);
-
-    // 1. The simulated portal. Its stdout names the key: read it here, keep it out of every log.
-    const sizeArgs = (['devices', 'alerts', 'integrations', 'seed'] as const).flatMap((k) => (options[k] === undefined ? [] : [`--${k}`, String(options[k])]));
-    const portal = start('portal', process.execPath, [CLI, 'simulate', '--listen', `${host}:${options.portalPort}`, ...sizeArgs], childEnv, true);
-    let portalOut = '';
-    portal.proc.stdout!.on('data', (d: Buffer) => (portalOut += d.toString('utf8')));
-    const key = await waitFor(async () => /^API key \(simulated\): (\S+)$/m.exec(portalOut)?.[1], 30_000);
-    if (key === undefined) {
-      if (!stopping) requestStop('the simulated portal did not start within 30 s');
-      return await shutdown();
-    }
-    secrets.push(key);
-    const keyFile = join(dir, 'portal-api-key');
-    writeFileSync(keyFile, key + '\n', { mode: 0o600 });
-
-    // 2. The exporter: the built CLI's serve, with the whole simulated budget (it is the only client).
-    start('exporter', process.execPath, [CLI, 'serve', '--listen', `${host}:${options.exporterPort}`, '--interval-seconds', String(options.intervalSeconds), '--portal', STACK_PORTAL, '--requests-per-minute', '10', ...(options.vitalsTags.length ? ['--vitals-tags', options.vitalsTags.join(',')] : [])], {
-      ...childEnv,
-      POSTURE_BASE_URL: portalUrl,
-      POSTURE_API_KEY_FILE: keyFile,
-    });
-
-    // 3. Prometheus with the repository's rules read in place.
-    const config = renderPrometheusConfig(readFileSync(PROMETHEUS_TEMPLATE, 'utf8'), { exporter: `${host}:${options.exporterPort}`, scrapeIntervalSeconds: options.scrapeIntervalSeconds, templateDir: dirname(PROMETHEUS_TEMPLATE) });
-    writeFileSync(join(dir, 'prometheus.yml'), config);
-    const provisioning = renderGrafanaProvisioning(GRAFANA_PROVISIONING, { prometheusUrl, dashboardsDir: GRAFANA_DASHBOARDS, scrapeIntervalSeconds: options.scrapeIntervalSeconds });
-    for (const [rel, text] of Object.entries(provisioning)) {
-      mkdirSync(dirname(join(dir, 'grafana/provisioning', rel)), { recursive: true });
-      writeFileSync(join(dir, 'grafana/provisioning', rel), text);
-    }
-    start('prometheus', options.prometheusBinary, [
-      `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=${host}:${options.prometheusPort}`,
-      '--web.enable-lifecycle',
-    ], childEnv);
-
-    const ready = await waitFor(async () => {
-      const [healthz, prom] = await Promise.all([httpText(metricsUrl.replace(/metrics$/, 'healthz')), httpText(`${prometheusUrl}/-/ready`)]);
-      // The exporter's /healthz says "ok" alone once its first collection has finished.
-      return healthz?.trim() === 'ok' && prom !== undefined ? true : undefined;
-    }, 60_000);
-    if (!ready) {
-      if (!stopping) requestStop('the exporter or Prometheus was not ready within 60 s');
-      return await shutdown();
-    }
-
-    const sizes = `${options.devices ?? SIMULATOR_DEFAULTS.devices} devices, ${options.alerts ?? SIMULATOR_DEFAULTS.alerts} open alerts, ${options.integrations ?? SIMULATOR_DEFAULTS.integrations} integrations`;
-    io.out(
-      [
-        '',
-        'posture-exporter local stack is up (Ctrl-C stops it and removes its files):',
-        `  simulated portal   ${portalUrl}   (${sizes}; API key in ${keyFile})`,
-        `  exporter /metrics  ${metricsUrl}   (serve, collects every ${options.intervalSeconds} s, portal="${STACK_PORTAL}")`,
-        `  Prometheus         ${prometheusUrl}   (rules: ${prometheusUrl}/rules, alerts: ${prometheusUrl}/alerts, targets: ${prometheusUrl}/targets)`,
-        `  files and logs     ${dir}   (prometheus.yml, logs/{portal,exporter,prometheus}.log)`,
-        '',
-        `  Try:  curl -s ${metricsUrl} | grep posture_vitals_health_ratio`,
-        `        curl -s -H "X-Service-ApiKey: $(cat ${keyFile})" '${portalUrl}/vitals'`,
-        `  Rules are read in place from infra/prometheus/rules/: after editing, curl -X POST ${prometheusUrl}/-/reload`,
-        '',
-        'Grafana is not started (it is not part of this stack and cannot be installed here). To point one at it,',
-        `use the provisioning files written to ${join(dir, 'grafana/provisioning')} (copies of`,
-        `infra/grafana/provisioning/ with the data source url set to ${prometheusUrl} and the dashboards path`,
-        `set to ${GRAFANA_DASHBOARDS}), e.g.:`,
-        `  GF_PATHS_PROVISIONING=${join(dir, 'grafana/provisioning')} grafana server --homepath /usr/share/grafana`,
-        '  or with Docker (host network, since everything listens on 127.0.0.1):',
-        `  docker run --rm --network host -v ${join(dir, 'grafana/provisioning')}:/etc/grafana/provisioning:ro -v ${GRAFANA_DASHBOARDS}:${GRAFANA_DASHBOARDS}:ro grafana/grafana`,
-        'Then open http://127.0.0.1:3000 (admin/admin): folder "Security posture".',
-        '',
-      ].join('\n'),
-    );
-
-    // Report once Prometheus has scraped the exporter and evaluated the rules (not awaited by shutdown).
-    void waitFor(async () => {
-      const targets = JSON.parse((await httpText(`${prometheusUrl}/api/v1/targets?state=active`)) ?? '{}') as { data?: { activeTargets?: Array<{ health?: string }> } };
-      const rules = JSON.parse((await httpText(`${prometheusUrl}/api/v1/rules`)) ?? '{}') as { data?: { groups?: Array<{ rules?: Array<{ health?: string }> }> } };
-      const all = (rules.data?.groups ?? []).flatMap((g) => g.rules ?? []);
-      const up = targets.data?.activeTargets?.some((t) => t.health === 'up');
-      return up && all.length > 0 && all.every((r) => r.health === 'ok') ? all.length : undefined;
-    }, (options.scrapeIntervalSeconds * 3 + 30) * 1000).then((rules) => {
-      if (stopping) return;
-      io.out(rules === undefined ? `stack: Prometheus has not reported the exporter target up with every rule evaluated yet; see ${prometheusUrl}/targets\n` : `stack: Prometheus scrapes the exporter (target up) and evaluates ${rules} rules.\n`);
-    });
-
-    await stopped;
-    return await shutdown();
+    if (run.stopping) return await run.shutdown();
+    run.makeDir();
+    if (!(await run.startPortal())) return await run.shutdown();
+    await run.startExporter();
+    run.startPrometheus();
+    if (!(await run.waitReady())) return await run.shutdown();
+    run.printBanner();
+    run.reportWhenScraped();
+    await run.stopped;
+    return await run.shutdown();
   } catch (err) {
-    io.err(`stack: ${redact((err as Error).stack ?? String(err), secrets)}\n`);
-    failure ??= 'internal error';
-    stopping = true;
-    return await shutdown();
-  }
-
-  async function shutdown(): Promise<number> {
-    if (failure) {
-      io.err(`stack: ${failure}; stopping.\n`);
-      // The logs of what died tell why; when nothing died (a timeout), all of them.
-      const dead = components.filter((c) => !alive(c.proc));
-      for (const c of dead.length ? dead : components) io.err(`  ${c.name} log (${c.logFile}):\n${tailOf(c.logFile, secrets)}\n`);
-    } else {
-      io.out('stack: stopping\n');
-    }
-    const stopOne = async (c: Component) => {
-      signalGroup(c.proc, 'SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      const done = await Promise.race([c.exited.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 10_000)))]);
-      clearTimeout(timer);
-      if (!done) {
-        signalGroup(c.proc, 'SIGKILL');
-        await c.exited;
-      }
-    };
-    // The exporter first, so it does not log failed collections against a portal that is gone.
-    await Promise.all(components.filter((c) => c.name === 'exporter').map(stopOne));
-    await Promise.all(components.filter((c) => c.name !== 'exporter').map(stopOne));
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    for (const sig of SIGNALS) process.off(sig, onSignal);
-    process.off('exit', lastResort);
-    io.out(`stack: stopped${dir ? `; removed ${dir}` : ''}\n`);
-    return failure ? 1 : 0;
+    io.err(`stack: ${redact((err as Error).stack ?? String(err), run.secrets)}\n`);
+    run.failure ??= 'internal error';
+    run.stopping = true;
+    return await run.shutdown();
   }
 }
 

@@ -46,6 +46,8 @@ export interface Config {
   readonly requestTimeoutSeconds: number;
   readonly maxRetries: number;
   readonly listen: { host: string; port: number };
+  /** `serve`: the web configuration file for `/metrics` (TLS, basic auth, headers), when set. */
+  readonly webConfigFile?: string;
   readonly logLevel: LogLevel;
   readonly format: 'prometheus' | 'openmetrics' | 'json';
   readonly push: {
@@ -389,6 +391,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     requestTimeoutSeconds: (g('request_timeout_seconds') as number | undefined) ?? 30,
     maxRetries: (g('max_retries') as number | undefined) ?? 3,
     listen: listen!,
+    webConfigFile: g('web_config_file') as string | undefined,
     logLevel: ((g('log_level') as string | undefined) ?? 'info') as LogLevel,
     format: ((g('format') as string | undefined) ?? 'prometheus') as Config['format'],
     push,

@@ -58,16 +58,21 @@ export class FakeClock implements Clock {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (ms <= 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      const sleeper: Sleeper = { until: this.current + ms, resolve, reject };
-      this.sleepers.push(sleeper);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
-          reject(signal.reason);
+      const onAbort = () => {
+        this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+        reject(signal?.reason);
+      };
+      // The listener goes when the sleep ends: a long-lived signal (serve's stop) must not collect one per sleep.
+      const sleeper: Sleeper = {
+        until: this.current + ms,
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
         },
-        { once: true },
-      );
+        reject,
+      };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener('abort', onAbort, { once: true });
       if (this.autoAdvance) this.scheduleAdvance();
     });
   }

@@ -10,20 +10,45 @@ const stopSignal = new Promise<void>((resolve) => {
   process.once('SIGINT', () => resolve());
 });
 
+/** Set when a reader went away (EPIPE): nothing more can be written, so do not wait for it. */
+let broken: NodeJS.WritableStream | undefined;
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    broken = stream;
+  });
+}
+
+/**
+ * Resolves once everything written to the stream so far has been handed to the OS. A pipe to a
+ * slow reader buffers in the process; exiting before it drains loses the tail of the output.
+ */
+function drained(stream: NodeJS.WriteStream): Promise<void> {
+  if (broken === stream || stream.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    stream.once('error', () => resolve());
+    // Writes complete in order: the callback of an empty write runs after every earlier one.
+    stream.write('', () => resolve());
+  });
+}
+
+async function exit(code: number): Promise<never> {
+  process.exitCode = code;
+  await Promise.all([drained(process.stdout), drained(process.stderr)]);
+  // Long-running commands have stopped cleanly; do not wait on idle keep-alive sockets.
+  return process.exit(code);
+}
+
 main(process.argv.slice(2), {
   env: process.env,
-  stdout: (t) => process.stdout.write(t),
-  stderr: (t) => process.stderr.write(t),
+  stdout: (t) => void process.stdout.write(t),
+  stderr: (t) => void process.stderr.write(t),
   stderrIsTTY: process.stderr.isTTY === true,
   stopSignal,
 }).then(
-  (code) => {
-    process.exitCode = code;
-    // Long-running commands have stopped cleanly; do not wait on idle keep-alive sockets.
-    setImmediate(() => process.exit(code));
-  },
+  (code) => exit(code),
   (err) => {
     process.stderr.write(`posture-exporter: ${(err as Error)?.stack ?? String(err)}\n`);
-    process.exit(1);
+    return exit(1);
   },
 );

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { checkServeConfig, loadConfig, parseListen, type Config } from '../config/load.js';
 import { SETTINGS, envName, flagName, type SettingKey } from '../config/settings.js';
+import { unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, type Logger, type LogLevel } from '../core/log.js';
 import { ConfigError, ConfigErrors } from '../errors.js';
@@ -11,6 +12,7 @@ import { explainPlan } from '../schedule/explain.js';
 import type { BackfillFlags } from './backfill-command.js';
 import { resolveSecret } from './keys.js';
 import { startServe } from './serve.js';
+import { loadWebConfig } from './web-config.js';
 
 /** Process-level I/O, injected so the CLI can run inside tests. */
 export interface CliIo {
@@ -67,7 +69,9 @@ function parseCli(argv: string[]): { command: string | undefined; flags: Partial
   const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   if (positionals.length > 1) throw new ConfigError('command', `unexpected argument ${JSON.stringify(positionals[1])}: give one command (see --help).`);
   const flags: Partial<Record<SettingKey, string>> = {};
+  // Only settings that are flags: `config` (inline JSON, env only) would otherwise share `--config` with `config_file`.
   for (const s of SETTINGS) {
+    if (!s.flag) continue;
     const v = values[flagName(s)];
     if (typeof v === 'string') flags[s.key as SettingKey] = v;
   }
@@ -119,6 +123,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return parsed.command === undefined && !parsed.help ? EXIT_USAGE : EXIT_OK;
   }
   const clock = io.clock ?? systemClock;
+  warnUnknownSettings(parsed.command, io, clock);
   try {
     switch (parsed.command) {
       case 'once':
@@ -140,6 +145,22 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   } catch (err) {
     return printProblems(err, io);
   }
+}
+
+/** One warning per `POSTURE_*` variable that is not a setting (a typo would otherwise pass silently). */
+function warnUnknownSettings(command: string, io: CliIo, clock: Clock): void {
+  if (!['once', 'serve', 'demo', 'check-config'].includes(command)) return;
+  const unknown = unknownSettings(io.env);
+  if (unknown.length === 0) return;
+  if (command === 'check-config') {
+    for (const u of unknown) io.stderr(`warning: ${unknownSettingMessage(u)}\n`);
+    return;
+  }
+  // Before the settings are loaded (a typo may be why they are invalid), at the level asked for if it is valid.
+  const asked = io.env.POSTURE_LOG_LEVEL?.trim();
+  const level = (['debug', 'info', 'warn', 'error'] as const).find((l) => l === asked) ?? 'info';
+  const { logger } = makeLogger(undefined, io, clock, level);
+  for (const u of unknown) logger.warn(unknownSettingMessage(u), { variable: u.name, nearest: u.nearest });
 }
 
 function makeLogger(config: Pick<Config, 'logLevel' | 'secrets'> | undefined, io: CliIo, clock: Clock, level?: LogLevel): { logger: Logger; secrets: string[] } {
@@ -197,6 +218,14 @@ async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: Cl
     if (p.key.kind !== 'file') continue;
     try {
       await resolveSecret(p.key);
+    } catch (err) {
+      if (err instanceof ConfigError) problems.push(err);
+      else throw err;
+    }
+  }
+  if (config.webConfigFile !== undefined) {
+    try {
+      loadWebConfig(config.webConfigFile);
     } catch (err) {
       if (err instanceof ConfigError) problems.push(err);
       else throw err;

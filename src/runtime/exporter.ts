@@ -164,7 +164,8 @@ export class Exporter {
       const error = this.explain(source, err, deadline);
       // A rejected key may have been rotated in its store: fetch it again next time.
       if (error instanceof AuthenticationError) forgetSecret(p.config.key);
-      else if (!(window.signal?.aborted && window.signal.reason instanceof AuthenticationError)) logger.error(`collecting ${source} failed`, { source, err: error });
+      // Stopped from outside (serve stopping, or another source's 401): not this source's failure to report.
+      else if (!window.signal?.aborted) logger.error(`collecting ${source} failed`, { source, err: error });
       return finish({ ok: false, error });
     } finally {
       deadline.close();

@@ -1,6 +1,7 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { loadConfig, type Config } from '../config/load.js';
 import { SETTINGS, envName } from '../config/settings.js';
+import { unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, redact, type LogFields, type Logger } from '../core/log.js';
 import { ConfigError, ConfigErrors, PostureError } from '../errors.js';
@@ -107,7 +108,7 @@ function startContainer(h: HandlerEnv, requestId: string): Container {
     const problems = err instanceof ConfigErrors ? err.problems : err instanceof ConfigError ? [err] : undefined;
     if (!problems) throw err;
     // One line, so the Lambda console and the error metric's log show the whole reason.
-    const message = redact(`invalid settings: ${problems.map((p) => p.message).join(' | ')}`, envSecrets(h.env));
+    const message = redact(`invalid settings: ${[...problems.map((p) => p.message), ...unknownSettings(h.env).map(unknownSettingMessage)].join(' | ')}`, envSecrets(h.env));
     createLogger({ shape: 'powertools', secrets: envSecrets(h.env), clock: h.clock, base: { service: 'posture-exporter', function_request_id: requestId }, write: h.write }).error('invalid settings', {
       settings: problems.map((p) => p.setting),
       reason: message,
@@ -122,6 +123,7 @@ function startContainer(h: HandlerEnv, requestId: string): Container {
   };
   const base = createLogger({ level: config.logLevel, shape: 'powertools', secrets, clock: h.clock, base: { service: 'posture-exporter' }, write: h.write });
   const { logger, setContext } = swappableLogger(base);
+  for (const u of unknownSettings(h.env)) base.warn(unknownSettingMessage(u), { variable: u.name, nearest: u.nearest });
   const exporter = new Exporter(config, { clock: h.clock, logger, runtime: 'lambda', keyStore: h.keyStore, onSecret });
   return { config, exporter, sinks: sinksOf(config, { keyStore: h.keyStore, onSecret }), logger, secrets, setContext, invocations: 0 };
 }

@@ -33,7 +33,7 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
       },
       describe: () => ({ portals: config.portals.map((p) => p.name), intervalSeconds: shortest, lastCycle }),
     },
-    { host: config.listen.host, port: config.listen.port, logger: deps.logger },
+    { host: config.listen.host, port: config.listen.port, logger: deps.logger, webConfigFile: config.webConfigFile },
   );
   deps.logger.info('serving metrics', {
     url: `${server.url}/metrics`,

@@ -1,8 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { collectDefaultMetrics, Registry, type RegistryContentType } from 'prom-client';
 import type { Logger } from '../core/log.js';
 import { contentType, renderText, type TextFormat } from '../metrics/render.js';
 import type { Sample } from '../metrics/sample.js';
+import { BasicAuthChecker, clientCertAccepted, clientCertOptions, WebConfigWatcher, type LoadedWebConfig } from './web-config.js';
 
 /** What the HTTP server serves from; scrapes never reach the portal. */
 export interface MetricsSource {
@@ -21,10 +25,76 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** Starts the `/metrics`, `/` and `/healthz` server. */
-export async function startMetricsServer(source: MetricsSource, options: { host: string; port: number; logger: Logger }): Promise<{ server: Server; url: string; close(): Promise<void> }> {
+/**
+ * The process's own `process_*` and `nodejs_*` metrics (prom-client's defaults), one registry per
+ * text format, created once for the process when first scraped. Not part of `once` output.
+ */
+const LINT_FAILING_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+const processRegistries = new Map<TextFormat, Registry<RegistryContentType>>();
+function processRegistry(format: TextFormat): Registry<RegistryContentType> {
+  let registry = processRegistries.get(format);
+  if (!registry) {
+    // prom-client's typings omit the constructor that takes the content type.
+    const RegistryWithType = Registry as unknown as new (type: string) => Registry<RegistryContentType>;
+    registry = new RegistryWithType(contentType(format));
+    collectDefaultMetrics({ register: registry });
+    // Gauges named like counters (promtool refuses them); nodejs_active_{handles,requests,resources} by type remain.
+    for (const name of LINT_FAILING_DEFAULTS) registry.removeSingleMetric(name);
+    processRegistries.set(format, registry);
+  }
+  return registry;
+}
+
+/** The collection's exposition followed by the process metrics, in one document of `format`. */
+export async function renderWithProcessMetrics(samples: readonly Sample[], format: TextFormat): Promise<string> {
+  const [own, proc] = await Promise.all([renderText(samples, format), processRegistry(format).metrics()]);
+  if (format === 'openmetrics') return own.replace(/# EOF\n?$/, '') + proc;
+  return own.endsWith('\n\n') || own === '' ? own + proc : own + '\n' + proc;
+}
+
+/** Options of the metrics server. */
+export interface MetricsServerOptions {
+  host: string;
+  port: number;
+  logger: Logger;
+  /** A web configuration file (exporter toolkit format): TLS, basic auth, headers; re-read when it changes. */
+  webConfigFile?: string;
+  /** How often, at most, the web config files are checked for changes (ms). @default 1000 */
+  webConfigRecheckMs?: number;
+}
+
+/**
+ * Starts the `/metrics`, `/` and `/healthz` server: plain HTTP, or as the web config file says
+ * (HTTPS only when it has `tls_server_config`; basic auth on every path when it has users).
+ * A bad web config file at start throws a ConfigError naming the key.
+ */
+export async function startMetricsServer(source: MetricsSource, options: MetricsServerOptions): Promise<{ server: Server | HttpsServer; url: string; close(): Promise<void> }> {
   const { logger } = options;
+  const auth = new BasicAuthChecker();
+  let server: Server | HttpsServer;
+  const watcher = options.webConfigFile
+    ? new WebConfigWatcher(options.webConfigFile, {
+        recheckMs: options.webConfigRecheckMs,
+        onReload: (loaded) => {
+          if (loaded.tlsOptions && loaded.config.tls) {
+            const https = server as HttpsServer & { requestCert: boolean; rejectUnauthorized: boolean };
+            https.setSecureContext(loaded.tlsOptions);
+            Object.assign(https, clientCertOptions(loaded.config.tls.clientAuthType));
+          }
+          logger.info('web config reloaded', { file: options.webConfigFile, tls: Boolean(loaded.config.tls), users: loaded.config.basicAuthUsers.size });
+        },
+        onError: (err) => logger.error('web config not reloaded: keeping the last good one', { reason: err.message }),
+      })
+    : undefined;
+  const initial: LoadedWebConfig | undefined = watcher?.current();
+
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const web = watcher?.current().config;
+    if (web) for (const [name, value] of Object.entries(web.headers)) res.setHeader(name, value);
+    if (web && web.basicAuthUsers.size > 0 && !(await auth.check(web.basicAuthUsers, req.headers.authorization))) {
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="posture-exporter", charset="UTF-8"', 'content-type': 'text/plain' }).end('Unauthorized\n');
+      return;
+    }
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
@@ -32,7 +102,7 @@ export async function startMetricsServer(source: MetricsSource, options: { host:
     }
     if (path === '/metrics') {
       const format = negotiate(req.headers.accept);
-      const body = await renderText(source.samples(), format);
+      const body = await renderWithProcessMetrics(source.samples(), format);
       res.writeHead(200, { 'content-type': contentType(format), 'cache-control': 'no-store' });
       res.end(req.method === 'HEAD' ? undefined : body);
       return;
@@ -55,13 +125,28 @@ export async function startMetricsServer(source: MetricsSource, options: { host:
     }
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics\n');
   };
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((err) => {
       logger.error('request failed', { path: req.url, err });
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
       res.end('internal error\n');
     });
-  });
+  };
+  const tls = initial?.config.tls;
+  if (initial?.tlsOptions && tls) {
+    const https = createHttpsServer({ ...initial.tlsOptions, ...clientCertOptions(tls.clientAuthType) }, onRequest);
+    // Before the TLS handshake is set up, so a rotated certificate already serves this connection.
+    https.prependListener('connection', () => watcher!.current());
+    https.on('secureConnection', (socket: TLSSocket) => {
+      const type = watcher!.current().config.tls?.clientAuthType ?? 'NoClientCert';
+      const cert = socket.getPeerCertificate();
+      if (!clientCertAccepted(type, { hasCert: cert !== null && Object.keys(cert).length > 0, authorized: socket.authorized })) socket.destroy();
+    });
+    https.on('tlsClientError', (err) => logger.debug('TLS handshake failed', { reason: err.message }));
+    server = https;
+  } else {
+    server = createServer(onRequest);
+  }
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -74,7 +159,7 @@ export async function startMetricsServer(source: MetricsSource, options: { host:
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return {
     server,
-    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host}:${addr.port}`,
+    url: `${tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host}:${addr.port}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -8,8 +8,11 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseStackOptions, renderGrafanaProvisioning, renderPrometheusConfig, stackEnvName } from '../../scripts/stack.js';
+import bcrypt from 'bcryptjs';
+import { makeWebConfig, parseStackOptions, renderGrafanaProvisioning, renderPrometheusConfig, stackEnvName } from '../../scripts/stack.js';
+import { loadWebConfig } from '../../src/runtime/web-config.js';
 import { ConfigError, ConfigErrors } from '../../src/errors.js';
 import { loadRuleExpressions, REPO_ROOT, runPromtool } from '../infra/support.js';
 import { freePort, queryPrometheusApi } from '../support/peers.js';
@@ -43,6 +46,7 @@ describe('stack options', () => {
       scrapeIntervalSeconds: 15,
       vitalsTags: ['laptops', 'servers'],
       prometheusBinary: '/usr/bin/prometheus',
+      webConfig: false,
     });
   });
 
@@ -51,6 +55,13 @@ describe('stack options', () => {
     const o = parseStackOptions(['--interval-seconds', '90', '--alerts=40', '--vitals-tags', 'mobile'], env);
     expect(o).toMatchObject({ exporterPort: 19877, devices: 500, alerts: 40, intervalSeconds: 90, vitalsTags: ['mobile'] });
     expect(parseStackOptions(['--vitals-tags='], {}).vitalsTags).toEqual([]);
+  });
+
+  it('takes --web-config as a switch, or POSTURE_STACK_WEB_CONFIG=true', () => {
+    expect(parseStackOptions(['--web-config'], {}).webConfig).toBe(true);
+    expect(parseStackOptions([], { POSTURE_STACK_WEB_CONFIG: 'true' }).webConfig).toBe(true);
+    expect(parseStackOptions([], { POSTURE_STACK_WEB_CONFIG: '0' }).webConfig).toBe(false);
+    expect(problemsOf(() => parseStackOptions([], { POSTURE_STACK_WEB_CONFIG: 'maybe' })).map((p) => p.message)).toEqual(['POSTURE_STACK_WEB_CONFIG (--web-config)="maybe" is not valid: give true or false.']);
   });
 
   it.each([
@@ -92,6 +103,27 @@ describe('generated configuration', () => {
       const res = await runPromtool(['check', 'config', join(dir, 'prometheus.yml')]);
       expect(res.output).toContain('SUCCESS: 1 rule files found');
       expect(res.code, res.output).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('scrapes over https with basic auth and the exporter\'s certificate as the CA when the exporter has a web config', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stack-web-'));
+    try {
+      const web = await makeWebConfig(dir);
+      const text = renderPrometheusConfig(template, { exporter: '127.0.0.1:19877', scrapeIntervalSeconds: 5, templateDir: join(REPO_ROOT, 'infra/stack'), web: { caFile: web.certFile, username: web.username, passwordFile: web.passwordFile } });
+      expect(text).toContain('scheme: https');
+      expect(text).toContain(`password_file: ${web.passwordFile}`);
+      expect(text).toContain(`ca_file: ${web.certFile}`);
+      expect(text).not.toContain(web.password);
+      writeFileSync(join(dir, 'prometheus.yml'), text);
+      const res = await runPromtool(['check', 'config', join(dir, 'prometheus.yml')]);
+      expect(res.code, res.output).toBe(0);
+      // The web config the stack writes is one the exporter accepts, and its hash is of the password.
+      const loaded = loadWebConfig(web.webConfigFile);
+      expect(loaded.config.tls?.certFile).toBe(web.certFile);
+      expect(await bcrypt.compare(web.password, loaded.config.basicAuthUsers.get(web.username)!)).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -247,6 +279,54 @@ describe('npm run stack', () => {
     expect(output).not.toContain(key);
     // Nothing listens any more.
     for (const port of [portalPort, exporterPort, prometheusPort]) await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
+  }, 90_000);
+
+  it('with --web-config, serves /metrics over https with basic auth and Prometheus scrapes it', async () => {
+    const ports = new Set<number>();
+    while (ports.size < 3) ports.add(await freePort());
+    const [portalPort, exporterPort, prometheusPort] = [...ports] as [number, number, number];
+    let output = '';
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', STACK, '--portal-port', String(portalPort), '--exporter-port', String(exporterPort), '--prometheus-port', String(prometheusPort), '--scrape-interval-seconds', '1', '--web-config'],
+      { cwd: REPO_ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    stack = child;
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.stdout!.on('data', (d) => (output += String(d)));
+    child.stderr!.on('data', (d) => (output += String(d)));
+    const log = () => output;
+    await until('the stack to print its URLs', () => (output.includes('local stack is up') ? true : undefined), 60_000, log);
+    started = descendantsOf(child.pid!);
+    expect(output).toContain(`https://127.0.0.1:${exporterPort}/metrics`);
+    const dir = /stack: starting in (\S+)/.exec(output)![1]!;
+    const password = readFileSync(join(dir, 'exporter-password'), 'utf8');
+    const ca = readFileSync(join(dir, 'exporter.crt'), 'utf8');
+    const prometheus = `http://127.0.0.1:${prometheusPort}`;
+    await until('the https target to be up', async () => {
+      const res = (await (await fetch(`${prometheus}/api/v1/targets?state=active`)).json()) as { data: { activeTargets: Array<{ scrapeUrl: string; health: string }> } };
+      return res.data.activeTargets.find((t) => t.scrapeUrl === `https://127.0.0.1:${exporterPort}/metrics` && t.health === 'up');
+    }, 30_000, log);
+    const rows = await until('process metrics scraped over https', async () => {
+      const r = await queryPrometheusApi(prometheus, 'process_resident_memory_bytes');
+      return r.length ? r : undefined;
+    }, 20_000, log);
+    expect(Number(rows[0]!.value[1])).toBeGreaterThan(0);
+    // The exporter itself: 401 without credentials, no plain HTTP.
+    const agent = new Agent({ connect: { ca } });
+    try {
+      expect((await undiciFetch(`https://127.0.0.1:${exporterPort}/metrics`, { dispatcher: agent })).status).toBe(401);
+      const ok = await undiciFetch(`https://127.0.0.1:${exporterPort}/metrics`, { dispatcher: agent, headers: { authorization: `Basic ${Buffer.from(`prometheus:${password}`).toString('base64')}` } });
+      expect(ok.status).toBe(200);
+      expect(await ok.text()).toContain('posture_collection_success');
+    } finally {
+      await agent.close();
+    }
+    await expect(fetch(`http://127.0.0.1:${exporterPort}/metrics`)).rejects.toThrow();
+    expect(output).not.toContain(password);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(existsSync(dir)).toBe(false);
   }, 90_000);
 
   it('refuses a port that is taken, before starting anything', async () => {

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { editDistance, unknownSettingMessage, unknownSettings } from '../../src/config/unknown.js';
+
+describe('editDistance', () => {
+  it.each([
+    ['', '', 0],
+    ['abc', 'abc', 0],
+    ['abc', 'ab', 1],
+    ['ab', 'abc', 1],
+    ['abc', 'axc', 1],
+    ['abcd', 'abdc', 1],
+    ['kitten', 'sitting', 3],
+  ])('%j to %j is %i', (a, b, d) => {
+    expect(editDistance(a, b)).toBe(d);
+    expect(editDistance(b, a)).toBe(d);
+  });
+});
+
+describe('unknownSettings', () => {
+  it.each([
+    ['POSTURE_INTERVAL_SECOND', 'POSTURE_INTERVAL_SECONDS', true],
+    ['POSTURE_INTERVALL_SECONDS', 'POSTURE_INTERVAL_SECONDS', true],
+    ['POSTURE_BASEURL', 'POSTURE_BASE_URL', true],
+    ['POSTURE_API_KEY_FLIE', 'POSTURE_API_KEY_FILE', true],
+    ['POSTURE_REQUEST_PER_MINUTE', 'POSTURE_REQUESTS_PER_MINUTE', true],
+    ['POSTURE_LOGLEVEL', 'POSTURE_LOG_LEVEL', true],
+    ['posture_interval_seconds', 'POSTURE_INTERVAL_SECONDS', true],
+    ['POSTURE_PAGESIZE', 'POSTURE_PAGE_SIZE', true],
+    ['POSTURE_WEB_CONFIG', 'POSTURE_WEB_CONFIG_FILE', true],
+    ['POSTURE_SOMETHING_ELSE_ENTIRELY', 'POSTURE_LOG_LEVEL', false],
+    ['POSTURE_API_KEY_SSM', 'POSTURE_API_KEY_SSM_PARAMETER', true],
+  ])('%s: nearest %s (close: %s)', (name, nearest, close) => {
+    expect(unknownSettings({ [name]: '1' })).toEqual([{ name, nearest, close }]);
+  });
+
+  it('ignores settings, other variables and the stack script\'s namespace', () => {
+    expect(
+      unknownSettings({
+        POSTURE_INTERVAL_SECONDS: '60',
+        POSTURE_CONFIG_FILE: 'x.yaml',
+        POSTURE_API_KEY: 'secret',
+        PATH: '/usr/bin',
+        POSTURES: '1',
+        POSTURE_STACK_DEVICES: '10',
+        POSTURE_UNSET: undefined,
+      }),
+    ).toEqual([]);
+  });
+
+  it('lists every unknown variable, sorted', () => {
+    expect(unknownSettings({ POSTURE_PORTALL: 'a', POSTURE_BASE_URLL: 'b', POSTURE_PORTAL: 'ok' }).map((u) => u.name)).toEqual(['POSTURE_BASE_URLL', 'POSTURE_PORTALL']);
+  });
+});
+
+describe('unknownSettingMessage', () => {
+  it('names the variable and the nearest setting, never the value', () => {
+    const [u] = unknownSettings({ POSTURE_API_KEYS: 'very-secret-value' });
+    expect(u).toBeDefined();
+    const message = unknownSettingMessage(u!);
+    expect(message).toBe('POSTURE_API_KEYS is not a setting and is ignored: did you mean POSTURE_API_KEY?');
+    expect(message).not.toContain('very-secret-value');
+  });
+
+  it('says the nearest without guessing when nothing is close', () => {
+    expect(unknownSettingMessage({ name: 'POSTURE_XYZZY_PLUGH_FOO', nearest: 'POSTURE_CONFIG', close: false })).toBe(
+      'POSTURE_XYZZY_PLUGH_FOO is not a setting and is ignored (the nearest is POSTURE_CONFIG; see posture-exporter --help).',
+    );
+  });
+});

@@ -1,0 +1,66 @@
+// `once` piped into a slow reader: the built CLI (`npm run build`) must not exit before stdout drains.
+import { spawn, spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+
+const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
+let sim: Simulator;
+
+beforeAll(async () => {
+  // Thousands of integrations: several MB of exposition, far beyond a pipe's 64 KiB buffer.
+  sim = await startSimulator({ integrations: 5000, alerts: 20000, devices: 2000, rateLimit: false, moving: false });
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+/** Runs `once` with stdout on a pipe whose reader takes `pauseMs` after every chunk. */
+function onceThroughSlowPipe(pauseMs: number): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'once'], {
+      env: { PATH: process.env.PATH ?? '', POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const chunks: Buffer[] = [];
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      chunks.push(d);
+      child.stdout.pause();
+      setTimeout(() => child.stdout.resume(), pauseMs);
+    });
+    let exitCode: number | null = null;
+    child.on('error', reject);
+    child.on('exit', (code) => (exitCode = code));
+    child.stdout.on('end', () => {
+      // 'close' follows both the exit and the end of every stream.
+      child.on('close', () => resolve({ code: exitCode, stdout: Buffer.concat(chunks), stderr }));
+    });
+  });
+}
+
+/** The series (name and labels) of an exposition, without values. */
+function series(text: string): string[] {
+  return text
+    .split('\n')
+    .filter((l) => l !== '' && !l.startsWith('#'))
+    .map((l) => l.slice(0, l.lastIndexOf(' ')));
+}
+
+describe('once into a pipe', () => {
+  it('writes the whole output to a slow reader before exiting, and promtool accepts it', async () => {
+    const r = await onceThroughSlowPipe(15);
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toContain(sim.apiKey);
+    const text = r.stdout.toString('utf8');
+    expect(r.stdout.length).toBeGreaterThan(1_000_000);
+    expect(text.endsWith('\n')).toBe(true);
+    // The same series as an in-process run reading without pauses.
+    const fast = await onceThroughSlowPipe(0);
+    expect(fast.code).toBe(0);
+    expect(series(text)).toEqual(series(fast.stdout.toString('utf8')));
+    const check = spawnSync('promtool', ['check', 'metrics'], { input: r.stdout, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    expect(check.stderr).not.toMatch(/error/i);
+    expect(check.status).toBe(0);
+  }, 120_000);
+});

@@ -1,0 +1,95 @@
+// A `POSTURE_*` variable that is not a setting is named, with the nearest setting, by every command and the Lambda handler.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/core/clock.js';
+import { main } from '../../src/runtime/cli.js';
+import { createHandler, InvocationFailedError } from '../../src/runtime/lambda.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+
+const KEY = 'sim-typo-key-0123456789abcdef';
+const TYPO = 'POSTURE_INTERVAL_SECOND is not a setting and is ignored: did you mean POSTURE_INTERVAL_SECONDS?';
+let sim: Simulator;
+
+beforeAll(async () => {
+  sim = await startSimulator({ keys: [{ key: KEY }], rateLimit: false, moving: false });
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+async function cli(argv: string[], env: Record<string, string>, stopSignal?: Promise<void>) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(argv, {
+    env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, ...env },
+    stdout: (t) => (stdout += t),
+    stderr: (t) => (stderr += t),
+    stopSignal,
+  });
+  return { code, stdout, stderr };
+}
+
+describe('unknown POSTURE_* variables', () => {
+  it('check-config warns once per typo on stderr and still validates', async () => {
+    const r = await cli(['check-config'], { POSTURE_INTERVAL_SECOND: '120', POSTURE_PAGESIZE: '10' });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`warning: ${TYPO}\nwarning: POSTURE_PAGESIZE is not a setting and is ignored: did you mean POSTURE_PAGE_SIZE?\n`);
+    expect(r.stdout).toContain('interval 300 s');
+  });
+
+  it('check-config names the typo before the problem it causes', async () => {
+    const r = await cli(['check-config'], { POSTURE_BASE_URL: '', POSTURE_BASE_ULR: sim.baseUrl });
+    expect(r.code).toBe(2);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines[0]).toBe('warning: POSTURE_BASE_ULR is not a setting and is ignored: did you mean POSTURE_BASE_URL?');
+    expect(lines[1]).toMatch(/^config error: no portal is configured/);
+  });
+
+  it('once logs one warning line naming the typo and the setting', async () => {
+    const r = await cli(['once'], { POSTURE_INTERVAL_SECOND: '120' });
+    expect(r.code).toBe(0);
+    const warnings = r.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.level === 'warn');
+    expect(warnings).toEqual([expect.objectContaining({ msg: TYPO, variable: 'POSTURE_INTERVAL_SECOND', nearest: 'POSTURE_INTERVAL_SECONDS' })]);
+  });
+
+  it('serve logs the warning at start', async () => {
+    let stop!: () => void;
+    const stopped = new Promise<void>((r) => (stop = r));
+    const running = cli(['serve'], { POSTURE_INTERVAL_SECOND: '120', POSTURE_LISTEN: '127.0.0.1:0' }, stopped);
+    stop();
+    const r = await running;
+    expect(r.code).toBe(0);
+    expect(r.stderr.split('\n')[0]).toContain(`"msg":"${TYPO}"`);
+  });
+
+  it('says nothing when every variable is a setting', async () => {
+    const r = await cli(['check-config'], { POSTURE_INTERVAL_SECONDS: '600' });
+    expect(r.stderr).toBe('');
+  });
+
+  it('the Lambda handler logs the typo, and names it in the invalid-settings error', async () => {
+    const lines: string[] = [];
+    const clock = new FakeClock(Date.UTC(2026, 10, 22, 12, 0, 0), { autoAdvance: true });
+    const handler = createHandler({ env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PUSH_: 'otlp' }, clock, write: (l) => lines.push(l) });
+    const err = await handler({}, { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 60_000 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(InvocationFailedError);
+    expect((err as Error).message).toContain('POSTURE_PUSH_ is not a setting and is ignored: did you mean POSTURE_PUSH?');
+    expect(lines.join('\n')).not.toContain(KEY);
+
+    const ok: string[] = [];
+    const valid = createHandler({
+      env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: 'http://127.0.0.1:9/', POSTURE_LOG_LEVL: 'debug' },
+      clock,
+      write: (l) => ok.push(l),
+    });
+    await valid({}, { awsRequestId: 'req-2', getRemainingTimeInMillis: () => 60_000 }).catch(() => undefined);
+    const warnings = ok.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level === 'WARN' && l.variable === 'POSTURE_LOG_LEVL');
+    expect(warnings).toEqual([expect.objectContaining({ message: 'POSTURE_LOG_LEVL is not a setting and is ignored: did you mean POSTURE_LOG_LEVEL?', nearest: 'POSTURE_LOG_LEVEL' })]);
+  });
+});
