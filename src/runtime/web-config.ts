@@ -7,7 +7,7 @@
 import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { createSecureContext, type SecureContext, type SecureContextOptions, type SecureVersion } from 'node:tls';
+import { createSecureContext, type SecureContextOptions, type SecureVersion } from 'node:tls';
 import bcrypt from 'bcryptjs';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../errors.js';

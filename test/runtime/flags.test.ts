@@ -43,24 +43,29 @@ interface Case {
 
 /** A valid use of each flag; `shows` when check-config's output reflects it. */
 const CASES: Record<string, Case> = {
-  '--config': { args: ['--config', configFile], env: { POSTURE_BASE_URL: '', POSTURE_API_KEY: '' }, shows: '2 portal(s): from-file-a' },
+  '--config': { args: ['--config', configFile], env: { POSTURE_BASE_URL: '', POSTURE_API_KEY: '' }, shows: 'portal from-file-a (' },
   '--base-url': { args: ['--base-url', 'http://127.0.0.1:11/public-api/v1'], env: { POSTURE_BASE_URL: '' }, shows: 'http://127.0.0.1:11/public-api/v1' },
-  '--cloud-id': { args: ['--cloud-id', 'acme', '--api-host', 'example.com'], env: { POSTURE_BASE_URL: '' }, shows: 'acme (https://acme.example.com/public-api/v1' },
+  '--cloud-id': { args: ['--cloud-id', 'acme', '--api-host', 'example.com'], env: { POSTURE_BASE_URL: '' }, shows: 'portal acme (https://acme.example.com/public-api/v1' },
   '--api-host': { args: ['--api-host', 'example.org', '--cloud-id', 'beta'], env: { POSTURE_BASE_URL: '' }, shows: 'https://beta.example.org/public-api/v1' },
   '--api-key-file': { args: ['--api-key-file', keyFile], env: { POSTURE_API_KEY: '' }, shows: 'key from file' },
   '--api-key-ssm-parameter': { args: ['--api-key-ssm-parameter', '/posture/key'], env: { POSTURE_API_KEY: '' }, shows: 'key from ssm' },
   '--api-key-secret-id': { args: ['--api-key-secret-id', 'posture-key'], env: { POSTURE_API_KEY: '' }, shows: 'key from secret' },
   '--api-key-header': { args: ['--api-key-header', 'X-Other-Key'] },
-  '--portal': { args: ['--portal', 'prod-eu'], shows: '1 portal(s): prod-eu (' },
-  '--requests-per-minute': { args: ['--requests-per-minute', '3'], shows: '3 req/min' },
+  '--portal': { args: ['--portal', 'prod-eu'], shows: 'portal prod-eu (' },
+  '--requests-per-minute': { args: ['--requests-per-minute', '3'], shows: 'share 3 requests per 60 s' },
+  '--max-series-per-family': { args: ['--max-series-per-family', '500'] },
   '--page-size': { args: ['--page-size', '250'] },
   '--vitals-tags': { args: ['--vitals-tags', 'linux,windows'] },
-  '--interval-seconds': { args: ['--interval-seconds', '900'], shows: 'interval 900 s' },
+  '--interval-seconds': { args: ['--interval-seconds', '900'], shows: 'devices every   900 s' },
+  '--alerts-interval-seconds': { args: ['--alerts-interval-seconds', '60'], shows: 'alerts  every    60 s' },
+  '--vitals-interval-seconds': { args: ['--vitals-interval-seconds', '600'], shows: 'vitals  every   600 s' },
+  '--devices-interval-seconds': { args: ['--devices-interval-seconds', '1200'], shows: 'devices every  1200 s' },
   '--max-staleness-seconds': { args: ['--max-staleness-seconds', '1200'] },
-  '--cycle-timeout-seconds': { args: ['--cycle-timeout-seconds', '45'] },
+  '--cycle-timeout-seconds': { args: ['--cycle-timeout-seconds', '45'], shows: 'capped by POSTURE_CYCLE_TIMEOUT_SECONDS at 45 s' },
+  '--max-retry-after-seconds': { args: ['--max-retry-after-seconds', '30'] },
   '--connect-timeout-seconds': { args: ['--connect-timeout-seconds', '5'] },
   '--request-timeout-seconds': { args: ['--request-timeout-seconds', '20'] },
-  '--max-retries': { args: ['--max-retries', '1'] },
+  '--max-retries': { args: ['--max-retries', '1'], shows: 'with 1 retries' },
   '--listen': { args: ['--listen', '127.0.0.1:0'] },
   '--log-level': { args: ['--log-level', 'debug'] },
   '--format': { args: ['--format', 'openmetrics'] },
@@ -74,6 +79,11 @@ const CASES: Record<string, Case> = {
   '--remote-write-password-secret-id': { args: ['--remote-write-password-secret-id', 'rw-password', '--remote-write-username', '12345'] },
   '--pushgateway-url': { args: ['--pushgateway-url', 'http://127.0.0.1:9091', '--push', 'pushgateway'], shows: 'push to pushgateway' },
   '--pushgateway-job': { args: ['--pushgateway-job', 'posture'] },
+  '--pushgateway-username': { args: ['--pushgateway-username', 'pusher', '--pushgateway-url', 'http://127.0.0.1:9091', '--push', 'pushgateway'], env: { POSTURE_PUSHGATEWAY_PASSWORD: 'pgw-password-value' } },
+  '--pushgateway-password-ssm-parameter': { args: ['--pushgateway-password-ssm-parameter', '/posture/pgw', '--pushgateway-username', 'pusher', '--pushgateway-url', 'http://127.0.0.1:9091', '--push', 'pushgateway'] },
+  '--pushgateway-password-secret-id': { args: ['--pushgateway-password-secret-id', 'pgw', '--pushgateway-username', 'pusher', '--pushgateway-url', 'http://127.0.0.1:9091', '--push', 'pushgateway'] },
+  '--push-timeout-seconds': { args: ['--push-timeout-seconds', '20'] },
+  '--push-max-retries': { args: ['--push-max-retries', '1'] },
   '--web-config-file': { args: ['--web-config-file', webConfig] },
 };
 
@@ -104,7 +114,7 @@ describe('every flag in the README configuration table', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^configuration is valid: /);
-    if (c.shows !== undefined) expect(r.stdout).toContain(c.shows);
+    expect(r.stdout).toContain(c.shows ?? 'configuration is valid: ');
   });
 });
 
@@ -119,8 +129,9 @@ describe('--config FILE', () => {
     const r = await run(args, env);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('2 portal(s): from-file-a');
-    expect(r.stdout).toContain('interval 600 s');
+    expect(r.stdout).toContain('configuration is valid: 2 portal(s)');
+    expect(r.stdout).toContain('portal from-file-a (');
+    expect(r.stdout).toContain('alerts  every   600 s');
   });
 
   it('names the file it cannot read', async () => {
@@ -132,7 +143,7 @@ describe('--config FILE', () => {
   it('keeps POSTURE_CONFIG as inline JSON', async () => {
     const r = await run(['check-config'], { ...env, POSTURE_CONFIG: JSON.stringify({ base_url: BASE, api_key_file: keyFile, portal: 'inline' }) });
     expect(r.stderr).toBe('');
-    expect(r.stdout).toContain('1 portal(s): inline (');
+    expect(r.stdout).toContain('portal inline (');
   });
 
   it('refuses --config together with POSTURE_CONFIG', async () => {

@@ -18,7 +18,7 @@ afterAll(async () => {
 function onceThroughSlowPipe(pauseMs: number): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, 'once'], {
-      env: { PATH: process.env.PATH ?? '', POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey },
+      env: { PATH: process.env.PATH ?? '', POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey, POSTURE_MAX_SERIES_PER_FAMILY: '1000000' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const chunks: Buffer[] = [];

@@ -33,7 +33,7 @@ describe('unknown POSTURE_* variables', () => {
     const r = await cli(['check-config'], { POSTURE_INTERVAL_SECOND: '120', POSTURE_PAGESIZE: '10' });
     expect(r.code).toBe(0);
     expect(r.stderr).toBe(`warning: ${TYPO}\nwarning: POSTURE_PAGESIZE is not a setting and is ignored: did you mean POSTURE_PAGE_SIZE?\n`);
-    expect(r.stdout).toContain('interval 300 s');
+    expect(r.stdout).toContain('alerts  every   300 s');
   });
 
   it('check-config names the typo before the problem it causes', async () => {
