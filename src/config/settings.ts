@@ -77,7 +77,7 @@ export const SETTINGS = [
   { key: 'pushgateway_password_secret_id', scope: 'global', kind: 'string', flag: true, doc: 'A Secrets Manager secret holding the Pushgateway basic-auth password (fetched once, cached).' },
   { key: 'push_timeout_seconds', scope: 'global', kind: 'int', default: '10; OTLP: OTEL_EXPORTER_OTLP_(METRICS_)TIMEOUT, else 10', min: 1, max: 300, flag: true, doc: 'Timeout of each push request (remote write, Pushgateway, OTLP), also bounded by the time left before the cycle\'s deadline.' },
   { key: 'push_max_retries', scope: 'global', kind: 'int', default: 3, min: 0, max: 10, flag: true, doc: 'Retries of a remote write or Pushgateway request after 429, 5xx or a network error (backoff, `Retry-After` honoured), while the deadline allows.' },
-  { key: 'lambda_margin_seconds', scope: 'global', kind: 'int', default: 10, min: 1, max: 300, flag: false, doc: 'Lambda: the cycle ends this long before the invocation\'s time runs out, leaving time to push.' },
+  { key: 'lambda_margin_seconds', scope: 'global', kind: 'int', default: 10, min: 1, max: 300, flag: false, doc: 'Lambda: collection ends this long before the invocation\'s time runs out, leaving time to push.' },
 ] as const satisfies readonly SettingDef[];
 
 export type SettingKey = (typeof SETTINGS)[number]['key'];

@@ -139,9 +139,9 @@ export const CATALOGUE = [
   },
   {
     name: 'posture_collection_alerts_page_size',
-    help: 'Page size the last cycle used for /alerts (0 means all in one request); larger than configured when the rate budget forced it.',
+    help: 'Page size the last /alerts run used (0 means all in one request); larger than configured when the plan grew it to fit the share.',
     type: 'gauge', unit: '{record}', labels: [], origin: 'exporter',
-    doc: 'Page size the last cycle used for `/alerts` (0 = all in one request); above `POSTURE_PAGE_SIZE` when the planner grew it to fit the budget.',
+    doc: 'Page size the last `/alerts` run used (0 = all in one request); above `POSTURE_PAGE_SIZE` when the plan grew it to fit the share beside the other sources.',
   },
   {
     name: 'posture_budget_share',
