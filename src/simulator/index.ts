@@ -70,7 +70,8 @@ export type Fault =
   | { kind: 'success-false'; message?: string }                        // 200, envelope success:false, statusCode 500
   | { kind: 'bad-records'; count: number; how: 'missing' | 'mistyped' }// first `count` records of the list lose a used field / get a wrong type
   | { kind: 'total-mismatch'; delta: number }                          // envelope total off by delta from the records that match
-  | { kind: 'stall'; afterBytes: number };                             // send part of the body then stop sending (for body timeouts)
+  | { kind: 'stall'; afterBytes: number }                              // send part of the body then stop sending (for body timeouts)
+  | { kind: 'huge-string'; field: string; bytes: number };             // the list's first record gets `field` set to a string of `bytes` ASCII characters, streamed in chunks (never built whole)
 
 /** Injects `fault` into the next `times` (default 1) requests to `path` (undefined = any path). */
 export interface FaultRule {

@@ -36,6 +36,10 @@ export interface ServerContext {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** Stands in for the huge string while the rest of the record is serialized. */
+const HUGE_MARK = '\u0000huge-string\u0000';
+/** One piece of the huge string (ASCII, no escapes): 64 KiB of a repeated sentence. */
+const HUGE_PIECE = 'The quick brown fox jumps over the lazy dog. '.repeat(1457).slice(0, 64 * 1024);
 const CHUNK_CHARS = 64 * 1024;
 
 const REASONS: Record<number, string> = {
@@ -421,6 +425,18 @@ export class SimServer {
     await w.end();
   }
 
+  /** Writes `record` with `field` set to a string of `bytes` ASCII characters, sent piece by piece so the simulator never holds it. */
+  private async pushHuge(w: BodyWriter, record: unknown, field: string, bytes: number): Promise<boolean> {
+    const base = record !== null && typeof record === 'object' ? record as Record<string, unknown> : {};
+    const text = JSON.stringify({ ...base, [field]: HUGE_MARK });
+    const at = text.indexOf(JSON.stringify(HUGE_MARK));
+    if (!(await w.push(text.slice(0, at) + '"'))) return false;
+    for (let sent = 0; sent < bytes; sent += HUGE_PIECE.length) {
+      if (!(await w.push(bytes - sent >= HUGE_PIECE.length ? HUGE_PIECE : HUGE_PIECE.slice(0, bytes - sent)))) return false;
+    }
+    return w.push('"' + text.slice(at + JSON.stringify(HUGE_MARK).length));
+  }
+
   private async sendList(res: ServerResponse, entry: RequestLogEntry, list: ListSource, offset: number, limit: number, fault: FaultSpec | undefined): Promise<void> {
     let total = list.count();
     if (fault?.kind === 'total-mismatch') total = Math.max(0, total + fault.delta);
@@ -434,6 +450,11 @@ export class SimServer {
     let n = 0;
     for (let record of list.page(offset, limit)) {
       if (fault?.kind === 'bad-records' && n < fault.count) record = damage(list.resource, record, fault.how);
+      if (fault?.kind === 'huge-string' && n === 0) {
+        n++;
+        if (!(await this.pushHuge(w, record, fault.field, fault.bytes))) return;
+        continue;
+      }
       let more = w.push((n++ ? ',' : '') + JSON.stringify(record));
       // Await only when a chunk went out: one microtask per record would slow big lists down.
       if (more !== true && more !== false) more = await more;
