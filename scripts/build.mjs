@@ -13,7 +13,7 @@ const common = {
   sourcemap: true,
   legalComments: 'none',
   // Less source text to hold and compile at start-up; keepNames keeps error class names.
-  minify: true,
+  minify: process.env.BUILD_NO_MINIFY !== "1",
   keepNames: true,
   logLevel: 'warning',
   // The AWS SDK is only loaded for SSM / Secrets Manager keys; the Lambda runtime ships it.

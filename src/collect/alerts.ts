@@ -1,6 +1,6 @@
 import type { Logger } from '../core/log.js';
 import { SEVERITIES } from '../metrics/catalogue.js';
-import { AlertRecordSchema, describeIssues } from '../upstream/schemas.js';
+import { checkAlertRecord } from '../upstream/schemas.js';
 import { InvalidRecords } from './invalid.js';
 import { parseApiTimestamp } from './timestamps.js';
 
@@ -66,9 +66,8 @@ export class AlertsSink {
 
   record(raw: unknown): void {
     const index = this.offset + this.received++;
-    const parsed = AlertRecordSchema.safeParse(raw);
-    if (!parsed.success) return this.invalid.add(index, describeIssues(parsed.error));
-    const a = parsed.data;
+    const a = checkAlertRecord(raw);
+    if (typeof a === 'string') return this.invalid.add(index, a);
     const created = parseApiTimestamp(a.timestamp);
     if (created == null) return this.invalid.add(index, `timestamp: not an API timestamp (${JSON.stringify(a.timestamp.slice(0, 40))})`);
     const until = parseApiTimestamp(a.inactiveUntil);

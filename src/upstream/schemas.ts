@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { OversizedValue } from './json-stream.js';
 
 /**
  * Response record schemas: lenient to unknown fields (the portal may add some), strict on the
@@ -42,10 +43,64 @@ export const AlertRecordSchema = z.looseObject({
 });
 export type AlertRecord = z.infer<typeof AlertRecordSchema>;
 
-/** Describes why a record failed, in a few words, for the log (never the whole record). */
-export function describeIssues(error: z.ZodError): string {
+const ALERT_FIELDS: ReadonlyArray<readonly [keyof AlertRecord, 'string' | 'boolean']> = [
+  ['state', 'string'],
+  ['product', 'string'],
+  ['status', 'string'],
+  ['ownerName', 'string'],
+  ['timestamp', 'string'],
+  ['resolved', 'boolean'],
+  ['acknowledged', 'boolean'],
+  ['inactiveUntil', 'string'],
+];
+
+function kindOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (v instanceof OversizedValue) return v.describe();
+  return typeof v;
+}
+
+/**
+ * What AlertRecordSchema checks, by hand: it runs once per alert, and a generic validator copying
+ * every unknown field costs more than reading the whole record. Returns the record typed, or why
+ * it is invalid in describeIssues' words (at most three fields).
+ */
+export function checkAlertRecord(raw: unknown): AlertRecord | string {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || raw instanceof OversizedValue) return `(record): expected object, received ${kindOf(raw)}`;
+  const r = raw as Record<string, unknown>;
+  if (
+    typeof r.state === 'string' && typeof r.product === 'string' && typeof r.status === 'string' && typeof r.ownerName === 'string' &&
+    typeof r.timestamp === 'string' && typeof r.resolved === 'boolean' && typeof r.acknowledged === 'boolean' && typeof r.inactiveUntil === 'string'
+  ) {
+    return raw as AlertRecord;
+  }
+  const problems: string[] = [];
+  for (const [field, type] of ALERT_FIELDS) {
+    const v = r[field];
+    if (typeof v !== type && problems.length < 3) problems.push(`${field}: expected ${type}, received ${v === undefined ? 'undefined' : kindOf(v)}`);
+  }
+  return problems.join('; ');
+}
+
+/** Describes why a record failed, in a few words, for the log (never the whole record); `raw` lets it name a value too large to keep. */
+export function describeIssues(error: z.ZodError, raw?: unknown): string {
+  if (raw instanceof OversizedValue) return `(record): ${raw.describe()}`;
   return error.issues
     .slice(0, 3)
-    .map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`)
+    .map((i) => {
+      const at = `${i.path.join('.') || '(record)'}`;
+      const value = valueAt(raw, i.path);
+      return value instanceof OversizedValue ? `${at}: ${value.describe()}` : `${at}: ${i.message}`;
+    })
     .join('; ');
+}
+
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let v = raw;
+  for (const k of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v;
 }
