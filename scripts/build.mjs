@@ -3,7 +3,11 @@ import { build } from 'esbuild';
 import { rmSync } from 'node:fs';
 
 // undici (and a few CommonJS dependencies) call require(); an ESM bundle needs one.
-const banner = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
+// zod's JIT compiles every object schema with `new Function` on its first parse: about 80 ms of
+// start-up for schemas that run a handful of times (the configuration, a few Vitals records), so the
+// bundles run it without (zod reads this global when it loads; the banner runs first in every chunk).
+const banner =
+  "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url); globalThis.__zod_globalConfig ??= { jitless: true };";
 
 rmSync('dist', { recursive: true, force: true });
 const common = {

@@ -1,4 +1,16 @@
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const POW10 = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
+/** The unset timestamp as the portal writes it (most `inactiveUntil` values). */
+const MIN_TIMESTAMP = '0001-01-01T00:00:00.0000000';
+
+/** Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's days_from_civil). */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  return era * 146_097 + yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy - 719_468;
+}
 
 /** The value of `n` ASCII digits of `s` from `at`, or -1 if one is not a digit. */
 function digits(s: string, at: number, n: number): number {
@@ -22,6 +34,7 @@ function isSpace(c: number): boolean {
  * (no regular expression, no Date object): it runs twice per alert.
  */
 export function parseApiTimestamp(value: string): number | null | undefined {
+  if (value === MIN_TIMESTAMP) return null;
   let start = 0;
   let end = value.length;
   while (start < end && isSpace(value.charCodeAt(start))) start++;
@@ -45,11 +58,13 @@ export function parseApiTimestamp(value: string): number | null | undefined {
     const n = len - 20;
     const f = digits(s, o + 20, n);
     if (f < 0) return undefined;
-    frac = f / 10 ** n;
+    frac = f / POW10[n]!;
   }
   if (year <= 1) return null;
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
   const leap = month === 2 && ((year % 4 === 0 && year % 100 !== 0) || year % 400 === 0);
   if (day > DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0)) return undefined;
-  return Date.UTC(year, month - 1, day, hour, minute, second) / 1000 + frac;
+  // Date.UTC reads years 0-99 as 1900-1999; keep that reading for them.
+  if (year < 100) return Date.UTC(year, month - 1, day, hour, minute, second) / 1000 + frac;
+  return daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second + frac;
 }
