@@ -1,7 +1,6 @@
 import type { Logger } from '../core/log.js';
 import { SEVERITIES } from '../metrics/catalogue.js';
-import { declareRecordFields } from '../upstream/json-stream.js';
-import { ALERT_FIELD_NAMES, checkAlertRecord } from '../upstream/schemas.js';
+import { checkAlertRecord } from '../upstream/schemas.js';
 import { InvalidRecords } from './invalid.js';
 import { parseApiTimestamp } from './timestamps.js';
 
@@ -21,10 +20,6 @@ export interface AlertsAggregate {
   readonly received: number;
   readonly invalid: number;
 }
-
-// /alerts records are built with only the fields the folds read: `details`, `issue` and the rest
-// (most of the bytes) are skipped unread.
-declareRecordFields('/alerts', ALERT_FIELD_NAMES);
 
 const KNOWN_TYPES = new Set(['incident', 'warning', 'info']);
 

@@ -49,6 +49,10 @@ const LBRACKET = 0x5b;
 const RBRACKET = 0x5d;
 
 const BOM = [0xef, 0xbb, 0xbf];
+/** Where one record ends and the next begins, as compact JSON writes it. */
+const SEPARATOR = Buffer.from('},{');
+/** Chunks without a parseable cut after which a parser stops trying the fast path (nested or pretty-printed lists). */
+const FAST_FAILURES = 3;
 
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
@@ -60,37 +64,6 @@ const BATCH_BYTES = 256 * 1024;
 const OVERSIZED_KEY = '\u0000oversized';
 const revive = (_key: string, value: unknown): unknown =>
   value !== null && typeof value === 'object' && OVERSIZED_KEY in value ? new OversizedValue((value as Record<string, number>)[OVERSIZED_KEY]!, 'string') : value;
-
-/** The fields of a record to build, looked up by their bytes (length first). */
-interface Projection {
-  readonly byLength: ReadonlyArray<ReadonlyArray<{ readonly name: string; readonly bytes: Buffer; readonly first: number; readonly last: number }> | undefined>;
-  readonly names: ReadonlySet<string>;
-}
-
-function projection(fields: readonly string[]): Projection {
-  const byLength: Array<Array<{ name: string; bytes: Buffer; first: number; last: number }>> = [];
-  for (const name of new Set(fields)) {
-    const bytes = Buffer.from(name, 'utf8');
-    if (bytes.length > 0) (byLength[bytes.length] ??= []).push({ name, bytes, first: bytes[0]!, last: bytes[bytes.length - 1]! });
-  }
-  return { byLength, names: new Set(fields) };
-}
-
-const declared = new Map<string, Projection>();
-
-/**
- * Declares the only fields the exporter reads from the records of `endpoint` (a collector calls it
- * once, at load): every EnvelopeParser for that endpoint then builds records with just those
- * fields, skipping the others (`details`, `issue`...) without decoding them. The options of the
- * constructor override it.
- */
-export function declareRecordFields(endpoint: string, fields: readonly string[]): void {
-  declared.set(endpoint, projection(fields));
-}
-
-/** Marks an invalid literal in `literalValue`. */
-const INVALID = Symbol('invalid literal');
-const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /** Where the top-level scanner is. */
 const enum Top {
@@ -131,11 +104,6 @@ export class EnvelopeParser {
   private position = 0;
   private readonly envelope: RawEnvelope = { dataCount: 0 };
   private failed: InvalidResponseError | undefined;
-  private readonly fields: Projection | undefined;
-  /** The record the projector just built. */
-  private projected: unknown;
-  /** The first byte of the current record. */
-  private recFirst = 0;
   /** Bytes of a leading byte order mark seen so far. */
   private bom = 0;
 
@@ -171,20 +139,19 @@ export class EnvelopeParser {
   /** Inside an oversized string: its bytes are not kept. */
   private dropping = false;
 
+  /** Absolute offset before which the fast path has already been tried. */
+  private fastFrom = 0;
+  /** Chunks where no cut parsed: after a few, the fast path is not tried again. */
+  private fastFailures = 0;
+
   // Complete records of the current chunk not yet parsed: one contiguous slice [batchStart, batchEnd).
   private batchStart = -1;
   private batchEnd = 0;
   private batchCount = 0;
 
-  /**
-   * `options.fields`: build each record with only these fields (the others are skipped, not
-   * decoded); null builds whole records; by default, what {@link declareRecordFields} said for
-   * the endpoint, else whole records.
-   */
-  constructor(endpoint: string, onRecord: (value: unknown) => void, options: { fields?: readonly string[] | null } = {}) {
+  constructor(endpoint: string, onRecord: (value: unknown) => void) {
     this.endpoint = endpoint;
     this.onRecord = onRecord;
-    this.fields = options.fields === null ? undefined : options.fields ? projection(options.fields) : declared.get(endpoint);
   }
 
   /** Feeds the next chunk of the body. */
@@ -303,7 +270,6 @@ export class EnvelopeParser {
     this.escaped = false;
     this.literal = c !== LBRACE && c !== LBRACKET && c !== QUOTE;
     this.recStart = i;
-    this.recFirst = c;
     this.spans = false;
     this.hadOversized = false;
     this.tooBig = false;
@@ -469,11 +435,7 @@ export class EnvelopeParser {
     }
     this.flushBatch(buf);
     if (end > this.recStart) this.keep(buf.subarray(this.recStart, end));
-    const record = this.tooBig
-      ? new OversizedValue(this.position + end - this.recordAt, 'record')
-      : this.fields !== undefined && this.recFirst === LBRACE
-        ? this.projectWhole(this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces))
-        : this.parseRecord(decodePieces(this.pieces), this.hadOversized);
+    const record = this.tooBig ? new OversizedValue(this.position + end - this.recordAt, 'record') : this.parseRecord(decodePieces(this.pieces), this.hadOversized);
     this.pieces = [];
     this.keptBytes = 0;
     this.deliver(record);
@@ -514,126 +476,40 @@ export class EnvelopeParser {
     for (let k = 0; k < records.length; k++) this.deliver(records[k]);
   }
 
-  // ------------------------------------------------------------- the projector
-
-  /** Projects a record whose bytes are all in `bytes`. */
-  private projectWhole(bytes: Buffer): unknown {
-    const end = this.project(bytes, 0, bytes.length);
-    if (end !== bytes.length) throw this.recordFail('the record ended early');
-    const record = this.projected;
-    this.projected = undefined;
-    return record;
-  }
-
-  private recordFail(reason: string): InvalidResponseError {
-    return this.fail(`malformed JSON in record ${this.envelope.dataCount} of "data" (before byte ${this.position}): ${reason}`);
-  }
-
-  private recordUnexpected(buf: Buffer, i: number, what: string): InvalidResponseError {
-    const c = buf[i]!;
-    return this.recordFail(`expected ${what}, found ${c < 0x80 ? JSON.stringify(String.fromCharCode(c)) : `byte 0x${c.toString(16)}`}`);
-  }
+  // ------------------------------------------------------------- the fast path
 
   /**
-   * Builds the declared fields of the object record starting at `buf[i]` (a '{') into
-   * `this.projected`; returns the index after its '}', or -1 if `n` came first. Used values are
-   * decoded (strings natively, with escapes by JSON.parse); skipped ones are only delimited:
-   * strings by a native search for their closing quote, containers by matching brackets,
-   * literals checked against the JSON grammar.
+   * At a record start `i`: parses every record of the chunk up to the last `},{` in one JSON.parse
+   * call, without splitting them first, and returns the index after that comma (the splitter takes
+   * the rest). A `},{` inside a string or a nested array cannot end a valid prefix: JSON.parse
+   * rejects such a cut and an earlier one is tried. Returns -1 when it did nothing; then the
+   * splitter reads this chunk.
    */
-  private project(buf: Buffer, i: number, n: number): number {
-    const out: Record<string, unknown> = {};
-    i = skipSpace(buf, i + 1, n);
-    if (i >= n) return -1;
-    if (buf[i] === RBRACE) {
-      this.projected = out;
-      return i + 1;
-    }
-    for (;;) {
-      if (buf[i] !== QUOTE) throw this.recordUnexpected(buf, i, 'a key string');
-      const keyEnd = closingQuote(buf, i + 1, n);
-      if (keyEnd < 0) return -1;
-      const name = this.fieldName(buf, i + 1, keyEnd);
-      i = skipSpace(buf, keyEnd + 1, n);
-      if (i >= n) return -1;
-      if (buf[i] !== COLON) throw this.recordUnexpected(buf, i, "':'");
-      i = skipSpace(buf, i + 1, n);
-      if (i >= n) return -1;
-      const c = buf[i]!;
-      let end: number;
-      if (c === QUOTE) {
-        const q = closingQuote(buf, i + 1, n);
-        if (q < 0) return -1;
-        end = q + 1;
-        if (name !== undefined) out[name] = this.stringValue(buf, i, end);
-      } else if (c === LBRACE || c === LBRACKET) {
-        end = containerEnd(buf, i, n);
-        if (end === -1) return -1;
-        if (end === -2) throw this.recordFail('mismatched brackets');
-        if (name !== undefined) out[name] = this.sliceValue(buf, i, end);
-      } else {
-        end = i;
-        while (end < n && !isDelimiter(buf[end]!)) end++;
-        if (end >= n) return -1;
-        const v = literalValue(buf, i, end);
-        if (v === INVALID) throw this.recordFail(`not a JSON value: ${JSON.stringify(buf.toString('utf8', i, Math.min(end, i + 24)))}`);
-        if (name !== undefined) out[name] = v;
+  private fastPath(buf: Buffer, i: number): number {
+    const n = buf.length;
+    // One attempt per chunk, at its first record start.
+    this.fastFrom = this.position + n;
+    if (this.fastFailures >= FAST_FAILURES) return -1;
+    let cut = buf.lastIndexOf(SEPARATOR, n - SEPARATOR.length);
+    for (let tries = 0; tries < 3 && cut > i; tries++) {
+      const records = this.parseRange(buf, i, cut + 1);
+      if (records !== undefined) {
+        this.flushBatch(buf);
+        for (let k = 0; k < records.length; k++) this.deliver(records[k]);
+        return cut + 2;
       }
-      i = skipSpace(buf, end, n);
-      if (i >= n) return -1;
-      const d = buf[i];
-      if (d === RBRACE) {
-        this.projected = out;
-        return i + 1;
-      }
-      if (d !== COMMA) throw this.recordUnexpected(buf, i, "',' or '}'");
-      i = skipSpace(buf, i + 1, n);
-      if (i >= n) return -1;
+      cut = buf.lastIndexOf(SEPARATOR, cut - 1);
     }
+    if (cut > i) this.fastFailures++;
+    return -1;
   }
 
-  /** The declared field whose name is the key `buf[start, end)` (quotes excluded), if any. */
-  private fieldName(buf: Buffer, start: number, end: number): string | undefined {
-    const candidates = this.fields!.byLength[end - start];
-    if (candidates !== undefined) {
-      const first = buf[start];
-      const last = buf[end - 1];
-      next: for (let j = 0; j < candidates.length; j++) {
-        const f = candidates[j]!;
-        if (f.first !== first || f.last !== last) continue;
-        const b = f.bytes;
-        for (let k = 1; k < b.length - 1; k++) if (buf[start + k] !== b[k]) continue next;
-        return f.name;
-      }
-    }
-    // A key written with escapes has other bytes than its name: decode it (rare).
-    for (let k = start; k < end; k++) {
-      if (buf[k] === BACKSLASH) {
-        const key = this.sliceValue(buf, start - 1, end + 1) as string;
-        return this.fields!.names.has(key) ? key : undefined;
-      }
-    }
-    return undefined;
-  }
-
-  /** A used string value `buf[start, end)` (quotes included). */
-  private stringValue(buf: Buffer, start: number, end: number): unknown {
-    if (end - start - 2 > MAX_STRING_BYTES) return new OversizedValue(end - start - 2, 'string');
-    let ascii = true;
-    for (let k = start + 1; k < end - 1; k++) {
-      const c = buf[k]!;
-      if (c === BACKSLASH || c < 0x20) return this.sliceValue(buf, start, end);
-      if (c >= 0x80) ascii = false;
-    }
-    return ascii ? latin1(buf, start + 1, end - 1) : utf8(buf, start + 1, end - 1);
-  }
-
-  /** JSON.parse of `buf[start, end)`, reviving stand-ins of oversized strings. */
-  private sliceValue(buf: Buffer, start: number, end: number): unknown {
+  /** JSON.parse of the records `buf[start, end)` as an array, or undefined if that is not valid JSON. */
+  private parseRange(buf: Buffer, start: number, end: number): unknown[] | undefined {
     try {
-      return JSON.parse(buf.toString('utf8', start, end), this.hadOversized ? revive : undefined);
-    } catch (err) {
-      throw this.recordFail((err as Error).message);
+      return JSON.parse('[' + decode(buf, start, end) + ']') as unknown[];
+    } catch {
+      return undefined;
     }
   }
 
@@ -721,23 +597,19 @@ export class EnvelopeParser {
               this.state = Top.AfterValue;
               break;
             }
+            if (c === LBRACE && this.position + i >= this.fastFrom) {
+              const resume = this.fastPath(buf, i);
+              if (resume > i) {
+                this.state = Top.AfterElementComma;
+                i = resume;
+                continue;
+              }
+            }
             if (c === COMMA || c === COLON || c === RBRACE || c === RBRACKET) throw this.unexpected(c, i, 'a record');
             this.startRecord(c, i);
             this.state = Top.Element;
             continue;
           case Top.Element: {
-            if (this.fields !== undefined && !this.spans && this.recFirst === LBRACE && i === this.recStart) {
-              // The fast path: build the declared fields straight from the bytes; a record the chunk cuts falls back to the splitter.
-              const end = this.project(buf, i, buf.length);
-              if (end >= 0) {
-                this.flushBatch(buf);
-                this.state = Top.AfterElement;
-                this.deliver(this.projected);
-                this.projected = undefined;
-                i = end;
-                continue;
-              }
-            }
             const end = this.scanRecord(buf, i);
             if (end < 0) {
               i = n;
@@ -773,68 +645,8 @@ export class EnvelopeParser {
   }
 }
 
-function isDelimiter(c: number): boolean {
-  return c === COMMA || c === RBRACE || c === RBRACKET || isSpace(c);
-}
-
-function skipSpace(buf: Buffer, i: number, n: number): number {
-  while (i < n && isSpace(buf[i]!)) i++;
-  return i;
-}
-
-/** The index of the quote closing a string whose content starts at `from`, or -1 if not before `n`. */
-function closingQuote(buf: Buffer, from: number, n: number): number {
-  let q = buf.indexOf(QUOTE, from);
-  while (q >= 0 && q < n) {
-    let b = q - 1;
-    while (b >= from && buf[b] === BACKSLASH) b--;
-    if (((q - 1 - b) & 1) === 0) return q;
-    q = buf.indexOf(QUOTE, q + 1);
-  }
-  return -1;
-}
-
-/** The index after the container opening at `buf[i]`, -1 if it does not close before `n`, -2 if its brackets do not match. */
-function containerEnd(buf: Buffer, i: number, n: number): number {
-  const stack: number[] = [];
-  while (i < n) {
-    const c = buf[i++]!;
-    if (c === QUOTE) {
-      const q = closingQuote(buf, i, n);
-      if (q < 0) return -1;
-      i = q + 1;
-    } else if (c === LBRACE) stack.push(RBRACE);
-    else if (c === LBRACKET) stack.push(RBRACKET);
-    else if (c === RBRACE || c === RBRACKET) {
-      if (stack.pop() !== c) return -2;
-      if (stack.length === 0) return i;
-    }
-  }
-  return -1;
-}
-
-/** The value of a bare literal `buf[start, end)` (true, false, null or a number), or INVALID. */
-function literalValue(buf: Buffer, start: number, end: number): unknown {
-  const len = end - start;
-  const c = buf[start];
-  if (len === 4 && c === 0x74 && buf[start + 1] === 0x72 && buf[start + 2] === 0x75 && buf[start + 3] === 0x65) return true;
-  if (len === 5 && c === 0x66 && buf[start + 1] === 0x61 && buf[start + 2] === 0x6c && buf[start + 3] === 0x73 && buf[start + 4] === 0x65) return false;
-  if (len === 4 && c === 0x6e && buf[start + 1] === 0x75 && buf[start + 2] === 0x6c && buf[start + 3] === 0x6c) return null;
-  const text = latin1(buf, start, end);
-  return NUMBER.test(text) ? Number(text) : INVALID;
-}
-
-/** Buffer's own decoders, without toString's argument checks (they show in a profile at a million calls). */
-interface Slices {
-  utf8Slice(start: number, end: number): string;
-  latin1Slice(start: number, end: number): string;
-}
-const direct = typeof (Buffer.prototype as unknown as Partial<Slices>).utf8Slice === 'function' && typeof (Buffer.prototype as unknown as Partial<Slices>).latin1Slice === 'function';
-const utf8 = direct ? (b: Buffer, s: number, e: number) => (b as unknown as Slices).utf8Slice(s, e) : (b: Buffer, s: number, e: number) => b.toString('utf8', s, e);
-const latin1 = direct ? (b: Buffer, s: number, e: number) => (b as unknown as Slices).latin1Slice(s, e) : (b: Buffer, s: number, e: number) => b.toString('latin1', s, e);
-
 function decode(buf: Buffer, start: number, end: number): string {
-  return utf8(buf, start, end);
+  return buf.toString('utf8', start, end);
 }
 
 function decodePieces(pieces: Buffer[]): string {

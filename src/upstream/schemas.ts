@@ -54,9 +54,6 @@ const ALERT_FIELDS: ReadonlyArray<readonly [keyof AlertRecord, 'string' | 'boole
   ['inactiveUntil', 'string'],
 ];
 
-/** The alert fields the exporter reads: the only ones the reader builds. */
-export const ALERT_FIELD_NAMES: readonly string[] = ALERT_FIELDS.map(([name]) => name);
-
 function kindOf(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
