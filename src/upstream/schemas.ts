@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { OversizedValue } from './json-stream.js';
+import { MAX_STRING_BYTES, OversizedValue } from './json-stream.js';
 
 /**
  * Response record schemas: lenient to unknown fields (the portal may add some), strict on the
@@ -7,12 +7,14 @@ import { OversizedValue } from './json-stream.js';
  */
 
 const count = z.number().int().nonnegative();
+/** A used string field: one longer than the reader keeps makes its record invalid, whatever the chunking. */
+const text = z.string().max(MAX_STRING_BYTES);
 
 /** A Vitals record (spec 2.7); the funnel numbers are required when `vitalsEnabled` is true. */
 export const VitalsRecordSchema = z.discriminatedUnion('vitalsEnabled', [
   z.looseObject({
-    key: z.string().min(1),
-    name: z.string(),
+    key: text.min(1),
+    name: text,
     vitalsEnabled: z.literal(true),
     agentDeployedPossibleCompliant: count,
     agentDeployedCompliant: count,
@@ -22,8 +24,8 @@ export const VitalsRecordSchema = z.discriminatedUnion('vitalsEnabled', [
     configurationCompliant: count,
   }),
   z.looseObject({
-    key: z.string().min(1),
-    name: z.string(),
+    key: text.min(1),
+    name: text,
     vitalsEnabled: z.literal(false),
     activeAgents: count,
   }),
@@ -32,14 +34,14 @@ export type VitalsRecord = z.infer<typeof VitalsRecordSchema>;
 
 /** The alert fields the exporter reads (spec 2.6). */
 export const AlertRecordSchema = z.looseObject({
-  state: z.string(),
-  product: z.string(),
-  status: z.string(),
-  ownerName: z.string(),
-  timestamp: z.string(),
+  state: text,
+  product: text,
+  status: text,
+  ownerName: text,
+  timestamp: text,
   resolved: z.boolean(),
   acknowledged: z.boolean(),
-  inactiveUntil: z.string(),
+  inactiveUntil: text,
 });
 export type AlertRecord = z.infer<typeof AlertRecordSchema>;
 
@@ -71,14 +73,18 @@ export function checkAlertRecord(raw: unknown): AlertRecord | string {
   const r = raw as Record<string, unknown>;
   if (
     typeof r.state === 'string' && typeof r.product === 'string' && typeof r.status === 'string' && typeof r.ownerName === 'string' &&
-    typeof r.timestamp === 'string' && typeof r.resolved === 'boolean' && typeof r.acknowledged === 'boolean' && typeof r.inactiveUntil === 'string'
+    typeof r.timestamp === 'string' && typeof r.resolved === 'boolean' && typeof r.acknowledged === 'boolean' && typeof r.inactiveUntil === 'string' &&
+    r.state.length <= MAX_STRING_BYTES && r.product.length <= MAX_STRING_BYTES && r.status.length <= MAX_STRING_BYTES &&
+    r.ownerName.length <= MAX_STRING_BYTES && r.timestamp.length <= MAX_STRING_BYTES && r.inactiveUntil.length <= MAX_STRING_BYTES
   ) {
     return raw as AlertRecord;
   }
   const problems: string[] = [];
   for (const [field, type] of ALERT_FIELDS) {
     const v = r[field];
-    if (typeof v !== type && problems.length < 3) problems.push(`${field}: expected ${type}, received ${v === undefined ? 'undefined' : kindOf(v)}`);
+    if (problems.length === 3) break;
+    if (typeof v !== type) problems.push(`${field}: expected ${type}, received ${v === undefined ? 'undefined' : kindOf(v)}`);
+    else if (typeof v === 'string' && v.length > MAX_STRING_BYTES) problems.push(`${field}: longer than ${MAX_STRING_BYTES} characters (${v.length})`);
   }
   return problems.join('; ');
 }
