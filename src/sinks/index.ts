@@ -1,8 +1,5 @@
 import { ConfigError } from '../errors.js';
 import { SinkError } from './errors.js';
-import { OtlpSink } from './otlp.js';
-import { PushgatewaySink } from './pushgateway.js';
-import { RemoteWriteSink } from './remote-write.js';
 import type { PushBatch, PushContext, PushSettings, Sink, SinkName } from './types.js';
 
 export { SinkError } from './errors.js';
@@ -16,22 +13,49 @@ export interface PushOutcome {
   error?: SinkError;
 }
 
-/** Builds the sinks `settings.sinks` names (each once, in order); throws ConfigError when one lacks its settings. */
+/**
+ * A sink whose code is imported on its first push: a process loads only the sinks it is
+ * configured with (the OpenTelemetry SDK alone is most of the Lambda bundle and its start-up).
+ */
+class LazySink implements Sink {
+  private real: Promise<Sink> | undefined;
+  constructor(
+    readonly name: SinkName,
+    private readonly load: () => Promise<Sink>,
+  ) {}
+
+  async push(batches: readonly PushBatch[], ctx: PushContext): Promise<void> {
+    // A failed import is retried on the next push rather than remembered.
+    const pending = (this.real ??= this.load().catch((err: unknown) => {
+      this.real = undefined;
+      throw new SinkError(this.name, `could not load the ${this.name} sink: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }));
+    await (await pending).push(batches, ctx);
+  }
+}
+
+/** Builds the sinks `settings.sinks` names (each once, in order); throws ConfigError when one lacks its settings. Each sink's module is imported on its first push. */
 export function createSinks(settings: PushSettings): Sink[] {
   const sinks: Sink[] = [];
   for (const name of new Set(settings.sinks)) {
     switch (name) {
-      case 'remote_write':
-        if (!settings.remoteWrite) throw new ConfigError('POSTURE_REMOTE_WRITE_URL', 'POSTURE_PUSH includes remote_write but POSTURE_REMOTE_WRITE_URL is not set');
-        sinks.push(new RemoteWriteSink(settings.remoteWrite));
+      case 'remote_write': {
+        const rw = settings.remoteWrite;
+        if (!rw) throw new ConfigError('POSTURE_REMOTE_WRITE_URL', 'POSTURE_PUSH includes remote_write but POSTURE_REMOTE_WRITE_URL is not set');
+        sinks.push(new LazySink(name, async () => new (await import('./remote-write.js')).RemoteWriteSink(rw)));
         break;
-      case 'pushgateway':
-        if (!settings.pushgateway) throw new ConfigError('POSTURE_PUSHGATEWAY_URL', 'POSTURE_PUSH includes pushgateway but POSTURE_PUSHGATEWAY_URL is not set');
-        sinks.push(new PushgatewaySink(settings.pushgateway));
+      }
+      case 'pushgateway': {
+        const pg = settings.pushgateway;
+        if (!pg) throw new ConfigError('POSTURE_PUSHGATEWAY_URL', 'POSTURE_PUSH includes pushgateway but POSTURE_PUSHGATEWAY_URL is not set');
+        sinks.push(new LazySink(name, async () => new (await import('./pushgateway.js')).PushgatewaySink(pg)));
         break;
-      case 'otlp':
-        sinks.push(new OtlpSink(settings.otlp));
+      }
+      case 'otlp': {
+        const otlp = settings.otlp;
+        sinks.push(new LazySink(name, async () => new (await import('./otlp.js')).OtlpSink(otlp)));
         break;
+      }
       default: {
         const unknown: never = name;
         throw new ConfigError('POSTURE_PUSH', `unknown sink '${String(unknown)}' (expected otlp, remote_write, pushgateway)`);
