@@ -91,10 +91,12 @@ const enum Top {
  * malformed JSON, a top-level value that is not an object, `data` that is not an array, or a body
  * that ends early.
  *
- * How: a byte-level splitter finds record boundaries (nesting depth and string state only, no value
- * building) and hands the complete records of each chunk, as one slice of the body, to the native
- * `JSON.parse`, which also validates them. A string longer than {@link MAX_STRING_BYTES} is dropped
- * while it streams past and replaced by an {@link OversizedValue}.
+ * How (measured against a field-extracting scanner in docs/performance.md): at a record start, the
+ * records up to the chunk's last `},{` go to one native `JSON.parse`, which also validates them (a
+ * cut inside a string cannot parse, and an earlier one is tried); a byte-level splitter (nesting
+ * depth and string state only, no value building) takes the rest and carries a record the chunk
+ * edge cuts. A string longer than {@link MAX_STRING_BYTES} that spans chunks is dropped while it
+ * streams past and replaced by an {@link OversizedValue}.
  */
 export class EnvelopeParser {
   private readonly endpoint: string;
