@@ -509,8 +509,26 @@ export class EnvelopeParser {
 
   /** JSON.parse of the records `buf[start, end)` as an array, or undefined if that is not valid JSON. */
   private parseRange(buf: Buffer, start: number, end: number): unknown[] | undefined {
+    let text: string;
+    if (start > 0 && end < buf.length) {
+      // The bytes on either side are a ',' or whitespace (or the data array's '['): the array's
+      // brackets are written there just for the decode, and put back at once, so JSON.parse gets
+      // one flat string instead of '[' + text + ']' (which it would copy again): 3 % of `once`.
+      const before = buf[start - 1]!;
+      const after = buf[end]!;
+      buf[start - 1] = LBRACKET;
+      buf[end] = RBRACKET;
+      try {
+        text = decode(buf, start - 1, end + 1);
+      } finally {
+        buf[start - 1] = before;
+        buf[end] = after;
+      }
+    } else {
+      text = '[' + decode(buf, start, end) + ']';
+    }
     try {
-      return JSON.parse('[' + decode(buf, start, end) + ']') as unknown[];
+      return JSON.parse(text) as unknown[];
     } catch {
       return undefined;
     }

@@ -64,6 +64,14 @@ describe('EnvelopeParser fast path', () => {
     expect(env).toEqual({ offset: 0, limit: 0, total: hostile.length, success: true, statusCode: 200, message: 'ok', dataCount: hostile.length });
   });
 
+  it("leaves the caller's chunks as they were", () => {
+    const bytes = encoder.encode(body);
+    const copy = Uint8Array.from(bytes);
+    const chunks = pieces(bytes, 4096);
+    expect(parse(chunks).records).toHaveLength(hostile.length);
+    expect(Buffer.compare(bytes, copy)).toBe(0);
+  });
+
   it('keeps giving records in order when the list is pretty-printed (no fast path)', () => {
     const pretty = JSON.stringify(JSON.parse(body), null, 2);
     expect(parse(pieces(encoder.encode(pretty), 4096)).records).toEqual(expected.data);
