@@ -1,79 +1,208 @@
-// npm run bench: the speed and memory targets, measured on the built CLI against the simulated
-// portal on 127.0.0.1. Exits non-zero when a target is missed.
+// npm run bench: the speed and memory targets (issue 9, issue 10 point 4), measured on the built
+// CLI against the simulated portal on 127.0.0.1, beside a naive peer exporter in the same run.
+// Exits non-zero when a target is missed. `BENCH_ONLY=compare,growth,huge,start` runs a subset.
 import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parseApiTimestamp } from '../src/collect/timestamps.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../src/simulator/index.js';
 
 const CLI = new URL('../dist/cli.js', import.meta.url).pathname;
+const LAMBDA = new URL('../dist/lambda/index.mjs', import.meta.url).href;
+const NAIVE = new URL('./naive-peer.mjs', import.meta.url).pathname;
 const PRELOAD = new URL('./peak-rss.cjs', import.meta.url).pathname;
 const KEY = 'sim-bench-key-0123456789abcdef';
+const ONLY = process.env.BENCH_ONLY?.split(',');
+const wanted = (part: string) => !ONLY || ONLY.includes(part);
 
 interface Outcome { name: string; target: string; measured: string; ok: boolean }
 const outcomes: Outcome[] = [];
 const check = (name: string, target: string, measured: string, ok: boolean) => outcomes.push({ name, target, measured, ok });
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const mb = (x: number) => `${x.toFixed(1)} MB`;
 
-function runOnce(sim: Simulator, extraEnv: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; peakRssMb: number; seconds: number }> {
+interface Run { code: number | null; stdout: string; stderr: string; peakRssMb: number; cpuS: number; wallS: number }
+
+/** Runs `node <args>` with the measuring preload; CPU and peak RSS come from the child itself at exit. */
+function measure(args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, ['--require', PRELOAD, CLI, 'once', '--format', 'json'], {
-      env: { PATH: process.env.PATH, POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_LOG_LEVEL: 'warn', ...extraEnv },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(process.execPath, ['--require', PRELOAD, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
-    child.on('exit', (code) => {
+    child.on('close', (code) => {
       const kb = Number(/BENCH_PEAK_RSS_KB=(\d+)/.exec(stderr)?.[1] ?? NaN);
+      const us = Number(/BENCH_CPU_US=(\d+)/.exec(stderr)?.[1] ?? NaN);
       if (code !== 0) process.stderr.write(stderr.slice(-2000));
-      resolve({ code, stdout, peakRssMb: kb / 1024, seconds: (performance.now() - started) / 1000 });
+      resolve({ code, stdout, stderr, peakRssMb: kb / 1024, cpuS: us / 1e6, wallS: (performance.now() - started) / 1000 });
     });
   });
 }
 
-function expectedOpen(sim: Simulator, at: number): Record<string, number> {
+const simEnv = (sim: Simulator, extra: Record<string, string> = {}) => ({ POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_LOG_LEVEL: 'warn', ...extra });
+const runOnce = (sim: Simulator, extra?: Record<string, string>) => measure([CLI, 'once', '--format', 'json'], simEnv(sim, extra));
+const runNaive = (sim: Simulator) => measure([NAIVE], simEnv(sim));
+
+interface Expected { open: Record<string, number>; active: number; inactive: number }
+
+/** What the portal serves, computed independently from the simulator's data. */
+function expected(sim: Simulator, at: number): Expected {
   const open: Record<string, number> = { red: 0, amber: 0, green: 0 };
   for (const a of sim.data(at).alerts()) if (!a.resolved) open[a.state.toLowerCase()] = (open[a.state.toLowerCase()] ?? 0) + 1;
-  return open;
-}
-
-function activeDevices(sim: Simulator, at: number): [number, number] {
   let active = 0;
   let all = 0;
   for (const d of sim.data(at).devices()) {
     all++;
     if ((parseApiTimestamp(d.lastOnline) ?? 0) >= at / 1000 - 30 * 86400) active++;
   }
-  return [active, all - active];
+  return { open, active, inactive: all - active };
 }
 
-async function scenario(name: string, options: SimulatorOptions, maxRequests: number, maxRssMb: number | undefined, prepare?: (s: Simulator) => void) {
+/** Whether `once --format json` output has exactly the expected counts; the reason when not. */
+function onceExact(r: Run, want: Expected): string | undefined {
+  if (r.code !== 0) return `exit code ${r.code}`;
+  const samples = JSON.parse(r.stdout).samples as Array<{ name: string; labels: Record<string, string>; value: number }>;
+  const get = (n: string, l: Record<string, string>) => samples.find((s) => s.name === n && Object.entries(l).every(([k, v]) => s.labels[k] === v))?.value;
+  const got = { open: Object.fromEntries(['red', 'amber', 'green'].map((s) => [s, get('posture_alerts_open', { severity: s })])), active: get('posture_devices', { activity: 'active' }), inactive: get('posture_devices', { activity: 'inactive' }) };
+  return JSON.stringify(got) === JSON.stringify(want) ? undefined : `got ${JSON.stringify(got)} want ${JSON.stringify(want)}`;
+}
+
+function naiveExact(r: Run, want: Expected): string | undefined {
+  if (r.code !== 0) return `exit code ${r.code}`;
+  const got = JSON.parse(r.stdout) as { open: Record<string, number>; devices: { active: number; inactive: number } };
+  const g = { open: { red: got.open.red, amber: got.open.amber, green: got.open.green }, active: got.devices.active, inactive: got.devices.inactive };
+  return JSON.stringify(g) === JSON.stringify(want) ? undefined : `got ${JSON.stringify(g)} want ${JSON.stringify(want)}`;
+}
+
+async function withSim<T>(options: SimulatorOptions, fn: (sim: Simulator) => Promise<T>): Promise<T> {
   const sim = await startSimulator({ keys: [{ key: KEY }], moving: false, ...options });
   try {
-    prepare?.(sim);
-    const at = Date.now();
-    const r = await runOnce(sim);
-    const samples = JSON.parse(r.stdout).samples as Array<{ name: string; labels: Record<string, string>; value: number }>;
-    const get = (n: string, l: Record<string, string>) => samples.find((s) => s.name === n && Object.entries(l).every(([k, v]) => s.labels[k] === v))?.value;
-    const open = expectedOpen(sim, at);
-    const [active, inactive] = activeDevices(sim, at);
-    const exact = ['red', 'amber', 'green'].every((s) => get('posture_alerts_open', { severity: s }) === open[s]) && get('posture_devices', { activity: 'active' }) === active && get('posture_devices', { activity: 'inactive' }) === inactive;
-    check(`${name}: exit code`, '0', String(r.code), r.code === 0);
-    check(`${name}: counts exact`, 'alerts by severity and devices equal the portal\'s', exact ? 'exact' : `got ${JSON.stringify(samples.filter((s) => s.name === 'posture_alerts_open').map((s) => s.value))} want ${JSON.stringify(open)}`, exact);
-    check(`${name}: requests`, `≤ ${maxRequests}`, String(sim.requests.length), sim.requests.length <= maxRequests);
-    if (maxRssMb !== undefined) check(`${name}: peak RSS of once`, `≤ ${maxRssMb} MB`, `${r.peakRssMb.toFixed(1)} MB`, r.peakRssMb <= maxRssMb);
-    check(`${name}: wall time`, '(reported)', `${r.seconds.toFixed(2)} s`, true);
+    return await fn(sim);
   } finally {
     await sim.close();
   }
 }
 
-await scenario('1k alerts, 10k devices, a 429 with Retry-After', { alerts: 1000, devices: 10_000 }, 8, undefined, (s) =>
-  s.addFault({ path: '/alerts', fault: { kind: 'status', status: 429, retryAfter: '1' } }),
-);
-await scenario('100k alerts, 100k devices', { alerts: 100_000, devices: 100_000 }, 12, 128);
+/** The original scenarios: exit code, exact counts, request count, peak RSS. */
+async function scenario(name: string, options: SimulatorOptions, maxRequests: number, maxRssMb: number | undefined, prepare?: (s: Simulator) => void) {
+  await withSim(options, async (sim) => {
+    prepare?.(sim);
+    const at = Date.now();
+    const r = await runOnce(sim);
+    const wrong = onceExact(r, expected(sim, at));
+    check(`${name}: exit code`, '0', String(r.code), r.code === 0);
+    check(`${name}: counts exact`, "alerts by severity and devices equal the portal's", wrong ?? 'exact', !wrong);
+    check(`${name}: requests`, `≤ ${maxRequests}`, String(sim.requests.length), sim.requests.length <= maxRequests);
+    if (maxRssMb !== undefined) check(`${name}: peak RSS of once`, `≤ ${maxRssMb} MB`, mb(r.peakRssMb), r.peakRssMb <= maxRssMb);
+    check(`${name}: wall time`, '(reported)', `${r.wallS.toFixed(2)} s`, true);
+  });
+}
+
+/** `once` and the naive peer against the same portal, interleaved, median of 3. */
+async function compare(): Promise<void> {
+  await withSim({ alerts: 100_000, devices: 100_000, rateLimit: false }, async (sim) => {
+    const want = expected(sim, Date.now());
+    const ours: Run[] = [];
+    const peer: Run[] = [];
+    for (let i = 0; i < 3; i++) {
+      ours.push(await runOnce(sim));
+      peer.push(await runNaive(sim));
+    }
+    const oursWrong = ours.map((r) => onceExact(r, want)).find((w) => w);
+    const peerWrong = peer.map((r) => naiveExact(r, want)).find((w) => w);
+    check('100k+100k: once counts exact (3 runs)', 'exact', oursWrong ?? 'exact', !oursWrong);
+    check('100k+100k: naive peer counts exact (3 runs)', 'exact', peerWrong ?? 'exact', !peerWrong);
+    const cpu = [median(ours.map((r) => r.cpuS)), median(peer.map((r) => r.cpuS))] as const;
+    const rss = [median(ours.map((r) => r.peakRssMb)), median(peer.map((r) => r.peakRssMb))] as const;
+    console.log('\n100,000 unresolved alerts + 100,000 devices, median of 3 interleaved runs');
+    console.log('|                | once      | naive peer | ratio |');
+    console.log('|----------------|-----------|------------|-------|');
+    console.log(`| CPU (user+sys) | ${cpu[0].toFixed(2)} s    | ${cpu[1].toFixed(2)} s     | ${(cpu[0] / cpu[1]).toFixed(2)}  |`);
+    console.log(`| peak RSS       | ${rss[0].toFixed(0)} MB     | ${rss[1].toFixed(0)} MB     | ${(rss[0] / rss[1]).toFixed(2)}  |`);
+    console.log(`  runs: once CPU ${ours.map((r) => r.cpuS.toFixed(2)).join(' ')} s; peer CPU ${peer.map((r) => r.cpuS.toFixed(2)).join(' ')} s\n`);
+    check('100k+100k: CPU of once / naive peer', '≤ 0.75', (cpu[0] / cpu[1]).toFixed(2), cpu[0] / cpu[1] <= 0.75);
+    check('100k+100k: peak RSS of once / naive peer', '≤ 0.40', (rss[0] / rss[1]).toFixed(2), rss[0] / rss[1] <= 0.4);
+    check('100k+100k: peak RSS of once', '≤ 128 MB', mb(rss[0]), rss[0] <= 128);
+  });
+}
+
+/** Peak RSS and CPU of `once` at 10k, 100k and 1M unresolved alerts. */
+async function growth(): Promise<void> {
+  const rows: Array<{ alerts: number; rss: number; cpu: number }> = [];
+  for (const alerts of [10_000, 100_000, 1_000_000]) {
+    await withSim({ alerts, devices: 1_000, rateLimit: false }, async (sim) => {
+      const want = expected(sim, Date.now());
+      const r = await runOnce(sim);
+      const wrong = onceExact(r, want);
+      check(`growth ${alerts}: counts exact`, 'exact', wrong ?? 'exact', !wrong);
+      const n = want.open.red! + want.open.amber! + want.open.green!;
+      rows.push({ alerts: n, rss: r.peakRssMb, cpu: r.cpuS });
+    });
+  }
+  console.log('\nGrowth of once with the list (1,000 devices)');
+  console.log('| unresolved alerts | peak RSS | CPU     | CPU per alert |');
+  console.log('|-------------------|----------|---------|---------------|');
+  for (const r of rows) console.log(`| ${String(r.alerts).padStart(17)} | ${r.rss.toFixed(1).padStart(5)} MB | ${r.cpu.toFixed(2).padStart(5)} s | ${((r.cpu / r.alerts) * 1e6).toFixed(2).padStart(8)} µs   |`);
+  console.log('');
+  const [, mid, big] = rows as [typeof rows[0], typeof rows[0], typeof rows[0]];
+  check('growth: peak RSS at 1M minus at 100k', '≤ 10 MB', mb(big.rss - mid.rss), big.rss - mid.rss <= 10);
+  const perMid = mid.cpu / mid.alerts;
+  const perBig = big.cpu / big.alerts;
+  check('growth: CPU per alert at 1M vs 100k', '≤ 1.00', (perBig / perMid).toFixed(2), perBig <= perMid);
+}
+
+/** Issue 10 point 4: one alert whose unused `issue` is a 64 MB string. */
+async function huge(): Promise<void> {
+  await withSim({ alerts: 1_000, devices: 1_000, rateLimit: false }, async (sim) => {
+    const want = expected(sim, Date.now());
+    sim.addFault({ path: '/alerts', fault: { kind: 'huge-string', field: 'issue', bytes: 64 * 1024 * 1024 } });
+    const r = await runOnce(sim);
+    const wrong = onceExact(r, want);
+    check('64 MB unused string: counts exact', 'exact', wrong ?? 'exact', !wrong);
+    check('64 MB unused string: peak RSS of once', '≤ 128 MB', mb(r.peakRssMb), r.peakRssMb <= 128);
+    check('64 MB unused string: CPU', '(reported)', `${r.cpuS.toFixed(2)} s`, true);
+  });
+}
+
+/** Wall time of a command, median of 10, interleaved with bare node. */
+async function startup(): Promise<void> {
+  const env = { POSTURE_BASE_URL: 'http://127.0.0.1:9/public-api/v1', POSTURE_API_KEY: KEY };
+  const cmds: Record<string, string[]> = {
+    bare: ['-e', '0'],
+    lambda: ['--input-type=module', '-e', `await import(${JSON.stringify(LAMBDA)})`],
+    checkConfig: [CLI, 'check-config'],
+  };
+  const times: Record<string, number[]> = { bare: [], lambda: [], checkConfig: [] };
+  for (let i = 0; i < 10; i++) {
+    for (const [name, args] of Object.entries(cmds)) {
+      const r = await measure(args, env);
+      if (r.code !== 0) throw new Error(`${name} failed: ${r.stderr.slice(-500)}`);
+      times[name]!.push(r.wallS * 1000);
+    }
+  }
+  const bare = median(times.bare!);
+  const lambda = median(times.lambda!) - bare;
+  const cc = median(times.checkConfig!) - bare;
+  console.log(`\nCold start, median of 10: bare node ${bare.toFixed(0)} ms; Lambda import +${lambda.toFixed(0)} ms; check-config +${cc.toFixed(0)} ms\n`);
+  check('cold start: import dist/lambda/index.mjs above bare node', '≤ 100 ms', `${lambda.toFixed(0)} ms`, lambda <= 100);
+  check('cold start: check-config above bare node', '≤ 100 ms', `${cc.toFixed(0)} ms`, cc <= 100);
+  const kb = statSync(new URL(LAMBDA)).size / 1024;
+  check('Lambda main chunk (minified)', '≤ 800 KB', `${kb.toFixed(0)} KB`, kb <= 800);
+}
+
+if (wanted('scenarios')) {
+  await scenario('1k alerts, 10k devices, a 429 with Retry-After', { alerts: 1000, devices: 10_000 }, 8, undefined, (s) =>
+    s.addFault({ path: '/alerts', fault: { kind: 'status', status: 429, retryAfter: '1' } }),
+  );
+  await scenario('100k alerts, 100k devices', { alerts: 100_000, devices: 100_000 }, 12, 128);
+}
+if (wanted('compare')) await compare();
+if (wanted('growth')) await growth();
+if (wanted('huge')) await huge();
+if (wanted('start')) await startup();
 
 const width = Math.max(...outcomes.map((o) => o.name.length));
 for (const o of outcomes) console.log(`${o.ok ? 'ok  ' : 'FAIL'} ${o.name.padEnd(width)}  ${o.measured.padEnd(14)} target ${o.target}`);

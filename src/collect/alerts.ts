@@ -1,6 +1,6 @@
 import type { Logger } from '../core/log.js';
 import { SEVERITIES } from '../metrics/catalogue.js';
-import { AlertRecordSchema, describeIssues } from '../upstream/schemas.js';
+import { checkAlertRecord } from '../upstream/schemas.js';
 import { InvalidRecords } from './invalid.js';
 import { parseApiTimestamp } from './timestamps.js';
 
@@ -42,6 +42,44 @@ export function integrationOf(product: string): string {
 
 const zeroCounts = (): Counts => ({ red: 0, amber: 0, green: 0 });
 
+/** Distinct inputs a sink remembers the labels of; past it, labels are computed afresh (same result, slower). */
+const LABEL_CACHE_LIMIT = 10_000;
+
+/**
+ * Remembers the labels of the values seen so far: a list of 100,000 alerts has a few dozen
+ * distinct `state`/`product`/`status` values, and building the byIntegration key per alert
+ * (lower-casing, trimming, concatenating, hashing a new string) showed in the CPU profile.
+ */
+class Labels {
+  private readonly severities = new Map<string, string>();
+  /** product → status → severity → byIntegration key. */
+  private readonly keys = new Map<string, Map<string, Map<string, string>>>();
+  private size = 0;
+
+  severity(state: string): string {
+    let sev = this.severities.get(state);
+    if (sev === undefined) {
+      sev = severityOf(state);
+      if (this.size++ < LABEL_CACHE_LIMIT) this.severities.set(state, sev);
+    }
+    return sev;
+  }
+
+  key(product: string, sev: string, status: string): string {
+    let byStatus = this.keys.get(product);
+    let bySev = byStatus?.get(status);
+    let key = bySev?.get(sev);
+    if (key !== undefined) return key;
+    key = `${integrationOf(product)}\u0000${sev}\u0000${typeOf(status)}`;
+    if (this.size++ < LABEL_CACHE_LIMIT) {
+      if (!byStatus) this.keys.set(product, (byStatus = new Map()));
+      if (!bySev) byStatus.set(status, (bySev = new Map()));
+      bySev.set(sev, key);
+    }
+    return key;
+  }
+}
+
 /** Folds a stream of alert records (one page or one whole list) into an AlertsAggregate. */
 export class AlertsSink {
   private readonly open = zeroCounts();
@@ -51,6 +89,7 @@ export class AlertsSink {
   private readonly oldest: Record<string, number> = {};
   private readonly byIntegration = new Map<string, number>();
   private readonly invalid: InvalidRecords;
+  private readonly labels = new Labels();
   /** Records seen so far (valid or not): the next one's index within this page. */
   private seen = 0;
 
@@ -65,22 +104,21 @@ export class AlertsSink {
 
   record(raw: unknown): void {
     const index = this.offset + this.seen++;
-    const parsed = AlertRecordSchema.safeParse(raw);
-    if (!parsed.success) return this.invalid.add(index, describeIssues(parsed.error));
-    const a = parsed.data;
+    const a = checkAlertRecord(raw);
+    if (typeof a === 'string') return this.invalid.add(index, a);
     const created = parseApiTimestamp(a.timestamp);
     if (created == null) return this.invalid.add(index, `timestamp: not an API timestamp (${JSON.stringify(a.timestamp.slice(0, 40))})`);
     const until = parseApiTimestamp(a.inactiveUntil);
     if (until === undefined) return this.invalid.add(index, `inactiveUntil: not an API timestamp (${JSON.stringify(a.inactiveUntil.slice(0, 40))})`);
     // The list asked for unresolved alerts; one flagged resolved is not open, whatever the filter did.
     if (a.resolved) return;
-    const sev = severityOf(a.state);
+    const sev = this.labels.severity(a.state);
     bump(this.open, sev);
     if (!a.acknowledged) bump(this.unacknowledged, sev);
     if (a.ownerName === '') bump(this.unassigned, sev);
     if (until !== null && until > this.nowSeconds) bump(this.snoozed, sev);
     if (this.oldest[sev] === undefined || created < this.oldest[sev]!) this.oldest[sev] = created;
-    const key = `${integrationOf(a.product)}\u0000${sev}\u0000${typeOf(a.status)}`;
+    const key = this.labels.key(a.product, sev, a.status);
     this.byIntegration.set(key, (this.byIntegration.get(key) ?? 0) + 1);
   }
 

@@ -26,7 +26,7 @@ export class VitalsSink {
   record(raw: unknown): void {
     const i = this.index++;
     const parsed = VitalsRecordSchema.safeParse(raw);
-    if (!parsed.success) return this.invalid.add(i, describeIssues(parsed.error));
+    if (!parsed.success) return this.invalid.add(i, describeIssues(parsed.error, raw));
     // Two records for one integration would make duplicate series; keep the first.
     if (this.keys.has(parsed.data.key)) return this.invalid.add(i, `repeated integration key ${JSON.stringify(parsed.data.key)}`);
     this.keys.add(parsed.data.key);

@@ -76,7 +76,8 @@ export type Fault =
   | { kind: 'total-mismatch'; delta: number }                          // envelope total off by delta from the records that match
   | { kind: 'stall'; afterBytes: number }                              // send part of the body then stop sending (for body timeouts)
   | { kind: 'endless' }                                                // 200, a valid envelope whose data streams records forever (backpressure honoured) until the client goes away
-  | { kind: 'drip'; intervalMs?: number };                             // the body arrives one byte every intervalMs (default 1000, real time)
+  | { kind: 'drip'; intervalMs?: number }                             // the body arrives one byte every intervalMs (default 1000, real time)
+  | { kind: 'huge-string'; field: string; bytes: number };             // the list's first record gets `field` set to a string of `bytes` ASCII characters, streamed in chunks (never built whole)
 
 /** Injects `fault` into the next `times` (default 1) requests to `path` (undefined = any path). */
 export interface FaultRule {

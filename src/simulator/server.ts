@@ -38,6 +38,10 @@ export interface ServerContext {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** Stands in for the huge string while the rest of the record is serialized. */
+const HUGE_MARK = '\u0000huge-string\u0000';
+/** One piece of the huge string (ASCII, no escapes): 64 KiB of a repeated sentence. */
+const HUGE_PIECE = 'The quick brown fox jumps over the lazy dog. '.repeat(1457).slice(0, 64 * 1024);
 const CHUNK_CHARS = 64 * 1024;
 /** Whitespace an endless body streams when it has no records to repeat (still valid JSON). */
 const PADDING = ' '.repeat(4096);
@@ -471,6 +475,11 @@ export class SimServer {
       let n = 0;
       for (let record of list.page(offset, limit)) {
         if (fault?.kind === 'bad-records' && n < fault.count) record = damage(list.resource, record, fault.how);
+        if (fault?.kind === 'huge-string' && n === 0) {
+          n++;
+          yield* hugeRecord(record, fault.field, fault.bytes);
+          continue;
+        }
         yield (n++ ? ',' : '') + JSON.stringify(record);
       }
       yield tail;
@@ -507,6 +516,17 @@ export class SimServer {
   private writable(res: ServerResponse): boolean {
     return !res.writableEnded && !res.destroyed && res.socket !== null && !res.socket.destroyed;
   }
+}
+
+/** A record with `field` set to a string of `bytes` ASCII characters, in pieces so the simulator never holds it. */
+function* hugeRecord(record: unknown, field: string, bytes: number): Generator<string> {
+  const base = record !== null && typeof record === 'object' ? (record as Record<string, unknown>) : {};
+  const mark = JSON.stringify(HUGE_MARK);
+  const text = JSON.stringify({ ...base, [field]: HUGE_MARK });
+  const at = text.indexOf(mark);
+  yield text.slice(0, at) + '"';
+  for (let sent = 0; sent < bytes; sent += HUGE_PIECE.length) yield bytes - sent >= HUGE_PIECE.length ? HUGE_PIECE : HUGE_PIECE.slice(0, bytes - sent);
+  yield '"' + text.slice(at + mark.length);
 }
 
 /** An endless list body: the envelope's head, then the list's records over and over (whitespace if it has none). */

@@ -1,7 +1,4 @@
 import { SinkError } from './errors.js';
-import { OtlpSink } from './otlp.js';
-import { PushgatewaySink } from './pushgateway.js';
-import { RemoteWriteSink } from './remote-write.js';
 import type { PushBatch, PushContext, PushSettings, Sink, SinkName } from './types.js';
 
 export { SinkError } from './errors.js';
@@ -15,20 +12,47 @@ export interface PushOutcome {
   error?: SinkError;
 }
 
-/** Builds the sinks `settings.sinks` names (each once, in order); loadConfig guarantees each named sink its settings. */
+/**
+ * A sink whose code is imported on its first push: a process loads only the sinks it is
+ * configured with (the OpenTelemetry SDK alone is most of the Lambda bundle and its start-up).
+ */
+class LazySink implements Sink {
+  private real: Promise<Sink> | undefined;
+  constructor(
+    readonly name: SinkName,
+    private readonly load: () => Promise<Sink>,
+  ) {}
+
+  async push(batches: readonly PushBatch[], ctx: PushContext): Promise<void> {
+    // A failed import is retried on the next push rather than remembered.
+    const pending = (this.real ??= this.load().catch((err: unknown) => {
+      this.real = undefined;
+      throw new SinkError(this.name, `could not load the ${this.name} sink: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }));
+    await (await pending).push(batches, ctx);
+  }
+}
+
+/** Builds the sinks `settings.sinks` names (each once, in order); loadConfig guarantees each named sink its settings. Each sink's module is imported on its first push. */
 export function createSinks(settings: PushSettings): Sink[] {
   const sinks: Sink[] = [];
   for (const name of new Set(settings.sinks)) {
     switch (name) {
-      case 'remote_write':
-        sinks.push(new RemoteWriteSink(settings.remoteWrite!));
+      case 'remote_write': {
+        const rw = settings.remoteWrite!;
+        sinks.push(new LazySink(name, async () => new (await import('./remote-write.js')).RemoteWriteSink(rw)));
         break;
-      case 'pushgateway':
-        sinks.push(new PushgatewaySink(settings.pushgateway!));
+      }
+      case 'pushgateway': {
+        const pg = settings.pushgateway!;
+        sinks.push(new LazySink(name, async () => new (await import('./pushgateway.js')).PushgatewaySink(pg)));
         break;
-      case 'otlp':
-        sinks.push(new OtlpSink(settings.otlp));
+      }
+      case 'otlp': {
+        const otlp = settings.otlp;
+        sinks.push(new LazySink(name, async () => new (await import('./otlp.js')).OtlpSink(otlp)));
         break;
+      }
       default: {
         // Every sink name is handled (checked at compile time).
         const unhandled: never = name;

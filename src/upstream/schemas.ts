@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_STRING_BYTES, OversizedValue } from './json-stream.js';
 
 /**
  * Response record schemas: lenient to unknown fields (the portal may add some), strict on the
@@ -6,12 +7,14 @@ import { z } from 'zod';
  */
 
 const count = z.number().int().nonnegative();
+/** A used string field: one longer than the reader keeps makes its record invalid, whatever the chunking. */
+const text = z.string().max(MAX_STRING_BYTES);
 
 /** A Vitals record (spec 2.7); the funnel numbers are required when `vitalsEnabled` is true. */
 export const VitalsRecordSchema = z.discriminatedUnion('vitalsEnabled', [
   z.looseObject({
-    key: z.string().min(1),
-    name: z.string(),
+    key: text.min(1),
+    name: text,
     vitalsEnabled: z.literal(true),
     agentDeployedPossibleCompliant: count,
     agentDeployedCompliant: count,
@@ -21,8 +24,8 @@ export const VitalsRecordSchema = z.discriminatedUnion('vitalsEnabled', [
     configurationCompliant: count,
   }),
   z.looseObject({
-    key: z.string().min(1),
-    name: z.string(),
+    key: text.min(1),
+    name: text,
     vitalsEnabled: z.literal(false),
     activeAgents: count,
   }),
@@ -31,21 +34,79 @@ export type VitalsRecord = z.infer<typeof VitalsRecordSchema>;
 
 /** The alert fields the exporter reads (spec 2.6). */
 export const AlertRecordSchema = z.looseObject({
-  state: z.string(),
-  product: z.string(),
-  status: z.string(),
-  ownerName: z.string(),
-  timestamp: z.string(),
+  state: text,
+  product: text,
+  status: text,
+  ownerName: text,
+  timestamp: text,
   resolved: z.boolean(),
   acknowledged: z.boolean(),
-  inactiveUntil: z.string(),
+  inactiveUntil: text,
 });
 export type AlertRecord = z.infer<typeof AlertRecordSchema>;
 
-/** Describes why a record failed, in a few words, for the log (never the whole record). */
-export function describeIssues(error: z.ZodError): string {
+const ALERT_FIELDS: ReadonlyArray<readonly [keyof AlertRecord, 'string' | 'boolean']> = [
+  ['state', 'string'],
+  ['product', 'string'],
+  ['status', 'string'],
+  ['ownerName', 'string'],
+  ['timestamp', 'string'],
+  ['resolved', 'boolean'],
+  ['acknowledged', 'boolean'],
+  ['inactiveUntil', 'string'],
+];
+
+function kindOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (v instanceof OversizedValue) return v.describe();
+  return typeof v;
+}
+
+/**
+ * What AlertRecordSchema checks, by hand: it runs once per alert, and a generic validator copying
+ * every unknown field costs more than reading the whole record. Returns the record typed, or why
+ * it is invalid in describeIssues' words (at most three fields).
+ */
+export function checkAlertRecord(raw: unknown): AlertRecord | string {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || raw instanceof OversizedValue) return `(record): expected object, received ${kindOf(raw)}`;
+  const r = raw as Record<string, unknown>;
+  if (
+    typeof r.state === 'string' && typeof r.product === 'string' && typeof r.status === 'string' && typeof r.ownerName === 'string' &&
+    typeof r.timestamp === 'string' && typeof r.resolved === 'boolean' && typeof r.acknowledged === 'boolean' && typeof r.inactiveUntil === 'string' &&
+    r.state.length <= MAX_STRING_BYTES && r.product.length <= MAX_STRING_BYTES && r.status.length <= MAX_STRING_BYTES &&
+    r.ownerName.length <= MAX_STRING_BYTES && r.timestamp.length <= MAX_STRING_BYTES && r.inactiveUntil.length <= MAX_STRING_BYTES
+  ) {
+    return raw as AlertRecord;
+  }
+  const problems: string[] = [];
+  for (const [field, type] of ALERT_FIELDS) {
+    const v = r[field];
+    if (problems.length === 3) break;
+    if (typeof v !== type) problems.push(`${field}: expected ${type}, received ${v === undefined ? 'undefined' : kindOf(v)}`);
+    else if (typeof v === 'string' && v.length > MAX_STRING_BYTES) problems.push(`${field}: longer than ${MAX_STRING_BYTES} characters (${v.length})`);
+  }
+  return problems.join('; ');
+}
+
+/** Describes why a record failed, in a few words, for the log (never the whole record); `raw` lets it name a value too large to keep. */
+export function describeIssues(error: z.ZodError, raw?: unknown): string {
+  if (raw instanceof OversizedValue) return `(record): ${raw.describe()}`;
   return error.issues
     .slice(0, 3)
-    .map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`)
+    .map((i) => {
+      const at = `${i.path.join('.') || '(record)'}`;
+      const value = valueAt(raw, i.path);
+      return value instanceof OversizedValue ? `${at}: ${value.describe()}` : `${at}: ${i.message}`;
+    })
     .join('; ');
+}
+
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let v = raw;
+  for (const k of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v;
 }

@@ -1,0 +1,26 @@
+// Build-time stand-in for 'prom-client' in the bundles (see scripts/build.mjs): evaluated on first
+// use, so check-config and `once --format json` do not load it. Only what src/ uses is here.
+let real;
+const prom = () => (real ??= require('prom-client'));
+
+export class Registry {
+  constructor(...args) {
+    return new (prom().Registry)(...args);
+  }
+  static get PROMETHEUS_CONTENT_TYPE() {
+    return prom().Registry.PROMETHEUS_CONTENT_TYPE;
+  }
+  static get OPENMETRICS_CONTENT_TYPE() {
+    return prom().Registry.OPENMETRICS_CONTENT_TYPE;
+  }
+}
+
+export class Gauge {
+  constructor(...args) {
+    return new (prom().Gauge)(...args);
+  }
+}
+
+export function collectDefaultMetrics(...args) {
+  return prom().collectDefaultMetrics(...args);
+}

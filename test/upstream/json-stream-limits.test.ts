@@ -1,0 +1,184 @@
+// The reader's fast path (one JSON.parse per chunk up to its last '},{') and its memory limits
+// (issue 10 point 4): strings over MAX_STRING_BYTES are dropped as they stream, records over
+// MAX_RECORD_BYTES are not kept, a used field that long makes the record invalid.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { AlertsSink } from '../../src/collect/alerts.js';
+import { memoryLogger } from '../../src/core/log.js';
+import { InvalidResponseError } from '../../src/errors.js';
+import { EnvelopeParser, MAX_RECORD_BYTES, MAX_STRING_BYTES, OversizedValue, type RawEnvelope } from '../../src/upstream/json-stream.js';
+
+const encoder = new TextEncoder();
+
+function parse(chunks: Array<string | Uint8Array>): { records: unknown[]; envelope: RawEnvelope } {
+  const records: unknown[] = [];
+  const parser = new EnvelopeParser('/alerts', (r) => records.push(r));
+  for (const c of chunks) parser.write(c);
+  return { records, envelope: parser.end() };
+}
+
+function pieces(bytes: Uint8Array, size: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size));
+  return out;
+}
+
+const alert = (i: number, extra: Record<string, unknown> = {}) => ({
+  state: ['Red', 'Amber', 'Green'][i % 3],
+  product: `Integration ${i % 7}, Category`,
+  status: 'Incident',
+  item: `host-${i}`,
+  issue: `Issue ${i}`,
+  details: `Details of ${i}`,
+  ownerName: i % 2 ? '' : 'Owner',
+  timestamp: '2026-11-20T10:00:00.1234567',
+  resolved: false,
+  acknowledged: i % 4 === 0,
+  inactiveUntil: '0001-01-01T00:00:00.0000000',
+  ...extra,
+});
+
+const envelope = (data: unknown[]) => JSON.stringify({ offset: 0, limit: 0, total: data.length, data, success: true, statusCode: 200, message: 'ok' });
+
+describe('EnvelopeParser fast path', () => {
+  // Records that put '},{' where a cut must not be made: inside strings, escaped quotes before it, nested arrays of objects.
+  const hostile = [
+    ...Array.from({ length: 300 }, (_, i) => alert(i)),
+    alert(300, { details: 'a "},{" inside a string', issue: '\\"},{\\"' }),
+    alert(301, { nested: [{ a: 1 }, { b: [{ c: '},{' }, { d: 2 }] }], details: 'x\\' }),
+    alert(302, { details: '}'.repeat(50) + '},{'.repeat(50) }),
+    1,
+    'a string record},{',
+    [{ a: 1 }, { b: 2 }],
+    null,
+    ...Array.from({ length: 300 }, (_, i) => alert(400 + i, { nested: [{ k: i }, { k: -i }] })),
+  ];
+  const body = envelope(hostile);
+  const expected = JSON.parse(body) as { data: unknown[] };
+
+  it.each([1, 7, 61, 1000, 4096, 65536, 1 << 20])('gives the records JSON.parse gives, in chunks of %i bytes', (size) => {
+    const { records, envelope: env } = parse(pieces(encoder.encode(body), size));
+    expect(records).toHaveLength(hostile.length);
+    expect(records).toEqual(expected.data);
+    expect(env).toEqual({ offset: 0, limit: 0, total: hostile.length, success: true, statusCode: 200, message: 'ok', dataCount: hostile.length });
+  });
+
+  it("leaves the caller's chunks as they were", () => {
+    const bytes = encoder.encode(body);
+    const copy = Uint8Array.from(bytes);
+    const chunks = pieces(bytes, 4096);
+    expect(parse(chunks).records).toHaveLength(hostile.length);
+    expect(Buffer.compare(bytes, copy)).toBe(0);
+  });
+
+  it('keeps giving records in order when the list is pretty-printed (no fast path)', () => {
+    const pretty = JSON.stringify(JSON.parse(body), null, 2);
+    expect(parse(pieces(encoder.encode(pretty), 4096)).records).toEqual(expected.data);
+  });
+
+  it('throws for a malformed record among valid ones, in any chunking', () => {
+    const good = Array.from({ length: 200 }, (_, i) => JSON.stringify(alert(i)));
+    const bad = `{"data":[${good.slice(0, 100).join(',')},{"state":tru},${good.slice(100).join(',')}],"total":201}`;
+    for (const size of [17, 4096, 1 << 20]) {
+      expect(() => parse(pieces(encoder.encode(bad), size))).toThrow(InvalidResponseError);
+    }
+  });
+
+  it('throws for a body cut inside a record that the fast path would have parsed', () => {
+    const good = Array.from({ length: 50 }, (_, i) => JSON.stringify(alert(i))).join(',');
+    expect(() => parse([`{"total":51,"data":[${good},{"state":"Re`])).toThrow(InvalidResponseError);
+  });
+});
+
+describe('EnvelopeParser memory limits', () => {
+  const hugeText = (bytes: number) => 'The quick "brown" fox \\ jumps. '.repeat(Math.ceil(bytes / 30)).slice(0, bytes);
+
+  it('drops a 2 MB unused string as it streams and keeps the rest of the record', () => {
+    const text = hugeText(2 * 1024 * 1024);
+    const data = [alert(0), alert(1, { issue: text }), alert(2)];
+    const { records } = parse(pieces(encoder.encode(envelope(data)), 64 * 1024));
+    expect(records).toHaveLength(3);
+    expect(records[0]).toEqual(data[0]);
+    expect(records[2]).toEqual(data[2]);
+    const second = records[1] as Record<string, unknown>;
+    expect(second.issue).toBeInstanceOf(OversizedValue);
+    expect((second.issue as OversizedValue).bytes).toBe(encoder.encode(JSON.stringify(text)).length - 2);
+    expect({ ...second, issue: undefined }).toEqual({ ...data[1], issue: undefined });
+  });
+
+  it('keeps a string of exactly MAX_STRING_BYTES and drops one byte more', () => {
+    const detailsOf = (len: number) => (parse(pieces(encoder.encode(envelope([alert(0, { details: 'y'.repeat(len) })])), 1000)).records[0] as Record<string, unknown>).details;
+    expect(detailsOf(MAX_STRING_BYTES)).toBe('y'.repeat(MAX_STRING_BYTES));
+    expect(detailsOf(MAX_STRING_BYTES + 1)).toBeInstanceOf(OversizedValue);
+  });
+
+  it('ends an oversized string at the right quote when escapes straddle chunk edges', () => {
+    const s = 'ab\\"cd\\\\'.repeat(20_000); // escaped quotes and backslashes, about 180 KB
+    const data = [alert(0, { details: s, after: 'kept' }), alert(1)];
+    for (const size of [3, 4095, 65536]) {
+      const { records } = parse(pieces(encoder.encode(envelope(data)), size));
+      expect(records).toHaveLength(2);
+      expect((records[0] as Record<string, unknown>).details).toBeInstanceOf(OversizedValue);
+      expect((records[0] as Record<string, unknown>).after).toBe('kept');
+      expect(records[1]).toEqual(data[1]);
+    }
+  });
+
+  it('delivers a record larger than MAX_RECORD_BYTES (in strings each under the limit) as an OversizedValue', () => {
+    const many: Record<string, string> = {};
+    const piece = 'z'.repeat(60_000);
+    for (let k = 0; k * 60_000 <= MAX_RECORD_BYTES; k++) many[`f${k}`] = piece;
+    const data = [alert(0), { ...alert(1), ...many }, alert(2)];
+    const { records } = parse(pieces(encoder.encode(envelope(data)), 64 * 1024));
+    expect(records).toHaveLength(3);
+    expect(records[1]).toBeInstanceOf(OversizedValue);
+    expect((records[1] as OversizedValue).what).toBe('record');
+    expect(records[2]).toEqual(data[2]);
+  });
+
+  it('does not keep an oversized envelope message', () => {
+    const body = JSON.stringify({ total: 1, data: [alert(0)], message: hugeText(300_000) });
+    const { envelope: env } = parse(pieces(encoder.encode(body), 64 * 1024));
+    expect(env.message).toBeInstanceOf(OversizedValue);
+    expect(env.total).toBe(1);
+  });
+
+  it('streams a 64 MB string past with the heap near the chunk size', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    let count = 0;
+    const parser = new EnvelopeParser('/alerts', () => count++);
+    gc();
+    const baseline = process.memoryUsage().heapUsed;
+    const head = JSON.stringify(alert(0)).slice(0, -1) + ',"issue2":"';
+    parser.write(`{"total":2,"data":[${JSON.stringify(alert(1))},${head}`);
+    const piece = encoder.encode('x'.repeat(64 * 1024));
+    let peak = 0;
+    for (let i = 0; i < 1024; i++) {
+      parser.write(piece);
+      if (i % 64 === 0) peak = Math.max(peak, process.memoryUsage().heapUsed - baseline);
+    }
+    parser.write('"}],"success":true}');
+    expect(parser.end().dataCount).toBe(2);
+    expect(count).toBe(2);
+    expect(peak).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it('makes an alert invalid (counted, logged) when a used field is over the limit, whatever the chunking', () => {
+    for (const size of [64 * 1024, 4 * 1024 * 1024]) {
+      const logger = memoryLogger();
+      const sink = new AlertsSink(Date.UTC(2026, 10, 22) / 1000, logger);
+      const data = [alert(0), alert(1, { state: 'R'.repeat(2 * 1024 * 1024) }), alert(2, { issue: hugeText(2 * 1024 * 1024) })];
+      const parser = new EnvelopeParser('/alerts', (r) => sink.record(r));
+      for (const c of pieces(encoder.encode(envelope(data)), size)) parser.write(c);
+      parser.end();
+      const agg = sink.finish();
+      expect(agg.invalid).toBe(1);
+      expect(agg.open.red! + agg.open.amber! + agg.open.green!).toBe(2);
+      const warnings = logger.records().filter((l) => l.msg === 'skipped a malformed record');
+      expect(warnings).toHaveLength(1);
+      expect(JSON.stringify(warnings[0])).toMatch(/state: .*(more than 65536 bytes|longer than 65536 characters)/);
+    }
+  });
+});
