@@ -8,6 +8,7 @@ import type { Sample } from '../../src/metrics/sample.js';
 import { Exporter, samplesOfCycles } from '../../src/runtime/exporter.js';
 import { startServe, type ServeHandle } from '../../src/runtime/serve.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { maxInAnyWindow } from '../support/window.js';
 
 const KEY = 'sim-budget-key-0123456789';
 const OTHER = 'sim-other-client-key-0123456789';
@@ -34,17 +35,6 @@ async function setup(opts: SimulatorOptions = {}, env: Record<string, string> = 
 const value = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
   samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v) && (labels.tag !== undefined || s.labels.tag === undefined))?.value;
 const ours = (s: Simulator) => s.requests.filter((r) => r.keyIndex === 0);
-
-/** Most requests inside any 60 s window (a start exactly 60 s after another is outside it). */
-function maxInAnyWindow(starts: readonly number[], windowMs = 60_000): number {
-  let most = 0;
-  for (let i = 0; i < starts.length; i++) {
-    let n = 0;
-    for (let j = i; j < starts.length && starts[j]! - starts[i]! < windowMs; j++) n++;
-    most = Math.max(most, n);
-  }
-  return most;
-}
 
 /** Every value the three sources yield, checked against the portal's own data at `at`. */
 function expectExact(samples: Sample[], s: Simulator, at: number, tags: readonly string[] = []) {

@@ -7,6 +7,7 @@ import { Exporter, samplesOfCycles } from '../../src/runtime/exporter.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { parseApiTimestamp } from '../../src/collect/timestamps.js';
+import { maxInAnyWindow } from '../support/window.js';
 
 const KEY = 'sim-integration-key-0123456789';
 let sim: Simulator | undefined;
@@ -29,17 +30,6 @@ const facts = { version: 'test', runtime: 'once' as const };
 const value = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
   samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 const served = (s: Simulator, path: string) => s.requests.filter((r) => r.path.endsWith(path));
-
-/** Most requests inside any 60 s window (a start exactly 60 s after another is outside it). */
-function maxInAnyWindow(starts: readonly number[], windowMs = 60_000): number {
-  let most = 0;
-  for (let i = 0; i < starts.length; i++) {
-    let n = 0;
-    for (let j = i; j < starts.length && starts[j]! - starts[i]! < windowMs; j++) n++;
-    most = Math.max(most, n);
-  }
-  return most;
-}
 
 /** Expected alert numbers, computed independently from the simulator's own data. */
 function expectedAlerts(s: Simulator, at: number) {
