@@ -3,7 +3,6 @@
  * a FakeClock that jumps over every wait, against the simulated portal. Each test asserts the
  * portal's exact request log (clock time from the test's start, status; 0 = connection reset).
  */
-import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PortalConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
@@ -12,43 +11,14 @@ import { LateError, NetworkError, RateLimitedError, TimeoutError, UpstreamHttpEr
 import { Deadline, request, type RunContext } from '../../src/schedule/jobs.js';
 import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { PortalReader, type ListRequest, type PortalReaderOptions, type RecordSink } from '../../src/upstream/reader.js';
+import { PortalReader, type ListRequest, type PortalReaderOptions } from '../../src/upstream/reader.js';
+import { failure, itemIds, loopbackAgent, sinks } from '../support/upstream.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
-/** A sink that keeps its records; `made` lists every sink created, so tests can see one per attempt. */
-function sinks() {
-  const made: Array<{ records: unknown[] }> = [];
-  const newSink = (): RecordSink<unknown[]> => {
-    const records: unknown[] = [];
-    made.push({ records });
-    return { record: (raw: unknown) => void records.push(raw), finish: () => records };
-  };
-  return { made, newSink };
-}
-
-const itemIds = (records: unknown[]) => records.map((r) => (r as { itemId: string }).itemId);
-
-/** Awaits `p` and returns what it rejected with; fails the test when it resolved. */
-async function failure(p: Promise<unknown>): Promise<Error> {
-  let result: unknown;
-  try {
-    result = await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error(`expected a failure, got ${JSON.stringify(result)}`);
-}
-
-let agent: Agent;
-beforeAll(() => {
-  agent = new Agent({ connect: { timeout: 2_000 } });
-});
-afterAll(async () => {
-  await agent.close();
-});
+const agent = loopbackAgent();
 
 const deadlines: Deadline[] = [];
 afterEach(() => {

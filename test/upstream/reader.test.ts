@@ -5,7 +5,6 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
@@ -20,41 +19,12 @@ import {
   UpstreamHttpError,
 } from '../../src/errors.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { PortalReader, type PortalReaderOptions, type RecordSink } from '../../src/upstream/reader.js';
+import { PortalReader, type PortalReaderOptions } from '../../src/upstream/reader.js';
+import { failure, itemIds, loopbackAgent, sinks } from '../support/upstream.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 
-/** A sink that keeps its records; `made` lists every sink created. */
-function sinks() {
-  const made: Array<{ records: unknown[] }> = [];
-  const newSink = (): RecordSink<unknown[]> => {
-    const records: unknown[] = [];
-    made.push({ records });
-    return { record: (raw: unknown) => void records.push(raw), finish: () => records };
-  };
-  return { made, newSink };
-}
-
-const itemIds = (records: unknown[]) => records.map((r) => (r as { itemId: string }).itemId);
-
-/** Awaits `p` and returns what it rejected with; fails the test when it resolved. */
-async function failure(p: Promise<unknown>): Promise<Error> {
-  let result: unknown;
-  try {
-    result = await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error(`expected a failure, got ${JSON.stringify(result)}`);
-}
-
-let agent: Agent;
-beforeAll(() => {
-  agent = new Agent({ connect: { timeout: 2_000 } });
-});
-afterAll(async () => {
-  await agent.close();
-});
+const agent = loopbackAgent();
 
 /** A reader of `sim` on `clock`; everything else overridable. */
 function setup(sim: Simulator, clock: FakeClock, overrides: Partial<PortalReaderOptions> = {}) {
