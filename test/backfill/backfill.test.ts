@@ -9,8 +9,8 @@ import { defaultStatePath, loadState } from '../../src/runtime/backfill-state.js
 import { runBackfill, schedulerFetchDay, type FetchDay } from '../../src/runtime/backfill.js';
 import { Exporter } from '../../src/runtime/exporter.js';
 import { loadConfig } from '../../src/config/load.js';
-import { main } from '../../src/runtime/cli.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { runMain } from '../support/cli.js';
 import { archive, busiestMinute, daysBefore, expectedSeries, readOpenMetrics } from './support.js';
 
 const T0 = Date.UTC(2026, 10, 22, 9, 30, 0);
@@ -35,21 +35,17 @@ async function portalSim(clock: FakeClock): Promise<Simulator> {
 }
 
 async function cli(sim: Simulator, clock: FakeClock, argv: string[], env: Record<string, string> = {}, opts: { stopAfterDays?: number; tty?: boolean } = {}) {
-  let stderr = '';
   let stop: () => void = () => {};
   const stopSignal = new Promise<void>((r) => (stop = r));
-  const code = await main(['backfill', ...argv], {
+  return runMain(['backfill', ...argv], {
     env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey, POSTURE_PORTAL: 'acme', POSTURE_REQUESTS_PER_MINUTE: '3', ...env },
-    stdout: () => {},
-    stderr: (t) => {
-      stderr += t;
+    onStderr: (stderr) => {
       if (opts.stopAfterDays !== undefined && (stderr.match(/"msg":"backfill progress"/g) ?? []).length >= opts.stopAfterDays) stop();
     },
     clock,
     stopSignal,
     stderrIsTTY: opts.tty,
   });
-  return { code, stderr };
 }
 
 /** Every series the portal's archive gives for `days`, whole and per tag. */
@@ -227,8 +223,7 @@ describe('backfill flags', () => {
     [['--days', '3', '--push', 'otlp'], 'backfill --push takes only remote_write'],
     [['--days', '3', '--push', 'remote_write'], 'POSTURE_REMOTE_WRITE_URL'],
   ])('exits 2 with one line naming the flag: %j', async (argv, message) => {
-    let stderr = '';
-    const code = await main(['backfill', ...argv], { env: { POSTURE_BASE_URL: 'http://127.0.0.1:9/public-api/v1', POSTURE_API_KEY: 'k-unused-1234' }, stdout: () => {}, stderr: (t) => (stderr += t), clock: new FakeClock(T0) });
+    const { code, stderr } = await runMain(['backfill', ...argv], { env: { POSTURE_BASE_URL: 'http://127.0.0.1:9/public-api/v1', POSTURE_API_KEY: 'k-unused-1234' }, clock: new FakeClock(T0) });
     expect(code).toBe(2);
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toContain(message);
