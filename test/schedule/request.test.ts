@@ -3,7 +3,7 @@
  * a FakeClock that jumps over every wait, against the simulated portal. Each test asserts the
  * portal's exact request log (clock time from the test's start, status; 0 = connection reset).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PortalConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
@@ -97,12 +97,11 @@ describe('request() against the simulated portal', () => {
     sim.clearFaults();
     sim.requests.length = 0;
   });
-  const start = () => {
+  beforeEach(() => {
     t0 = clock.now();
-  };
+  });
 
   it('reads in one request when the portal answers', async () => {
-    start();
     const { ctx, scheduler } = setup(sim, clock);
     const { made, newSink } = sinks();
     const res = await request(ctx, vitals, newSink, PRIORITY.vitals);
@@ -114,7 +113,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a 503 after a backoff and succeeds, with no sink for the 503 and no double count', async () => {
-    start();
     const { ctx, warnings } = setup(sim, clock);
     const { made, newSink } = sinks();
     sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 503 } });
@@ -133,7 +131,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a 500 only once', async () => {
-    start();
     const { ctx } = setup(sim, clock, { maxRetries: 3 });
     sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 500 } });
     const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
@@ -147,7 +144,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('gives up after maxRetries and throws the last error', async () => {
-    start();
     const { ctx, warnings } = setup(sim, clock, { maxRetries: 2 });
     sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 502 } });
     const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
@@ -173,7 +169,6 @@ describe('request() against the simulated portal', () => {
     [503, 2],
     [504, 2],
   ])('sends a request answered %i %i time(s) with maxRetries 1', async (status, tries) => {
-    start();
     const { ctx } = setup(sim, clock, { maxRetries: 1 });
     sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status } });
     const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
@@ -182,7 +177,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('waits a Retry-After in seconds on the clock before sending again', async () => {
-    start();
     const { ctx, scheduler, warnings } = setup(sim, clock);
     sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '7' } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
@@ -197,7 +191,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('waits a Retry-After given as an HTTP-date', async () => {
-    start();
     const { ctx } = setup(sim, clock);
     // HTTP-dates have whole seconds.
     const retryAt = Math.ceil((t0 + 12_000) / 1_000) * 1_000;
@@ -210,7 +203,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('backs off on a 429 without Retry-After, pausing the portal for the backoff and halving the share', async () => {
-    start();
     const { ctx, scheduler } = setup(sim, clock, { random: () => 1 });
     sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429 } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
@@ -225,7 +217,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('does not wait a Retry-After that ends after the deadline', async () => {
-    start();
     const { ctx, warnings } = setup(sim, clock, { deadline: clock.now() + MINUTE });
     sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '120' } });
     const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
@@ -240,7 +231,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('defers a request whose Retry-After is longer than the largest wait allowed, pausing the portal only that long', async () => {
-    start();
     const { ctx, scheduler, warnings } = setup(sim, clock);
     sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '600' } });
     const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
@@ -252,7 +242,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('takes a scheduler slot for every attempt: with a share of 2 per minute the third waits a window', async () => {
-    start();
     const { ctx, scheduler } = setup(sim, clock, { share: 2 });
     sim.addFault({ path: '/vitals', times: 2, fault: { kind: 'status', status: 503 } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
@@ -266,7 +255,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('stops retrying when the slot a retry could get is after the deadline', async () => {
-    start();
     const deadline = clock.now() + 30_000;
     const { ctx } = setup(sim, clock, { share: 2, deadline });
     sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 503 } });
@@ -285,7 +273,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a body cut off mid-way with a fresh sink, so nothing is counted twice', async () => {
-    start();
     const { ctx } = setup(sim, clock);
     const { made, newSink } = sinks();
     const expected = [...sim.data().alerts()];
@@ -306,7 +293,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a body that ends cleanly but early (a TruncatedBodyError)', async () => {
-    start();
     const { ctx, warnings } = setup(sim, clock);
     const { made, newSink } = sinks();
     sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 200, body: '{"offset":0,"limit":0,"total":3,"data":[{"a":1},{"a"' } });
@@ -324,7 +310,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('reports a cut body as a network failure when retries are used up', async () => {
-    start();
     const { ctx } = setup(sim, clock, { maxRetries: 0 });
     sim.addFault({ path: '/alerts', fault: { kind: 'truncate', afterBytes: 3_000 } });
     const err = await failure(request(ctx, alerts, sinks().newSink, PRIORITY.alerts));
@@ -334,7 +319,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a stalled body (a body TimeoutError)', async () => {
-    start();
     const { ctx } = setup(sim, clock, { reader: { bodyTimeoutMs: 200 } });
     sim.addFault({ path: '/vitals', fault: { kind: 'stall', afterBytes: 100 } });
     const res = await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
@@ -346,7 +330,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a connection reset and counts it as code error', async () => {
-    start();
     const { ctx } = setup(sim, clock);
     sim.addFault({ path: '/vitals', fault: { kind: 'reset' } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
@@ -358,7 +341,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('throws NetworkError when the portal keeps resetting', async () => {
-    start();
     const { ctx } = setup(sim, clock, { maxRetries: 1 });
     sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'reset' } });
     const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
@@ -372,7 +354,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it("passes a sink's own error through without retrying", async () => {
-    start();
     const { ctx } = setup(sim, clock);
     class TooMany extends Error {}
     const err = await failure(
@@ -394,7 +375,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('lets a request function change the query on a retry', async () => {
-    start();
     const { ctx } = setup(sim, clock);
     sim.addFault({ path: '/alerts', fault: { kind: 'status', status: 503 } });
     const asked: number[] = [];
@@ -414,7 +394,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('stops a retry sleep when the run is aborted, with the abort reason', async () => {
-    start();
     const still = new FakeClock(clock.now()); // never advances: the sleep can only end by abort
     const stop = new AbortController();
     const { ctx } = setup(sim, still, { signal: stop.signal });
@@ -429,7 +408,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('cuts a request in flight at the deadline and does not retry it', async () => {
-    start();
     const still = new FakeClock(clock.now()); // the Deadline's timer runs in real time
     const { ctx } = setup(sim, still, { deadline: still.now() + 100 });
     sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'stall', afterBytes: 200 } });
