@@ -101,6 +101,14 @@ describe('request() against the simulated portal', () => {
     t0 = clock.now();
   });
 
+  /** A run whose /vitals the portal always answers `status`, and the error request() ends with. */
+  async function alwaysAnswered(status: number, options: Setup) {
+    const run = setup(sim, clock, options);
+    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status } });
+    const err = await failure(request(run.ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    return { ...run, err };
+  }
+
   it('reads in one request when the portal answers', async () => {
     const { ctx, scheduler } = setup(sim, clock);
     const { made, newSink } = sinks();
@@ -131,9 +139,7 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a 500 only once', async () => {
-    const { ctx } = setup(sim, clock, { maxRetries: 3 });
-    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 500 } });
-    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    const { ctx, err } = await alwaysAnswered(500, { maxRetries: 3 });
     expect(err).toBeInstanceOf(UpstreamHttpError);
     expect((err as UpstreamHttpError).status).toBe(500);
     expect(log()).toEqual([
@@ -144,9 +150,7 @@ describe('request() against the simulated portal', () => {
   });
 
   it('gives up after maxRetries and throws the last error', async () => {
-    const { ctx, warnings } = setup(sim, clock, { maxRetries: 2 });
-    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 502 } });
-    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    const { err, warnings } = await alwaysAnswered(502, { maxRetries: 2 });
     expect(err).toBeInstanceOf(UpstreamHttpError);
     expect((err as UpstreamHttpError).status).toBe(502);
     // Full jitter at 0.5: 500 ms, then 1 s.
@@ -169,9 +173,7 @@ describe('request() against the simulated portal', () => {
     [503, 2],
     [504, 2],
   ])('sends a request answered %i %i time(s) with maxRetries 1', async (status, tries) => {
-    const { ctx } = setup(sim, clock, { maxRetries: 1 });
-    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status } });
-    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    const { err } = await alwaysAnswered(status, { maxRetries: 1 });
     expect((err as UpstreamHttpError).status).toBe(status);
     expect(sim.requests.map((r) => r.status)).toEqual(Array(tries).fill(status));
   });
