@@ -18,8 +18,8 @@ import {
   TruncatedBodyError,
   UpstreamHttpError,
 } from '../../src/errors.js';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { PortalReader, type PortalReaderOptions } from '../../src/upstream/reader.js';
+import { startSimulator, type Fault, type Simulator } from '../../src/simulator/index.js';
+import { PortalReader, type ListRequest, type PortalReaderOptions } from '../../src/upstream/reader.js';
 import { failure, itemIds, loopbackAgent, sinks } from '../support/upstream.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -50,6 +50,13 @@ describe('PortalReader against the simulated portal', () => {
     sim.clearFaults();
     sim.requests.length = 0;
   });
+
+  /** What a read of `list` fails with once the portal answers it with `fault` (by a reader with `overrides`). */
+  async function failedRead(fault: Fault, list: ListRequest = { endpoint: '/vitals', query: {} }, overrides: Partial<PortalReaderOptions> = {}) {
+    const { reader } = setup(sim, clock, overrides);
+    sim.addFault({ path: list.endpoint, fault });
+    return failure(reader.read(list, sinks().newSink));
+  }
 
   it('reads a whole list in one request and reports the envelope', async () => {
     const { reader, logger } = setup(sim, clock);
@@ -183,9 +190,7 @@ describe('PortalReader against the simulated portal', () => {
   });
 
   it('turns a connection reset into a NetworkError with code error', async () => {
-    const { reader } = setup(sim, clock);
-    sim.addFault({ path: '/vitals', fault: { kind: 'reset' } });
-    const err = await failure(reader.read({ endpoint: '/vitals', query: {} }, sinks().newSink));
+    const err = await failedRead({ kind: 'reset' });
     expect(err).toBeInstanceOf(NetworkError);
     expect(err).not.toBeInstanceOf(TimeoutError);
     expect(err.message).toContain('/vitals');
@@ -194,9 +199,7 @@ describe('PortalReader against the simulated portal', () => {
   });
 
   it('turns a stalled body into a body TimeoutError', async () => {
-    const { reader } = setup(sim, clock, { bodyTimeoutMs: 200 });
-    sim.addFault({ path: '/alerts', fault: { kind: 'stall', afterBytes: 500 } });
-    const err = await failure(reader.read({ endpoint: '/alerts', query: { filter: 'all' } }, sinks().newSink));
+    const err = await failedRead({ kind: 'stall', afterBytes: 500 }, { endpoint: '/alerts', query: { filter: 'all' } }, { bodyTimeoutMs: 200 });
     expect(err).toBeInstanceOf(TimeoutError);
     expect((err as TimeoutError).phase).toBe('body');
     expect(err.message).toContain('/alerts');
@@ -206,9 +209,7 @@ describe('PortalReader against the simulated portal', () => {
   });
 
   it('turns a slow answer into a headers TimeoutError', async () => {
-    const { reader } = setup(sim, clock, { headersTimeoutMs: 200 });
-    sim.addFault({ path: '/vitals', fault: { kind: 'latency', ms: 1_500 } });
-    const err = await failure(reader.read({ endpoint: '/vitals', query: {} }, sinks().newSink));
+    const err = await failedRead({ kind: 'latency', ms: 1_500 }, { endpoint: '/vitals', query: {} }, { headersTimeoutMs: 200 });
     expect(err).toBeInstanceOf(TimeoutError);
     expect((err as TimeoutError).phase).toBe('headers');
     expect(err.message).toContain('200 ms');
@@ -224,9 +225,7 @@ describe('PortalReader against the simulated portal', () => {
   });
 
   it('rejects success:false with an InvalidResponseError naming the message', async () => {
-    const { reader } = setup(sim, clock);
-    sim.addFault({ path: '/vitals', fault: { kind: 'success-false', message: 'Vitals are being recalculated' } });
-    const err = await failure(reader.read({ endpoint: '/vitals', query: {} }, sinks().newSink));
+    const err = await failedRead({ kind: 'success-false', message: 'Vitals are being recalculated' });
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect(err).not.toBeInstanceOf(TruncatedBodyError);
     expect(err.message).toContain('Vitals are being recalculated');
@@ -236,9 +235,7 @@ describe('PortalReader against the simulated portal', () => {
   });
 
   it('rejects a malformed body with an InvalidResponseError that is not a truncation', async () => {
-    const { reader } = setup(sim, clock);
-    sim.addFault({ path: '/vitals', fault: { kind: 'malformed' } });
-    const err = await failure(reader.read({ endpoint: '/vitals', query: {} }, sinks().newSink));
+    const err = await failedRead({ kind: 'malformed' });
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect(err).not.toBeInstanceOf(TruncatedBodyError);
     expect((err as InvalidResponseError).endpoint).toBe('/vitals');
