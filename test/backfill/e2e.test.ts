@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
-import { main } from '../../src/runtime/cli.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { runMain } from '../support/cli.js';
 import { queryPrometheusApi, startPrometheus, startVictoriaMetrics, type Peer } from '../support/peers.js';
 import { archive, busiestMinute, daysBefore, endOfDaySeconds, expectedSeries } from './support.js';
 
@@ -36,12 +36,9 @@ afterAll(async () => {
 async function backfill(argv: string[], env: Record<string, string> = {}) {
   const clock = new FakeClock(NOW, { autoAdvance: true });
   const sim = await startSimulator({ clock, seed: SEED, devices: 150 });
-  let stderr = '';
   try {
-    const code = await main(['backfill', ...argv], {
+    const { code, stderr } = await runMain(['backfill', ...argv], {
       env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey, POSTURE_PORTAL: 'acme', POSTURE_VITALS_TAGS: TAG, POSTURE_REQUESTS_PER_MINUTE: '4', ...env },
-      stdout: () => {},
-      stderr: (t) => (stderr += t),
       clock,
     });
     return { code, stderr, requests: [...sim.requests] };

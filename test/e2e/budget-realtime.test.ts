@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { runBuiltCli } from '../support/cli.js';
 
 // The one real-time test of the scheduler: the built CLI's `once` must wait out a real 60 s window.
 const KEY = 'sim-realtime-key-abcdef0123456789';
-const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 const TAGS = ['laptops', 'servers', 'cloud'];
 
 let sim: Simulator;
@@ -15,24 +14,12 @@ afterAll(async () => {
   await sim?.close();
 });
 
-function once(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'once', '--format', 'json'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 describe('once on real time with three tags and two 429s at a share of 5', () => {
   it('completes every source across two windows: exit 0, exact values, never more than 5 requests in 60 s', async () => {
     sim.addFault({ path: '/vitals', times: 1, fault: { kind: 'status', status: 429, retryAfter: '2' } });
     sim.addFault({ path: '/alerts', times: 1, fault: { kind: 'status', status: 429, retryAfter: '2' } });
     const started = Date.now();
-    const r = await once({ POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_VITALS_TAGS: TAGS.join(','), POSTURE_REQUESTS_PER_MINUTE: '5', POSTURE_LOG_LEVEL: 'warn' });
+    const r = await runBuiltCli(['once', '--format', 'json'], { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_VITALS_TAGS: TAGS.join(','), POSTURE_REQUESTS_PER_MINUTE: '5', POSTURE_LOG_LEVEL: 'warn' });
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
     const seconds = (Date.now() - started) / 1000;
     // 4 Vitals + 2 device totals + 1 /alerts + 2 retries = 9 requests: a second window is needed.

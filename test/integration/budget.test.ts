@@ -1,50 +1,31 @@
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
-import { FakeClock } from '../../src/core/clock.js';
-import { memoryLogger } from '../../src/core/log.js';
 import { parseApiTimestamp } from '../../src/collect/timestamps.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { Exporter, samplesOfCycles } from '../../src/runtime/exporter.js';
 import { startServe, type ServeHandle } from '../../src/runtime/serve.js';
-import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
+import { closeAfterEach } from '../support/closing.js';
+import { maxInAnyWindow } from '../support/window.js';
+import { facts, portalWithConfig, T0 } from './support.js';
 
 const KEY = 'sim-budget-key-0123456789';
 const OTHER = 'sim-other-client-key-0123456789';
-const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
-const facts = { version: 'test', runtime: 'once' as const };
-let sim: Simulator | undefined;
+// Registered before the server's afterEach, so it runs after it: the server stops before its portal.
+const closing = closeAfterEach();
 let serving: ServeHandle | undefined;
 
 afterEach(async () => {
   await serving?.stop();
   serving = undefined;
-  await sim?.close();
-  sim = undefined;
 });
 
-async function setup(opts: SimulatorOptions = {}, env: Record<string, string> = {}) {
-  const clock = new FakeClock(T0, { autoAdvance: true });
-  sim = await startSimulator({ clock, keys: [{ key: KEY }, { key: OTHER }], ...opts });
-  const logger = memoryLogger({ secrets: [KEY, OTHER] });
-  const config = loadConfig({ env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'test', POSTURE_LISTEN: '127.0.0.1:0', ...env } });
-  return { clock, sim, logger, config };
-}
+/** The portal (shared by us and another client), and our config for it with a loopback listener. */
+const setup = (opts: SimulatorOptions = {}, env: Record<string, string> = {}) => portalWithConfig(closing, [KEY, OTHER], opts, { POSTURE_LISTEN: '127.0.0.1:0', ...env });
 
 const value = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
   samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v) && (labels.tag !== undefined || s.labels.tag === undefined))?.value;
 const ours = (s: Simulator) => s.requests.filter((r) => r.keyIndex === 0);
-
-/** Most requests inside any 60 s window (a start exactly 60 s after another is outside it). */
-function maxInAnyWindow(starts: readonly number[], windowMs = 60_000): number {
-  let most = 0;
-  for (let i = 0; i < starts.length; i++) {
-    let n = 0;
-    for (let j = i; j < starts.length && starts[j]! - starts[i]! < windowMs; j++) n++;
-    most = Math.max(most, n);
-  }
-  return most;
-}
 
 /** Every value the three sources yield, checked against the portal's own data at `at`. */
 function expectExact(samples: Sample[], s: Simulator, at: number, tags: readonly string[] = []) {
@@ -214,7 +195,6 @@ describe('the budget scheduler against the simulated portal', () => {
       expect(maxInAnyWindow(s.requests.map((q) => q.time)), what).toBeLessThanOrEqual(share);
       expectExact(samplesOfCycles([r!], facts), s, T0, tags);
       await s.close();
-      sim = undefined;
     }
   }, 120_000);
 });

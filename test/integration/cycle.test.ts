@@ -1,45 +1,28 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
+import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { AuthenticationError, ListMismatchError, PermissionError } from '../../src/errors.js';
 import { Exporter, samplesOfCycles } from '../../src/runtime/exporter.js';
-import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { parseApiTimestamp } from '../../src/collect/timestamps.js';
+import { closeAfterEach } from '../support/closing.js';
+import { maxInAnyWindow } from '../support/window.js';
+import { facts, portalWithConfig } from './support.js';
 
 const KEY = 'sim-integration-key-0123456789';
-let sim: Simulator | undefined;
+const closing = closeAfterEach();
 
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
+/** The portal, our config for it, and an exporter whose retries wait half their backoff. */
 async function setup(opts: SimulatorOptions = {}, env: Record<string, string> = {}) {
-  const clock = new FakeClock(Date.UTC(2026, 10, 22, 12, 0, 0), { autoAdvance: true });
-  sim = await startSimulator({ clock, keys: [{ key: KEY }], ...opts });
-  const logger = memoryLogger({ secrets: [KEY] });
-  const config = loadConfig({ env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'test', ...env } });
-  const exporter = new Exporter(config, { clock, logger, runtime: 'once', random: () => 0.5 });
-  return { clock, sim, logger, config, exporter };
+  const run = await portalWithConfig(closing, [KEY], opts, env);
+  const exporter = new Exporter(run.config, { clock: run.clock, logger: run.logger, runtime: 'once', random: () => 0.5 });
+  return { ...run, exporter };
 }
 
-const facts = { version: 'test', runtime: 'once' as const };
 const value = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
   samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 const served = (s: Simulator, path: string) => s.requests.filter((r) => r.path.endsWith(path));
-
-/** Most requests inside any 60 s window (a start exactly 60 s after another is outside it). */
-function maxInAnyWindow(starts: readonly number[], windowMs = 60_000): number {
-  let most = 0;
-  for (let i = 0; i < starts.length; i++) {
-    let n = 0;
-    for (let j = i; j < starts.length && starts[j]! - starts[i]! < windowMs; j++) n++;
-    most = Math.max(most, n);
-  }
-  return most;
-}
 
 /** Expected alert numbers, computed independently from the simulator's own data. */
 function expectedAlerts(s: Simulator, at: number) {

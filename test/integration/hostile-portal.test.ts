@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
@@ -6,9 +5,9 @@ import { memoryLogger } from '../../src/core/log.js';
 import { LateError, ListMismatchError, TimeoutError } from '../../src/errors.js';
 import { Exporter, samplesOfCycles } from '../../src/runtime/exporter.js';
 import { startSimulator, type Fault, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { runBuiltCli } from '../support/cli.js';
 
 const KEY = 'sim-hostile-key-0123456789abcdef';
-const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const facts = { version: 'test', runtime: 'once' as const };
 let sim: Simulator | undefined;
@@ -92,18 +91,7 @@ describe('bodies that never end, against the deadline', () => {
     sim = await startSimulator({ keys: [{ key: KEY }], alerts: 200, devices: 500, moving: false });
     sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'endless' } });
     const started = Date.now();
-    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI, 'once'], {
-        env: { PATH: process.env.PATH, POSTURE_BASE_URL: sim!.baseUrl, POSTURE_API_KEY: KEY, POSTURE_CYCLE_TIMEOUT_SECONDS: '3', POSTURE_LOG_LEVEL: 'warn' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      child.stderr.on('data', (d) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+    const r = await runBuiltCli(['once'], { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_CYCLE_TIMEOUT_SECONDS: '3', POSTURE_LOG_LEVEL: 'warn' });
     expect((Date.now() - started) / 1000).toBeLessThan(15);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('collection failed for: alerts');

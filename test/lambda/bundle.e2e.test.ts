@@ -6,13 +6,13 @@
  * portal, pushing to Debian's Pushgateway and Prometheus's remote-write receiver at once. The values
  * are queried back through the receivers' HTTP APIs and must equal the portal's data exactly.
  */
-import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { runProcess } from '../support/cli.js';
 import { queryPrometheusApi, startPrometheus, startPushgateway, type Peer } from '../support/peers.js';
 import { expectedFromPortal, familiesOf, pushgatewayGroups, seriesKey, type ReadSample } from './support.js';
 
@@ -33,7 +33,7 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'lambda-bundle-'));
   for (const entry of ['src', 'scripts', 'node_modules', 'tsconfig.json']) symlinkSync(join(ROOT, entry), join(work, entry));
   copyFileSync(join(ROOT, 'package.json'), join(work, 'package.json'));
-  const built = run('npm', ['run', 'build', '--silent'], { cwd: work, env: { PATH: process.env.PATH ?? '' } });
+  const built = runProcess('npm', ['run', 'build', '--silent'], { cwd: work, env: { PATH: process.env.PATH ?? '' } });
   [pgw, prom] = await Promise.all([
     startPushgateway(),
     startPrometheus({ config: 'global:\n  scrape_interval: 1h\n', extraArgs: ['--web.enable-remote-write-receiver'] }),
@@ -48,18 +48,6 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-function run(cmd: string, args: string[], opts: { cwd: string; env: Record<string, string> }): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 interface Invocation {
   code: number | null;
   result: { ok: true; summary: { portals: Array<{ portal: string; sources: Record<string, string>; requests: number }>; sinks: Array<{ sink: string; ok: boolean; error?: string }> } } | { ok: false; error: { name: string; message: string } };
@@ -71,7 +59,7 @@ interface Invocation {
 /** One invocation of the built handler in a fresh Node process whose whole environment is `env`. */
 async function invokeBundle(env: Record<string, string>, opts: { remainingMs?: number; measure?: boolean } = {}): Promise<Invocation> {
   const args = [...(opts.measure ? ['--require', PEAK_RSS] : []), RUNNER, bundle, String(opts.remainingMs ?? 60_000)];
-  const { code, stdout, stderr } = await run(process.execPath, args, { cwd: work, env: { PATH: process.env.PATH ?? '', ...env } });
+  const { code, stdout, stderr } = await runProcess(process.execPath, args, { cwd: work, env: { PATH: process.env.PATH ?? '', ...env } });
   const lines = stdout.split('\n').filter((l) => l !== '');
   const last = lines.at(-1) ?? '';
   if (!last.startsWith('INVOCATION_RESULT ')) throw new Error(`the runner did not finish (exit ${code}):\n${stderr.slice(-2000)}`);

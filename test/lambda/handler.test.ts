@@ -52,6 +52,13 @@ async function portal(opts: SimulatorOptions = {}): Promise<Simulator> {
   return sim;
 }
 
+/** A loopback AWS key-store fake holding `store`, closed after the test. */
+async function awsFake(store?: Parameters<typeof startAwsFake>[0]): Promise<AwsFake> {
+  const aws = await startAwsFake(store);
+  fakes.push(aws);
+  return aws;
+}
+
 /** One container: a handler built once, invoked as often as the test likes (`req-1`, `req-2`, …). */
 function lambda(env: Record<string, string | undefined>, deps: Partial<HandlerDeps> = {}) {
   const lines: string[] = [];
@@ -328,8 +335,7 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
       const rotated = 'sim-rotated-key-fedcba9876543210';
       secrets.push(rotated);
       const sim = await portal({ keys: [{ key: KEY }, { key: rotated }] });
-      const aws = await startAwsFake({ parameters: { '/posture/lambda-test/ssm': KEY } });
-      fakes.push(aws);
+      const aws = await awsFake({ parameters: { '/posture/lambda-test/ssm': KEY } });
       const env = envFor(sim, 'ssm', { POSTURE_API_KEY: undefined, POSTURE_API_KEY_SSM_PARAMETER: '/posture/lambda-test/ssm' });
       const { invoke, failure } = lambda(env, { keyStore: { clientConfig: aws.clientConfig } });
 
@@ -359,8 +365,7 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
 
     it('reads a Secrets Manager secret once across invocations, and again after a 401', async () => {
       const sim = await portal();
-      const aws = await startAwsFake({ secrets: { 'posture/lambda-test/secret': `${KEY}\n` } });
-      fakes.push(aws);
+      const aws = await awsFake({ secrets: { 'posture/lambda-test/secret': `${KEY}\n` } });
       const env = envFor(sim, 'secret', { POSTURE_API_KEY: undefined, POSTURE_API_KEY_SECRET_ID: 'posture/lambda-test/secret' });
       const { invoke, failure } = lambda(env, { keyStore: { clientConfig: aws.clientConfig } });
 
@@ -380,8 +385,7 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
 
     it('fails the invocation when the parameter cannot be read, and tries the store again next time', async () => {
       const sim = await portal();
-      const aws = await startAwsFake();
-      fakes.push(aws);
+      const aws = await awsFake();
       const env = envFor(sim, 'ssm-missing', { POSTURE_API_KEY: undefined, POSTURE_API_KEY_SSM_PARAMETER: '/posture/lambda-test/missing' });
       const { invoke, failure } = lambda(env, { keyStore: { clientConfig: aws.clientConfig } });
       const err = await failure();
@@ -409,6 +413,14 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
       fakes.push(rw);
       return rw;
     }
+
+    /** Pushgateway and remote write, the latter with basic auth whose password is the SSM parameter `parameter`. */
+    const bothSinksWithStoredPassword = (rw: Receiver, parameter: string) => ({
+      POSTURE_PUSH: 'pushgateway,remote_write',
+      POSTURE_REMOTE_WRITE_URL: `${rw.url}/api/prom/push`,
+      POSTURE_REMOTE_WRITE_USERNAME: USER,
+      POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: parameter,
+    });
 
     /** `posture_*` series of one remote-write request, as `name{labels}` (portal left out) → value. */
     function pushed(rw: Receiver, index: number): Map<string, number> {
@@ -451,8 +463,7 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
     it.each(cases)('reads $what once per container, pushes with it, and never shows it', async ({ credential, store, env: credentialEnv, call, authorization }) => {
       secrets.push(credential, authorization.replace(/^\w+ /, ''));
       const sim = await portal();
-      const aws = await startAwsFake(store);
-      fakes.push(aws);
+      const aws = await awsFake(store);
       const rw = await receiver(() => authorization);
       const env = envFor(sim, 'rw-store', { POSTURE_PUSH: 'remote_write', POSTURE_REMOTE_WRITE_URL: `${rw.url}/api/prom/push`, ...credentialEnv });
       const { invoke, records } = lambda(env, { keyStore: { clientConfig: aws.clientConfig } });
@@ -481,16 +492,10 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
       const [old, rotated] = ['glc_rw-password-before-rotation-01', 'glc_rw-password-after-rotation-002'];
       secrets.push(old, rotated);
       const sim = await portal();
-      const aws = await startAwsFake({ parameters: { '/posture/lambda-test/rw-rotated': old } });
-      fakes.push(aws);
+      const aws = await awsFake({ parameters: { '/posture/lambda-test/rw-rotated': old } });
       let accepted = old;
       const rw = await receiver(() => basic(accepted));
-      const env = envFor(sim, 'rw-rotated', {
-        POSTURE_PUSH: 'pushgateway,remote_write',
-        POSTURE_REMOTE_WRITE_URL: `${rw.url}/api/prom/push`,
-        POSTURE_REMOTE_WRITE_USERNAME: USER,
-        POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: '/posture/lambda-test/rw-rotated',
-      });
+      const env = envFor(sim, 'rw-rotated', bothSinksWithStoredPassword(rw, '/posture/lambda-test/rw-rotated'));
       const { invoke } = lambda(env, { keyStore: { clientConfig: aws.clientConfig } });
       expect((await invoke()).sinks.map((s) => s.ok)).toEqual([true, true]);
 
@@ -514,15 +519,9 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
       const password = 'glc_rw-password-stored-late-4567';
       secrets.push(password);
       const sim = await portal();
-      const aws = await startAwsFake();
-      fakes.push(aws);
+      const aws = await awsFake();
       const rw = await receiver(() => basic(password));
-      const env = envFor(sim, 'rw-missing', {
-        POSTURE_PUSH: 'pushgateway,remote_write',
-        POSTURE_REMOTE_WRITE_URL: `${rw.url}/api/prom/push`,
-        POSTURE_REMOTE_WRITE_USERNAME: USER,
-        POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: '/posture/lambda-test/rw-missing',
-      });
+      const env = envFor(sim, 'rw-missing', bothSinksWithStoredPassword(rw, '/posture/lambda-test/rw-missing'));
       const { invoke, records } = lambda(env, { keyStore: { clientConfig: aws.clientConfig } });
 
       // Not thrown: the collection worked and the Pushgateway took it.
@@ -564,8 +563,7 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
 
     it('throws when remote write is the only sink and its token cannot be read', async () => {
       const sim = await portal();
-      const aws = await startAwsFake();
-      fakes.push(aws);
+      const aws = await awsFake();
       const rw = await receiver(() => 'Bearer never-read');
       const env = envFor(sim, 'rw-only', { POSTURE_PUSH: 'remote_write', POSTURE_REMOTE_WRITE_URL: `${rw.url}/api/v1/push`, POSTURE_REMOTE_WRITE_BEARER_TOKEN_SECRET_ID: 'posture/lambda-test/rw-absent' });
       const { failure } = lambda(env, { keyStore: { clientConfig: aws.clientConfig } });

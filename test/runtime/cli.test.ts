@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/runtime/cli.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { runMain } from '../support/cli.js';
 
 const KEY = 'sim-cli-key-0123456789abcdef';
 let sim: Simulator;
@@ -12,12 +13,7 @@ afterAll(async () => {
   await sim.close();
 });
 
-async function cli(argv: string[], env: Record<string, string> = {}) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(argv, { env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, ...env }, stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  return { code, stdout, stderr };
-}
+const cli = (argv: string[], env: Record<string, string> = {}) => runMain(argv, { env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, ...env } });
 
 describe('posture-exporter once', () => {
   it('prints the Prometheus text on stdout, JSON logs on stderr, and exits 0', async () => {

@@ -3,8 +3,7 @@
  * a FakeClock that jumps over every wait, against the simulated portal. Each test asserts the
  * portal's exact request log (clock time from the test's start, status; 0 = connection reset).
  */
-import { Agent } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PortalConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
@@ -12,43 +11,14 @@ import { LateError, NetworkError, RateLimitedError, TimeoutError, UpstreamHttpEr
 import { Deadline, request, type RunContext } from '../../src/schedule/jobs.js';
 import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { PortalReader, type ListRequest, type PortalReaderOptions, type RecordSink } from '../../src/upstream/reader.js';
+import { PortalReader, type ListRequest, type PortalReaderOptions } from '../../src/upstream/reader.js';
+import { failure, itemIds, loopbackAgent, sinks } from '../support/upstream.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
-/** A sink that keeps its records; `made` lists every sink created, so tests can see one per attempt. */
-function sinks() {
-  const made: Array<{ records: unknown[] }> = [];
-  const newSink = (): RecordSink<unknown[]> => {
-    const records: unknown[] = [];
-    made.push({ records });
-    return { record: (raw: unknown) => void records.push(raw), finish: () => records };
-  };
-  return { made, newSink };
-}
-
-const itemIds = (records: unknown[]) => records.map((r) => (r as { itemId: string }).itemId);
-
-/** Awaits `p` and returns what it rejected with; fails the test when it resolved. */
-async function failure(p: Promise<unknown>): Promise<Error> {
-  let result: unknown;
-  try {
-    result = await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error(`expected a failure, got ${JSON.stringify(result)}`);
-}
-
-let agent: Agent;
-beforeAll(() => {
-  agent = new Agent({ connect: { timeout: 2_000 } });
-});
-afterAll(async () => {
-  await agent.close();
-});
+const agent = loopbackAgent();
 
 const deadlines: Deadline[] = [];
 afterEach(() => {
@@ -127,12 +97,19 @@ describe('request() against the simulated portal', () => {
     sim.clearFaults();
     sim.requests.length = 0;
   });
-  const start = () => {
+  beforeEach(() => {
     t0 = clock.now();
-  };
+  });
+
+  /** A run whose /vitals the portal always answers `status`, and the error request() ends with. */
+  async function alwaysAnswered(status: number, options: Setup) {
+    const run = setup(sim, clock, options);
+    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status } });
+    const err = await failure(request(run.ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    return { ...run, err };
+  }
 
   it('reads in one request when the portal answers', async () => {
-    start();
     const { ctx, scheduler } = setup(sim, clock);
     const { made, newSink } = sinks();
     const res = await request(ctx, vitals, newSink, PRIORITY.vitals);
@@ -144,7 +121,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a 503 after a backoff and succeeds, with no sink for the 503 and no double count', async () => {
-    start();
     const { ctx, warnings } = setup(sim, clock);
     const { made, newSink } = sinks();
     sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 503 } });
@@ -163,10 +139,7 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a 500 only once', async () => {
-    start();
-    const { ctx } = setup(sim, clock, { maxRetries: 3 });
-    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 500 } });
-    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    const { ctx, err } = await alwaysAnswered(500, { maxRetries: 3 });
     expect(err).toBeInstanceOf(UpstreamHttpError);
     expect((err as UpstreamHttpError).status).toBe(500);
     expect(log()).toEqual([
@@ -177,10 +150,7 @@ describe('request() against the simulated portal', () => {
   });
 
   it('gives up after maxRetries and throws the last error', async () => {
-    start();
-    const { ctx, warnings } = setup(sim, clock, { maxRetries: 2 });
-    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 502 } });
-    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    const { err, warnings } = await alwaysAnswered(502, { maxRetries: 2 });
     expect(err).toBeInstanceOf(UpstreamHttpError);
     expect((err as UpstreamHttpError).status).toBe(502);
     // Full jitter at 0.5: 500 ms, then 1 s.
@@ -203,16 +173,12 @@ describe('request() against the simulated portal', () => {
     [503, 2],
     [504, 2],
   ])('sends a request answered %i %i time(s) with maxRetries 1', async (status, tries) => {
-    start();
-    const { ctx } = setup(sim, clock, { maxRetries: 1 });
-    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status } });
-    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    const { err } = await alwaysAnswered(status, { maxRetries: 1 });
     expect((err as UpstreamHttpError).status).toBe(status);
     expect(sim.requests.map((r) => r.status)).toEqual(Array(tries).fill(status));
   });
 
   it('waits a Retry-After in seconds on the clock before sending again', async () => {
-    start();
     const { ctx, scheduler, warnings } = setup(sim, clock);
     sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '7' } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
@@ -227,7 +193,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('waits a Retry-After given as an HTTP-date', async () => {
-    start();
     const { ctx } = setup(sim, clock);
     // HTTP-dates have whole seconds.
     const retryAt = Math.ceil((t0 + 12_000) / 1_000) * 1_000;
@@ -240,7 +205,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('backs off on a 429 without Retry-After, pausing the portal for the backoff and halving the share', async () => {
-    start();
     const { ctx, scheduler } = setup(sim, clock, { random: () => 1 });
     sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429 } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
@@ -255,7 +219,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('does not wait a Retry-After that ends after the deadline', async () => {
-    start();
     const { ctx, warnings } = setup(sim, clock, { deadline: clock.now() + MINUTE });
     sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '120' } });
     const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
@@ -270,7 +233,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('defers a request whose Retry-After is longer than the largest wait allowed, pausing the portal only that long', async () => {
-    start();
     const { ctx, scheduler, warnings } = setup(sim, clock);
     sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '600' } });
     const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
@@ -282,7 +244,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('takes a scheduler slot for every attempt: with a share of 2 per minute the third waits a window', async () => {
-    start();
     const { ctx, scheduler } = setup(sim, clock, { share: 2 });
     sim.addFault({ path: '/vitals', times: 2, fault: { kind: 'status', status: 503 } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
@@ -296,7 +257,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('stops retrying when the slot a retry could get is after the deadline', async () => {
-    start();
     const deadline = clock.now() + 30_000;
     const { ctx } = setup(sim, clock, { share: 2, deadline });
     sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 503 } });
@@ -315,7 +275,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a body cut off mid-way with a fresh sink, so nothing is counted twice', async () => {
-    start();
     const { ctx } = setup(sim, clock);
     const { made, newSink } = sinks();
     const expected = [...sim.data().alerts()];
@@ -336,7 +295,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a body that ends cleanly but early (a TruncatedBodyError)', async () => {
-    start();
     const { ctx, warnings } = setup(sim, clock);
     const { made, newSink } = sinks();
     sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 200, body: '{"offset":0,"limit":0,"total":3,"data":[{"a":1},{"a"' } });
@@ -354,7 +312,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('reports a cut body as a network failure when retries are used up', async () => {
-    start();
     const { ctx } = setup(sim, clock, { maxRetries: 0 });
     sim.addFault({ path: '/alerts', fault: { kind: 'truncate', afterBytes: 3_000 } });
     const err = await failure(request(ctx, alerts, sinks().newSink, PRIORITY.alerts));
@@ -364,7 +321,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a stalled body (a body TimeoutError)', async () => {
-    start();
     const { ctx } = setup(sim, clock, { reader: { bodyTimeoutMs: 200 } });
     sim.addFault({ path: '/vitals', fault: { kind: 'stall', afterBytes: 100 } });
     const res = await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
@@ -376,7 +332,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a connection reset and counts it as code error', async () => {
-    start();
     const { ctx } = setup(sim, clock);
     sim.addFault({ path: '/vitals', fault: { kind: 'reset' } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
@@ -388,7 +343,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('throws NetworkError when the portal keeps resetting', async () => {
-    start();
     const { ctx } = setup(sim, clock, { maxRetries: 1 });
     sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'reset' } });
     const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
@@ -402,7 +356,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it("passes a sink's own error through without retrying", async () => {
-    start();
     const { ctx } = setup(sim, clock);
     class TooMany extends Error {}
     const err = await failure(
@@ -424,7 +377,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('lets a request function change the query on a retry', async () => {
-    start();
     const { ctx } = setup(sim, clock);
     sim.addFault({ path: '/alerts', fault: { kind: 'status', status: 503 } });
     const asked: number[] = [];
@@ -444,7 +396,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('stops a retry sleep when the run is aborted, with the abort reason', async () => {
-    start();
     const still = new FakeClock(clock.now()); // never advances: the sleep can only end by abort
     const stop = new AbortController();
     const { ctx } = setup(sim, still, { signal: stop.signal });
@@ -459,7 +410,6 @@ describe('request() against the simulated portal', () => {
   });
 
   it('cuts a request in flight at the deadline and does not retry it', async () => {
-    start();
     const still = new FakeClock(clock.now()); // the Deadline's timer runs in real time
     const { ctx } = setup(sim, still, { deadline: still.now() + 100 });
     sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'stall', afterBytes: 200 } });

@@ -5,20 +5,10 @@ import { LateError } from '../../src/errors.js';
 import { AdaptiveShare } from '../../src/schedule/share.js';
 import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
 import { SlidingWindow } from '../../src/schedule/window.js';
+import { maxInAnyWindow } from '../support/window.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const MINUTE = 60_000;
-
-/** Most starts inside any window of `windowMs` (a start exactly windowMs after another is outside it). */
-function maxInAnyWindow(starts: readonly number[], windowMs: number): number {
-  let most = 0;
-  for (let i = 0; i < starts.length; i++) {
-    let n = 0;
-    for (let j = i; j < starts.length && starts[j]! - starts[i]! < windowMs; j++) n++;
-    most = Math.max(most, n);
-  }
-  return most;
-}
 
 function seeded(seed: number): () => number {
   let s = seed >>> 0;

@@ -1,7 +1,8 @@
 import { Agent, request } from 'undici';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { closeAfterEach } from '../support/closing.js';
 import { T0, get } from './helpers.js';
 
 /** JS heap plus Buffers (socket write queues hold Buffers outside the heap). */
@@ -251,6 +252,7 @@ describe('maxPageSize: a portal that caps every list request', () => {
 });
 
 describe('alertIntegrations: alerts spread over many integrations', () => {
+  const closing = closeAfterEach();
   const integrationOf = (a: { product: unknown }) => String(a.product).split(',')[0]!;
   const openIntegrations = (sim: Simulator) => {
     const seen = new Map<string, number>();
@@ -259,40 +261,28 @@ describe('alertIntegrations: alerts spread over many integrations', () => {
   };
 
   it('keeps the default spread over `integrations`', async () => {
-    const sim = await startSimulator({ clock: new FakeClock(T0), rateLimit: false, moving: false, alerts: 2_000 });
-    try {
-      expect(openIntegrations(sim).size).toBe(8);
-    } finally {
-      await sim.close();
-    }
+    const sim = closing(await startSimulator({ clock: new FakeClock(T0), rateLimit: false, moving: false, alerts: 2_000 }));
+    expect(openIntegrations(sim).size).toBe(8);
   });
 
   it('spreads alerts over fewer integrations than `integrations`', async () => {
-    const sim = await startSimulator({ clock: new FakeClock(T0), rateLimit: false, moving: false, alerts: 300, alertIntegrations: 3 });
-    try {
-      expect([...openIntegrations(sim).keys()].sort()).toEqual(['CrowdStrike Falcon', 'Microsoft Intune', 'Okta']);
-    } finally {
-      await sim.close();
-    }
+    const sim = closing(await startSimulator({ clock: new FakeClock(T0), rateLimit: false, moving: false, alerts: 300, alertIntegrations: 3 }));
+    expect([...openIntegrations(sim).keys()].sort()).toEqual(['CrowdStrike Falcon', 'Microsoft Intune', 'Okta']);
   });
 
   it('gives 20,000 distinct integrations when there are enough alerts, and /alerts filters by the numbered names', async () => {
-    const sim = await startSimulator({ clock: new FakeClock(T0), rateLimit: false, moving: false, alerts: 100_000, alertIntegrations: 20_000 });
-    try {
-      const seen = openIntegrations(sim);
-      expect(seen.size).toBe(20_000);
-      expect(seen.has('CrowdStrike Falcon')).toBe(true);
-      expect(seen.has('VMware Carbon Black 1250')).toBe(true); // index 19,999 = 16 × 1,250 - 1
-      const one = await get(sim, '/alerts', { query: { filter: 'allunresolved', systemName: 'VMware Carbon Black 1250' } });
-      expect(one.json.total).toBe(seen.get('VMware Carbon Black 1250'));
-      expect(one.json.data.every((a: { product: string }) => integrationOf(a) === 'VMware Carbon Black 1250')).toBe(true);
-      // Vitals stay on `integrations`.
-      expect(sim.data().vitals()).toHaveLength(8);
-      const total = (await get(sim, '/alerts', { query: { filter: 'allunresolved', limit: 1 } })).json.total;
-      expect([...seen.values()].reduce((a, b) => a + b, 0)).toBe(total);
-    } finally {
-      await sim.close();
-    }
+    const sim = closing(await startSimulator({ clock: new FakeClock(T0), rateLimit: false, moving: false, alerts: 100_000, alertIntegrations: 20_000 }));
+    const seen = openIntegrations(sim);
+    expect(seen.size).toBe(20_000);
+    expect(seen.has('CrowdStrike Falcon')).toBe(true);
+    expect(seen.has('VMware Carbon Black 1250')).toBe(true); // index 19,999 = 16 × 1,250 - 1
+    const one = await get(sim, '/alerts', { query: { filter: 'allunresolved', systemName: 'VMware Carbon Black 1250' } });
+    expect(one.json.total).toBe(seen.get('VMware Carbon Black 1250'));
+    expect(one.json.data.every((a: { product: string }) => integrationOf(a) === 'VMware Carbon Black 1250')).toBe(true);
+    // Vitals stay on `integrations`.
+    expect(sim.data().vitals()).toHaveLength(8);
+    const total = (await get(sim, '/alerts', { query: { filter: 'allunresolved', limit: 1 } })).json.total;
+    expect([...seen.values()].reduce((a, b) => a + b, 0)).toBe(total);
   });
 
   it.each([0, -5, 2.5])('rejects alertIntegrations %s', async (alertIntegrations) => {
@@ -301,15 +291,11 @@ describe('alertIntegrations: alerts spread over many integrations', () => {
 });
 
 describe('spend: another client shares the rate-limit window', () => {
-  let sim: Simulator | undefined;
-  afterEach(async () => {
-    await sim?.close();
-    sim = undefined;
-  });
+  const closing = closeAfterEach();
 
   it('fills the window so the next request meets a 429 whose Retry-After says when a slot frees (whole seconds, rounded up)', async () => {
     const clock = new FakeClock(T0);
-    sim = await startSimulator({ clock });
+    const sim = closing(await startSimulator({ clock }));
     sim.spend(10);
     clock.advance(12_300);
     const r = await get(sim, '/vitals');
@@ -327,7 +313,7 @@ describe('spend: another client shares the rate-limit window', () => {
 
   it('shares the window with the client\'s own requests', async () => {
     const clock = new FakeClock(T0);
-    sim = await startSimulator({ clock, rateLimit: { requests: 5, windowMs: 10_000 } });
+    const sim = closing(await startSimulator({ clock, rateLimit: { requests: 5, windowMs: 10_000 } }));
     expect((await get(sim, '/vitals')).status).toBe(200);
     clock.advance(2_000);
     sim.spend(3);
@@ -343,11 +329,10 @@ describe('spend: another client shares the rate-limit window', () => {
   });
 
   it('throws without a rate limit, and for a bad count', async () => {
-    sim = await startSimulator({ clock: new FakeClock(T0), rateLimit: false });
-    expect(() => sim!.spend(1)).toThrow(RangeError);
-    await sim.close();
-    sim = await startSimulator({ clock: new FakeClock(T0) });
-    expect(() => sim!.spend(-1)).toThrow(RangeError);
-    expect(() => sim!.spend(1.5)).toThrow(RangeError);
+    const unlimited = closing(await startSimulator({ clock: new FakeClock(T0), rateLimit: false }));
+    expect(() => unlimited.spend(1)).toThrow(RangeError);
+    const limited = closing(await startSimulator({ clock: new FakeClock(T0) }));
+    expect(() => limited.spend(-1)).toThrow(RangeError);
+    expect(() => limited.spend(1.5)).toThrow(RangeError);
   });
 });

@@ -1,18 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { startSimulator } from '../../src/simulator/index.js';
+import { closeAfterEach } from '../support/closing.js';
 import { T0, get } from './helpers.js';
 
 describe('rate limit', () => {
-  let sim: Simulator | undefined;
-  afterEach(async () => {
-    await sim?.close();
-    sim = undefined;
-  });
+  const closing = closeAfterEach();
 
   it('serves 10 requests in 60 s by default, then 429 with Retry-After until a slot frees', async () => {
     const clock = new FakeClock(T0);
-    sim = await startSimulator({ clock });
+    const sim = closing(await startSimulator({ clock }));
     for (let i = 0; i < 10; i++) {
       expect((await get(sim, '/vitals')).status).toBe(200);
       clock.advance(1_000); // requests at T0, T0+1s, ..., T0+9s
@@ -33,7 +30,7 @@ describe('rate limit', () => {
 
   it('counts 401, 403, 400 and 404 answers but not 429 answers', async () => {
     const clock = new FakeClock(T0);
-    sim = await startSimulator({ clock, rateLimit: { requests: 4, windowMs: 10_000 }, keys: [{ key: 'k-aaaaaaaaaaaa' }, { key: 'k-bbbbbbbbbbbb', permissions: 'none' }] });
+    const sim = closing(await startSimulator({ clock, rateLimit: { requests: 4, windowMs: 10_000 }, keys: [{ key: 'k-aaaaaaaaaaaa' }, { key: 'k-bbbbbbbbbbbb', permissions: 'none' }] }));
     expect((await get(sim, '/vitals', { key: null })).status).toBe(401);
     expect((await get(sim, '/vitals', { key: 'k-bbbbbbbbbbbb' })).status).toBe(403);
     expect((await get(sim, '/devices')).status).toBe(400);
@@ -48,7 +45,7 @@ describe('rate limit', () => {
 
   it('applies one window across all keys', async () => {
     const clock = new FakeClock(T0);
-    sim = await startSimulator({ clock, rateLimit: { requests: 2, windowMs: 60_000 }, keys: [{ key: 'k-aaaaaaaaaaaa' }, { key: 'k-bbbbbbbbbbbb' }] });
+    const sim = closing(await startSimulator({ clock, rateLimit: { requests: 2, windowMs: 60_000 }, keys: [{ key: 'k-aaaaaaaaaaaa' }, { key: 'k-bbbbbbbbbbbb' }] }));
     expect((await get(sim, '/vitals', { key: 'k-aaaaaaaaaaaa' })).status).toBe(200);
     expect((await get(sim, '/vitals', { key: 'k-bbbbbbbbbbbb' })).status).toBe(200);
     const r = await get(sim, '/vitals', { key: 'k-bbbbbbbbbbbb' });
@@ -58,13 +55,13 @@ describe('rate limit', () => {
 
   it('answers 429 before checking the key', async () => {
     const clock = new FakeClock(T0);
-    sim = await startSimulator({ clock, rateLimit: { requests: 1, windowMs: 60_000 } });
+    const sim = closing(await startSimulator({ clock, rateLimit: { requests: 1, windowMs: 60_000 } }));
     await get(sim, '/vitals');
     expect((await get(sim, '/vitals', { key: null })).status).toBe(429);
   });
 
   it('never limits when rateLimit is false', async () => {
-    sim = await startSimulator({ clock: new FakeClock(T0), rateLimit: false });
+    const sim = closing(await startSimulator({ clock: new FakeClock(T0), rateLimit: false }));
     for (let i = 0; i < 30; i++) expect((await get(sim, '/settings/tags')).status).toBe(200);
   });
 });

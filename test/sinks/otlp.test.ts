@@ -1,13 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { METRICS, type MetricName } from '../../src/metrics/catalogue.js';
 import { SinkError } from '../../src/sinks/errors.js';
 import { OtlpSink, parseKeyValueList, resolveOtlpTarget } from '../../src/sinks/otlp.js';
 import type { PushBatch, PushContext } from '../../src/sinks/types.js';
+import { closeAfterEach } from '../support/closing.js';
 import { decodeMetricsRequest, decodeMetricsRequestJson, type DecodedMetricsRequest } from './decode.js';
 import { batchFor, seriesKey } from './fixtures.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import { startReceiver } from './receiver.js';
 
 describe('OTLP target from settings and the OTEL_* environment', () => {
   it('defaults to http/protobuf on localhost:4318 with service.name posture-exporter', () => {
@@ -83,11 +84,7 @@ describe('OTLP target from settings and the OTEL_* environment', () => {
 });
 
 describe('OtlpSink against a local decoding receiver', () => {
-  let receiver: Receiver | undefined;
-  afterEach(async () => {
-    await receiver?.close();
-    receiver = undefined;
-  });
+  const closing = closeAfterEach();
 
   function context(env: Record<string, string>, logger = memoryLogger()): PushContext & { logger: ReturnType<typeof memoryLogger> } {
     return { clock: systemClock, logger, deadline: Date.now() + 20_000, env };
@@ -128,7 +125,7 @@ describe('OtlpSink against a local decoding receiver', () => {
   });
 
   it('exports every sample as protobuf gauges to OTEL_EXPORTER_OTLP_ENDPOINT/v1/metrics', async () => {
-    receiver = await startReceiver(() => ({ status: 200, headers: { 'content-type': 'application/x-protobuf' } }));
+    const receiver = closing(await startReceiver(() => ({ status: 200, headers: { 'content-type': 'application/x-protobuf' } })));
     const now = Date.now();
     const batches = [batchFor('acme', now), batchFor('ops/eu', now, { scale: 2, failed: ['alerts'] })];
     const started = Date.now();
@@ -145,7 +142,7 @@ describe('OtlpSink against a local decoding receiver', () => {
   });
 
   it('exports OTLP/JSON when the protocol says http/json, to the metrics endpoint as is', async () => {
-    receiver = await startReceiver(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{}' }));
+    const receiver = closing(await startReceiver(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{}' })));
     const batches = [batchFor('acme', Date.now())];
     const started = Date.now();
     await new OtlpSink().push(batches, context({ ...env('http://127.0.0.1:1'), OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${receiver.url}/otlp/metrics`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }));
@@ -156,7 +153,7 @@ describe('OtlpSink against a local decoding receiver', () => {
   });
 
   it('turns a 500 from the receiver into a SinkError with the status, without leaking headers', async () => {
-    receiver = await startReceiver(() => ({ status: 500, body: 'boom: Bearer otlp-secret-token' }));
+    const receiver = closing(await startReceiver(() => ({ status: 500, body: 'boom: Bearer otlp-secret-token' })));
     const logger = memoryLogger();
     const err = await new OtlpSink().push([batchFor('acme', Date.now())], context(env(receiver.url), logger)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SinkError);
@@ -167,10 +164,9 @@ describe('OtlpSink against a local decoding receiver', () => {
   });
 
   it('turns an unreachable receiver into a SinkError', async () => {
-    receiver = await startReceiver();
-    const url = receiver.url;
-    await receiver.close();
-    receiver = undefined;
+    const closed = await startReceiver();
+    const url = closed.url;
+    await closed.close();
     const started = Date.now();
     const err = await new OtlpSink({ timeoutMs: 500 }).push([batchFor('acme', Date.now())], context(env(url))).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SinkError);

@@ -1,11 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { METRICS } from '../../src/metrics/catalogue.js';
 import { SinkError } from '../../src/sinks/errors.js';
 import { groupingKeySegment, groupsOf, groupUrl, PushgatewaySink, withoutGroupingLabels } from '../../src/sinks/pushgateway.js';
+import { closeAfterEach } from '../support/closing.js';
 import { batchFor } from './fixtures.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import { startReceiver } from './receiver.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 
@@ -56,14 +57,10 @@ describe('Pushgateway groups', () => {
 });
 
 describe('PushgatewaySink over HTTP', () => {
-  let receiver: Receiver | undefined;
-  afterEach(async () => {
-    await receiver?.close();
-    receiver = undefined;
-  });
+  const closing = closeAfterEach();
 
   it('PUTs each group as Prometheus text without portal labels or timestamps', async () => {
-    receiver = await startReceiver(() => ({ status: 200 }));
+    const receiver = closing(await startReceiver(() => ({ status: 200 })));
     const sink = new PushgatewaySink({ url: receiver.url, auth: { kind: 'basic', username: 'pusher', password: 'pgw-password-1' } });
     await sink.push([batchFor('acme', T0)], { clock: new FakeClock(T0), logger: memoryLogger(), deadline: T0 + 30_000 });
     const byUrl = new Map(receiver.requests.map((r) => [r.url, r]));
@@ -90,7 +87,7 @@ describe('PushgatewaySink over HTTP', () => {
   });
 
   it('still pushes the other groups when one fails, then throws a SinkError', async () => {
-    receiver = await startReceiver((req) => (req.url.endsWith('/source/devices') ? { status: 400, body: 'pushed metrics are invalid' } : { status: 200 }));
+    const receiver = closing(await startReceiver((req) => (req.url.endsWith('/source/devices') ? { status: 400, body: 'pushed metrics are invalid' } : { status: 200 })));
     const sink = new PushgatewaySink({ url: receiver.url, job: 'posture' });
     const err = await sink.push([batchFor('acme', T0)], { clock: new FakeClock(T0), logger: memoryLogger(), deadline: T0 + 30_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SinkError);

@@ -1,12 +1,13 @@
 import { createHash, createHmac } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { SinkError } from '../../src/sinks/errors.js';
 import { RemoteWriteSink } from '../../src/sinks/remote-write.js';
 import { credentialsFromEnv, signSigV4 } from '../../src/sinks/sigv4.js';
+import { closeAfterEach } from '../support/closing.js';
 import { batchFor } from './fixtures.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import { startReceiver } from './receiver.js';
 
 // The AWS Signature Version 4 test suite's credentials and time (20150830T123600Z, us-east-1, service "service").
 const SUITE = {
@@ -82,11 +83,7 @@ describe('SigV4 signing against the AWS test suite', () => {
 });
 
 describe('remote write to Amazon Managed Service for Prometheus (SigV4)', () => {
-  let receiver: Receiver | undefined;
-  afterEach(async () => {
-    await receiver?.close();
-    receiver = undefined;
-  });
+  const closing = closeAfterEach();
 
   const env = {
     AWS_ACCESS_KEY_ID: 'ASIAEXAMPLEKEYID0001',
@@ -96,7 +93,7 @@ describe('remote write to Amazon Managed Service for Prometheus (SigV4)', () => 
   const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 
   it('sends a request whose Authorization matches the reference signature of what arrived', async () => {
-    receiver = await startReceiver();
+    const receiver = closing(await startReceiver());
     const clock = new FakeClock(T0);
     const logger = memoryLogger();
     const sink = new RemoteWriteSink({
@@ -131,7 +128,7 @@ describe('remote write to Amazon Managed Service for Prometheus (SigV4)', () => 
   });
 
   it('fails with a SinkError, sending nothing, when the role credentials are missing', async () => {
-    receiver = await startReceiver();
+    const receiver = closing(await startReceiver());
     const clock = new FakeClock(T0);
     const sink = new RemoteWriteSink({ url: `${receiver.url}/api/v1/remote_write`, auth: { kind: 'sigv4', region: 'eu-west-1' } });
     const err = await sink.push([batchFor('acme', T0)], { clock, logger: memoryLogger(), deadline: T0 + 30_000, env: {} }).catch((e: unknown) => e);

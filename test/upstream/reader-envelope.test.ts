@@ -18,6 +18,7 @@ import {
   UpstreamHttpError,
 } from '../../src/errors.js';
 import { PortalReader, type PortalReaderOptions } from '../../src/upstream/reader.js';
+import { failure } from '../support/upstream.js';
 
 const ORIGIN = 'http://127.0.0.1:9';
 const BASE = `${ORIGIN}/public-api/v1`;
@@ -60,17 +61,6 @@ beforeEach(() => {
 
 const pool = () => agent.get(ORIGIN);
 const list = (r: PortalReader, endpoint = '/vitals', query: Record<string, string | number | undefined> = {}) => r.read({ endpoint, query }, counting);
-
-/** Awaits `p` and returns what it rejected with; fails the test when it resolved. */
-async function failure(p: Promise<unknown>): Promise<Error> {
-  let result: unknown;
-  try {
-    result = await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error(`expected a failure, got ${JSON.stringify(result)}`);
-}
 
 describe('PortalReader request shape', () => {
   it('sends the key header, Accept and User-Agent, and the query without undefined values', async () => {

@@ -5,7 +5,6 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
@@ -19,42 +18,13 @@ import {
   TruncatedBodyError,
   UpstreamHttpError,
 } from '../../src/errors.js';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { PortalReader, type PortalReaderOptions, type RecordSink } from '../../src/upstream/reader.js';
+import { startSimulator, type Fault, type Simulator } from '../../src/simulator/index.js';
+import { PortalReader, type ListRequest, type PortalReaderOptions } from '../../src/upstream/reader.js';
+import { failure, itemIds, loopbackAgent, sinks } from '../support/upstream.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 
-/** A sink that keeps its records; `made` lists every sink created. */
-function sinks() {
-  const made: Array<{ records: unknown[] }> = [];
-  const newSink = (): RecordSink<unknown[]> => {
-    const records: unknown[] = [];
-    made.push({ records });
-    return { record: (raw: unknown) => void records.push(raw), finish: () => records };
-  };
-  return { made, newSink };
-}
-
-const itemIds = (records: unknown[]) => records.map((r) => (r as { itemId: string }).itemId);
-
-/** Awaits `p` and returns what it rejected with; fails the test when it resolved. */
-async function failure(p: Promise<unknown>): Promise<Error> {
-  let result: unknown;
-  try {
-    result = await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error(`expected a failure, got ${JSON.stringify(result)}`);
-}
-
-let agent: Agent;
-beforeAll(() => {
-  agent = new Agent({ connect: { timeout: 2_000 } });
-});
-afterAll(async () => {
-  await agent.close();
-});
+const agent = loopbackAgent();
 
 /** A reader of `sim` on `clock`; everything else overridable. */
 function setup(sim: Simulator, clock: FakeClock, overrides: Partial<PortalReaderOptions> = {}) {
@@ -80,6 +50,13 @@ describe('PortalReader against the simulated portal', () => {
     sim.clearFaults();
     sim.requests.length = 0;
   });
+
+  /** What a read of `list` fails with once the portal answers it with `fault` (by a reader with `overrides`). */
+  async function failedRead(fault: Fault, list: ListRequest = { endpoint: '/vitals', query: {} }, overrides: Partial<PortalReaderOptions> = {}) {
+    const { reader } = setup(sim, clock, overrides);
+    sim.addFault({ path: list.endpoint, fault });
+    return failure(reader.read(list, sinks().newSink));
+  }
 
   it('reads a whole list in one request and reports the envelope', async () => {
     const { reader, logger } = setup(sim, clock);
@@ -213,9 +190,7 @@ describe('PortalReader against the simulated portal', () => {
   });
 
   it('turns a connection reset into a NetworkError with code error', async () => {
-    const { reader } = setup(sim, clock);
-    sim.addFault({ path: '/vitals', fault: { kind: 'reset' } });
-    const err = await failure(reader.read({ endpoint: '/vitals', query: {} }, sinks().newSink));
+    const err = await failedRead({ kind: 'reset' });
     expect(err).toBeInstanceOf(NetworkError);
     expect(err).not.toBeInstanceOf(TimeoutError);
     expect(err.message).toContain('/vitals');
@@ -224,9 +199,7 @@ describe('PortalReader against the simulated portal', () => {
   });
 
   it('turns a stalled body into a body TimeoutError', async () => {
-    const { reader } = setup(sim, clock, { bodyTimeoutMs: 200 });
-    sim.addFault({ path: '/alerts', fault: { kind: 'stall', afterBytes: 500 } });
-    const err = await failure(reader.read({ endpoint: '/alerts', query: { filter: 'all' } }, sinks().newSink));
+    const err = await failedRead({ kind: 'stall', afterBytes: 500 }, { endpoint: '/alerts', query: { filter: 'all' } }, { bodyTimeoutMs: 200 });
     expect(err).toBeInstanceOf(TimeoutError);
     expect((err as TimeoutError).phase).toBe('body');
     expect(err.message).toContain('/alerts');
@@ -236,9 +209,7 @@ describe('PortalReader against the simulated portal', () => {
   });
 
   it('turns a slow answer into a headers TimeoutError', async () => {
-    const { reader } = setup(sim, clock, { headersTimeoutMs: 200 });
-    sim.addFault({ path: '/vitals', fault: { kind: 'latency', ms: 1_500 } });
-    const err = await failure(reader.read({ endpoint: '/vitals', query: {} }, sinks().newSink));
+    const err = await failedRead({ kind: 'latency', ms: 1_500 }, { endpoint: '/vitals', query: {} }, { headersTimeoutMs: 200 });
     expect(err).toBeInstanceOf(TimeoutError);
     expect((err as TimeoutError).phase).toBe('headers');
     expect(err.message).toContain('200 ms');
@@ -254,9 +225,7 @@ describe('PortalReader against the simulated portal', () => {
   });
 
   it('rejects success:false with an InvalidResponseError naming the message', async () => {
-    const { reader } = setup(sim, clock);
-    sim.addFault({ path: '/vitals', fault: { kind: 'success-false', message: 'Vitals are being recalculated' } });
-    const err = await failure(reader.read({ endpoint: '/vitals', query: {} }, sinks().newSink));
+    const err = await failedRead({ kind: 'success-false', message: 'Vitals are being recalculated' });
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect(err).not.toBeInstanceOf(TruncatedBodyError);
     expect(err.message).toContain('Vitals are being recalculated');
@@ -266,9 +235,7 @@ describe('PortalReader against the simulated portal', () => {
   });
 
   it('rejects a malformed body with an InvalidResponseError that is not a truncation', async () => {
-    const { reader } = setup(sim, clock);
-    sim.addFault({ path: '/vitals', fault: { kind: 'malformed' } });
-    const err = await failure(reader.read({ endpoint: '/vitals', query: {} }, sinks().newSink));
+    const err = await failedRead({ kind: 'malformed' });
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect(err).not.toBeInstanceOf(TruncatedBodyError);
     expect((err as InvalidResponseError).endpoint).toBe('/vitals');
