@@ -207,13 +207,7 @@ export class EnvelopeParser {
     const stack = this.vStack;
     let end = -1;
     if (this.vLiteral) {
-      for (; i < n; i++) {
-        const c = buf[i]!;
-        if (isSpace(c) || c === COMMA || c === RBRACE || c === RBRACKET) {
-          end = i;
-          break;
-        }
-      }
+      end = literalEnd(buf, i);
     } else {
       for (; i < n; i++) {
         const c = buf[i]!;
@@ -289,13 +283,7 @@ export class EnvelopeParser {
     const n = buf.length;
     let end = -1;
     if (this.literal) {
-      for (; i < n; i++) {
-        const c = buf[i]!;
-        if (isSpace(c) || c === COMMA || c === RBRACE || c === RBRACKET) {
-          end = i;
-          break;
-        }
-      }
+      end = literalEnd(buf, i);
     } else {
       let depth = this.depth;
       let inString = this.inString;
@@ -673,6 +661,15 @@ export class EnvelopeParser {
  * of each skipped chunk keeps minor GCs coming, which free those chunks: 111 to 118 MB. CPU cost
  * is not measurable. Only oversized strings take this path.
  */
+/** Where a bare literal (number, true, false, null) ends: the index of the delimiter after it, or -1 if the chunk ran out first. */
+function literalEnd(buf: Buffer, i: number): number {
+  for (const n = buf.length; i < n; i++) {
+    const c = buf[i]!;
+    if (isSpace(c) || c === COMMA || c === RBRACE || c === RBRACKET) return i;
+  }
+  return -1;
+}
+
 let _youngGarbage: unknown;
 function turnOverYoungGeneration(bytes: number): void {
   _youngGarbage = new Array<number>(bytes >> 3).fill(0);

@@ -3,17 +3,7 @@ import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../core/clock.js';
 import { parseRetryAfter } from '../core/retry.js';
 import { redact, silentLogger, type Logger } from '../core/log.js';
-import {
-  AuthenticationError,
-  ConfigError,
-  InvalidResponseError,
-  NetworkError,
-  PermissionError,
-  RateLimitedError,
-  TimeoutError,
-  TruncatedBodyError,
-  UpstreamHttpError,
-} from '../errors.js';
+import { AuthenticationError, ConfigError, InvalidResponseError, NetworkError, PermissionError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
 import { EnvelopeParser, type RawEnvelope } from './json-stream.js';
 
 /** One GET of a list endpoint: the path under the base URL and its query (undefined values are left out). */

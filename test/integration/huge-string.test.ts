@@ -50,13 +50,18 @@ describe('huge strings in /alerts records', () => {
     expect((body.data[1]!.issue as string).length).toBeLessThan(1000);
   });
 
-  it('counts an alert whose unused `issue` is 8 MB like any other', async () => {
+  /** One collection where the first record of every /alerts page has `field` set to a string of `bytes`. */
+  async function collectWithHugeString(field: string, bytes: number) {
     const { clock, sim, exporter, logger } = await setup();
     const at = clock.now();
-    sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'huge-string', field: 'issue', bytes: 8 * 1024 * 1024 } });
+    sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'huge-string', field, bytes } });
     const [r] = await exporter.collect();
     expect(r!.alerts.ok).toBe(true);
-    const samples = samplesOfCycles([r!], facts);
+    return { sim, at, logger, samples: samplesOfCycles([r!], facts) };
+  }
+
+  it('counts an alert whose unused `issue` is 8 MB like any other', async () => {
+    const { sim, at, logger, samples } = await collectWithHugeString('issue', 8 * 1024 * 1024);
     const open = ['red', 'amber', 'green'].reduce((n, s) => n + (value(samples, 'posture_alerts_open', { severity: s }) ?? 0), 0);
     expect(open).toBe(openAlerts(sim, at));
     expect(value(samples, 'posture_collection_invalid_records', { source: 'alerts' })).toBe(0);
@@ -64,12 +69,7 @@ describe('huge strings in /alerts records', () => {
   });
 
   it('skips and counts an alert whose used `state` is 2 MB, and logs which field', async () => {
-    const { clock, sim, exporter, logger } = await setup();
-    const at = clock.now();
-    sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'huge-string', field: 'state', bytes: 2 * 1024 * 1024 } });
-    const [r] = await exporter.collect();
-    expect(r!.alerts.ok).toBe(true);
-    const samples = samplesOfCycles([r!], facts);
+    const { sim, at, logger, samples } = await collectWithHugeString('state', 2 * 1024 * 1024);
     const requests = sim.requests.filter((q) => q.path === '/alerts').length;
     expect(requests).toBeGreaterThan(0);
     // The first record of each /alerts page carries the huge string.

@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { portalForAll } from '../support/closing.js';
 import { main } from '../../src/runtime/cli.js';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { runMain } from '../support/cli.js';
 
 const KEY = 'sim-cli-key-0123456789abcdef';
-let sim: Simulator;
+const sim = portalForAll({ keys: [{ key: KEY }], rateLimit: false, moving: false });
 
-beforeAll(async () => {
-  sim = await startSimulator({ keys: [{ key: KEY }], rateLimit: false, moving: false });
-});
-afterAll(async () => {
-  await sim.close();
-});
-
-const cli = (argv: string[], env: Record<string, string> = {}) => runMain(argv, { env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, ...env } });
+const cli = (argv: string[], env: Record<string, string> = {}) => runMain(argv, { env: { POSTURE_BASE_URL: sim().baseUrl, POSTURE_API_KEY: KEY, ...env } });
 
 describe('posture-exporter once', () => {
   it('prints the Prometheus text on stdout, JSON logs on stderr, and exits 0', async () => {
@@ -35,7 +28,7 @@ describe('posture-exporter once', () => {
   });
 
   it('exits 1 naming the failed source, and still prints the rest', async () => {
-    sim.addFault({ path: '/alerts', times: 10, fault: { kind: 'status', status: 500 } });
+    sim().addFault({ path: '/alerts', times: 10, fault: { kind: 'status', status: 500 } });
     try {
       const r = await cli(['once', '--max-retries', '0']);
       expect(r.code).toBe(1);
@@ -44,7 +37,7 @@ describe('posture-exporter once', () => {
       expect(r.stdout).toContain('posture_devices{');
       expect(r.stdout).not.toContain('posture_alerts_open{');
     } finally {
-      sim.clearFaults();
+      sim().clearFaults();
     }
   });
 

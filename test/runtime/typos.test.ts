@@ -1,26 +1,19 @@
 // A `POSTURE_*` variable that is not a setting is named, with the nearest setting, by every command and the Lambda handler.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { portalForAll } from '../support/closing.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { main } from '../../src/runtime/cli.js';
 import { createHandler, InvocationFailedError } from '../../src/runtime/lambda.js';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 
 const KEY = 'sim-typo-key-0123456789abcdef';
 const TYPO = 'POSTURE_INTERVAL_SECOND is not a setting and is ignored: did you mean POSTURE_INTERVAL_SECONDS?';
-let sim: Simulator;
-
-beforeAll(async () => {
-  sim = await startSimulator({ keys: [{ key: KEY }], rateLimit: false, moving: false });
-});
-afterAll(async () => {
-  await sim.close();
-});
+const sim = portalForAll({ keys: [{ key: KEY }], rateLimit: false, moving: false });
 
 async function cli(argv: string[], env: Record<string, string>, stopSignal?: Promise<void>) {
   let stdout = '';
   let stderr = '';
   const code = await main(argv, {
-    env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, ...env },
+    env: { POSTURE_BASE_URL: sim().baseUrl, POSTURE_API_KEY: KEY, ...env },
     stdout: (t) => (stdout += t),
     stderr: (t) => (stderr += t),
     stopSignal,
@@ -37,7 +30,7 @@ describe('unknown POSTURE_* variables', () => {
   });
 
   it('check-config names the typo before the problem it causes', async () => {
-    const r = await cli(['check-config'], { POSTURE_BASE_URL: '', POSTURE_BASE_ULR: sim.baseUrl });
+    const r = await cli(['check-config'], { POSTURE_BASE_URL: '', POSTURE_BASE_ULR: sim().baseUrl });
     expect(r.code).toBe(2);
     const lines = r.stderr.trim().split('\n');
     expect(lines[0]).toBe('warning: POSTURE_BASE_ULR is not a setting and is ignored: did you mean POSTURE_BASE_URL?');
@@ -73,7 +66,7 @@ describe('unknown POSTURE_* variables', () => {
   it('the Lambda handler logs the typo, and names it in the invalid-settings error', async () => {
     const lines: string[] = [];
     const clock = new FakeClock(Date.UTC(2026, 10, 22, 12, 0, 0), { autoAdvance: true });
-    const handler = createHandler({ env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PUSH_: 'otlp' }, clock, write: (l) => lines.push(l) });
+    const handler = createHandler({ env: { POSTURE_BASE_URL: sim().baseUrl, POSTURE_API_KEY: KEY, POSTURE_PUSH_: 'otlp' }, clock, write: (l) => lines.push(l) });
     const err = await handler({}, { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 60_000 }).then(
       () => undefined,
       (e: unknown) => e,
@@ -84,7 +77,7 @@ describe('unknown POSTURE_* variables', () => {
 
     const ok: string[] = [];
     const valid = createHandler({
-      env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: 'http://127.0.0.1:9/', POSTURE_LOG_LEVL: 'debug' },
+      env: { POSTURE_BASE_URL: sim().baseUrl, POSTURE_API_KEY: KEY, POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: 'http://127.0.0.1:9/', POSTURE_LOG_LEVL: 'debug' },
       clock,
       write: (l) => ok.push(l),
     });

@@ -12,7 +12,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { sinksOf } from '../../src/runtime/push.js';
 import { pushAll } from '../../src/sinks/index.js';
-import { queryPrometheusApi, startPrometheus, startPushgateway, type Peer } from '../support/peers.js';
+import { queryPrometheusApi, startPrometheus, startPushgateway, peerForAll, type Peer } from '../support/peers.js';
 import { batchFor } from './fixtures.js';
 
 const base = { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-secret-value-123' };
@@ -99,13 +99,7 @@ async function startProxy(target: string, reply: (req: IncomingMessage, index: n
 }
 
 describe('remote write headers, timeout and retries from the settings (Debian prometheus behind a loopback proxy)', () => {
-  let prom: Peer;
-  beforeAll(async () => {
-    prom = await startPrometheus({ config: 'global:\n  scrape_interval: 1h\n', extraArgs: ['--web.enable-remote-write-receiver'] });
-  });
-  afterAll(async () => {
-    await prom?.stop();
-  });
+  const prom = peerForAll(() => startPrometheus({ config: 'global:\n  scrape_interval: 1h\n', extraArgs: ['--web.enable-remote-write-receiver'] }));
 
   const env = (proxy: string, extra: Record<string, string> = {}) => ({
     ...base,
@@ -116,13 +110,13 @@ describe('remote write headers, timeout and retries from the settings (Debian pr
   });
 
   it('sends the configured headers, so a proxy that insists on them lets the samples through', async () => {
-    const proxy = await startProxy(prom.url, (req) => (req.headers['x-scope-orgid'] === 'tenant-e2e' && req.headers['x-proxy-key'] === 'px-secret,42' ? 'forward' : 403));
+    const proxy = await startProxy(prom().url, (req) => (req.headers['x-scope-orgid'] === 'tenant-e2e' && req.headers['x-proxy-key'] === 'px-secret,42' ? 'forward' : 403));
     try {
       const collectedAt = Date.now() - 2_000;
       const [outcome] = await pushAll(sinksOf(loadConfig({ env: env(proxy.url) })), [batchFor('tenant', collectedAt)], ctx());
       expect(outcome).toMatchObject({ sink: 'remote_write', ok: true });
       expect(proxy.seen).toHaveLength(1);
-      const [devices] = await queryPrometheusApi(prom.url, 'posture_devices{portal="tenant",activity="active"}', collectedAt / 1000);
+      const [devices] = await queryPrometheusApi(prom().url, 'posture_devices{portal="tenant",activity="active"}', collectedAt / 1000);
       expect(Number(devices!.value[1])).toBe(1234);
     } finally {
       await proxy.close();
@@ -130,7 +124,7 @@ describe('remote write headers, timeout and retries from the settings (Debian pr
   });
 
   it('retries as often as POSTURE_PUSH_MAX_RETRIES says, and keeps the header values out of the error', async () => {
-    const proxy = await startProxy(prom.url, () => 503);
+    const proxy = await startProxy(prom().url, () => 503);
     try {
       const logger = memoryLogger();
       const [outcome] = await pushAll(sinksOf(loadConfig({ env: env(proxy.url, { POSTURE_PUSH_MAX_RETRIES: '1' }) })), [batchFor('acme', Date.now())], ctx(logger));
@@ -144,7 +138,7 @@ describe('remote write headers, timeout and retries from the settings (Debian pr
   });
 
   it('gives up on a receiver that does not answer after POSTURE_PUSH_TIMEOUT_SECONDS', async () => {
-    const proxy = await startProxy(prom.url, () => 'hang');
+    const proxy = await startProxy(prom().url, () => 'hang');
     try {
       const started = Date.now();
       const [outcome] = await pushAll(sinksOf(loadConfig({ env: env(proxy.url, { POSTURE_PUSH_TIMEOUT_SECONDS: '1', POSTURE_PUSH_MAX_RETRIES: '0' }) })), [batchFor('acme', Date.now())], ctx());

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { PushgatewaySink } from '../../src/sinks/pushgateway.js';
 import type { PushBatch } from '../../src/sinks/types.js';
-import { startPushgateway, type Peer } from '../support/peers.js';
+import { startPushgateway, peerForAll, type Peer } from '../support/peers.js';
 import { batchFor, seriesKey } from './fixtures.js';
 
 interface ApiFamily {
@@ -49,21 +49,15 @@ function actualSeries(group: ApiGroup | undefined, names: readonly string[]): Ma
 }
 
 describe('Pushgateway end to end (Debian prometheus-pushgateway)', () => {
-  let pgw: Peer;
-  beforeAll(async () => {
-    pgw = await startPushgateway();
-  });
-  afterAll(async () => {
-    await pgw?.stop();
-  });
+  const pgw = peerForAll(() => startPushgateway());
 
   it('keeps a failed source’s last values and push time while the other groups move on', async () => {
-    const sink = new PushgatewaySink({ url: pgw.url });
+    const sink = new PushgatewaySink({ url: pgw().url });
     const ctx = () => ({ clock: systemClock, logger: memoryLogger(), deadline: Date.now() + 20_000 });
     const now = Date.now();
     const first = [batchFor('acme', now), batchFor('ops/eu', now)];
     await sink.push(first, ctx());
-    const before = await groups(pgw);
+    const before = await groups(pgw());
     expect([...before.keys()].sort()).toEqual(
       [
         'group{portal="acme"}',
@@ -80,7 +74,7 @@ describe('Pushgateway end to end (Debian prometheus-pushgateway)', () => {
     await new Promise((r) => setTimeout(r, 50));
     const second = [batchFor('acme', now + 60_000, { scale: 2, failed: ['alerts'] }), batchFor('ops/eu', now + 60_000, { scale: 2 })];
     await sink.push(second, ctx());
-    const after = await groups(pgw);
+    const after = await groups(pgw());
 
     const alertsKey = 'group{portal="acme",source="alerts"}';
     const alertFamilies = ['posture_alerts_open', 'posture_alerts_open_by_integration', 'posture_alerts_oldest_open_timestamp_seconds'];

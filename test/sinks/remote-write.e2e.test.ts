@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { RemoteWriteSink } from '../../src/sinks/remote-write.js';
 import type { PushBatch, PushContext } from '../../src/sinks/types.js';
-import { queryPrometheusApi, startPrometheus, startVictoriaMetrics, type Peer } from '../support/peers.js';
+import { queryPrometheusApi, startPrometheus, startVictoriaMetrics, peerForAll } from '../support/peers.js';
 import { batchFor, seriesKey } from './fixtures.js';
 
 function ctx(logger = memoryLogger()): PushContext & { logger: ReturnType<typeof memoryLogger> } {
@@ -18,31 +18,25 @@ function expected(batches: readonly PushBatch[]): Map<string, number> {
 }
 
 describe('remote write end to end (Debian prometheus with --web.enable-remote-write-receiver)', () => {
-  let prom: Peer;
-  beforeAll(async () => {
-    prom = await startPrometheus({ config: 'global:\n  scrape_interval: 1h\n', extraArgs: ['--web.enable-remote-write-receiver'] });
-  });
-  afterAll(async () => {
-    await prom?.stop();
-  });
+  const prom = peerForAll(() => startPrometheus({ config: 'global:\n  scrape_interval: 1h\n', extraArgs: ['--web.enable-remote-write-receiver'] }));
 
   it('stores every sample with its name, labels, value and collectedAt timestamp', async () => {
     // Recent, whole milliseconds: Prometheus rejects samples older than its head block.
     const collectedAt = Date.now() - 2_000;
     const batches = [batchFor('acme', collectedAt), batchFor('ops/eu', collectedAt, { scale: 3, failed: ['devices'] })];
-    const sink = new RemoteWriteSink({ url: `${prom.url}/api/v1/write`, auth: { kind: 'none' } });
+    const sink = new RemoteWriteSink({ url: `${prom().url}/api/v1/write`, auth: { kind: 'none' } });
     await sink.push(batches, ctx());
 
     const at = collectedAt / 1000;
     const names = [...new Set(batches.flatMap((b) => b.snapshot.samples.map((s) => s.name)))];
     const got = new Map<string, number>();
     for (const name of names) {
-      for (const r of await queryPrometheusApi(prom.url, `{__name__="${name}"}`, at)) {
+      for (const r of await queryPrometheusApi(prom().url, `{__name__="${name}"}`, at)) {
         const { __name__: metricName, ...labels } = r.metric;
         got.set(seriesKey(metricName!, labels), Number(r.value[1]));
       }
       // timestamp() returns each sample's own timestamp, which must be collectedAt.
-      const stamps = await queryPrometheusApi(prom.url, `timestamp({__name__="${name}"})`, at);
+      const stamps = await queryPrometheusApi(prom().url, `timestamp({__name__="${name}"})`, at);
       expect(stamps.length).toBeGreaterThan(0);
       for (const r of stamps) expect(Math.round(Number(r.value[1]) * 1000)).toBe(collectedAt);
     }
@@ -51,7 +45,7 @@ describe('remote write end to end (Debian prometheus with --web.enable-remote-wr
 
   it('treats a resend Prometheus rejects as duplicate or out of order as delivered', async () => {
     const collectedAt = Date.now() - 1_000;
-    const sink = new RemoteWriteSink({ url: `${prom.url}/api/v1/write`, auth: { kind: 'none' } });
+    const sink = new RemoteWriteSink({ url: `${prom().url}/api/v1/write`, auth: { kind: 'none' } });
     await sink.push([batchFor('dup', collectedAt)], ctx());
 
     // Same timestamps, other values: "duplicate sample for timestamp".
@@ -66,31 +60,25 @@ describe('remote write end to end (Debian prometheus with --web.enable-remote-wr
       expect(rec?.level).toBe('info');
       expect(rec?.status).toBe(400);
     }
-    const [devices] = await queryPrometheusApi(prom.url, 'posture_devices{portal="dup",activity="active"}', collectedAt / 1000);
+    const [devices] = await queryPrometheusApi(prom().url, 'posture_devices{portal="dup",activity="active"}', collectedAt / 1000);
     expect(Number(devices!.value[1])).toBe(1234);
   });
 });
 
 describe('remote write end to end (Debian victoria-metrics)', () => {
-  let vm: Peer;
-  beforeAll(async () => {
-    vm = await startVictoriaMetrics();
-  });
-  afterAll(async () => {
-    await vm?.stop();
-  });
+  const vm = peerForAll(() => startVictoriaMetrics());
 
   it('stores every sample with its labels, value and collectedAt timestamp', async () => {
     const collectedAt = Date.now() - 2_000;
     const batches = [batchFor('acme', collectedAt), batchFor('ops/eu', collectedAt, { scale: 2 })];
-    const sink = new RemoteWriteSink({ url: `${vm.url}/api/v1/write`, auth: { kind: 'bearer', token: 'vm-token-ignored' } });
+    const sink = new RemoteWriteSink({ url: `${vm().url}/api/v1/write`, auth: { kind: 'bearer', token: 'vm-token-ignored' } });
     await sink.push(batches, ctx());
 
     const want = expected(batches);
     let got = new Map<string, { value: number; timestamp: number }>();
     for (let i = 0; i < 50 && got.size < want.size; i++) {
-      await fetch(`${vm.url}/internal/force_flush`).then((r) => r.arrayBuffer());
-      const res = await fetch(`${vm.url}/api/v1/export?${new URLSearchParams({ 'match[]': '{__name__=~"posture_.+"}' }).toString()}`);
+      await fetch(`${vm().url}/internal/force_flush`).then((r) => r.arrayBuffer());
+      const res = await fetch(`${vm().url}/api/v1/export?${new URLSearchParams({ 'match[]': '{__name__=~"posture_.+"}' }).toString()}`);
       const lines = (await res.text()).split('\n').filter(Boolean);
       got = new Map(
         lines.map((line) => {

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 
 /** A running peer. */
 export interface Peer {
@@ -189,4 +190,22 @@ export async function queryPrometheusApi(
   if (resultType === 'scalar' || resultType === 'string') return [{ metric: {}, value: result as [number, string] }];
   if (resultType !== 'vector' || !Array.isArray(result)) throw new Error(`query ${promql}: expected an instant vector, got ${resultType}`);
   return result as Array<{ metric: Record<string, string>; value: [number, string] }>;
+}
+
+/**
+ * A peer for the whole file or `describe`: started before its tests, stopped after them. Call the
+ * returned function inside a test to get it.
+ */
+export function peerForAll(start: () => Promise<Peer>): () => Peer {
+  let peer: Peer | undefined;
+  beforeAll(async () => {
+    peer = await start();
+  });
+  afterAll(async () => {
+    await peer?.stop();
+  });
+  return () => {
+    if (!peer) throw new Error('the peer is not started yet: use it inside a test');
+    return peer;
+  };
 }

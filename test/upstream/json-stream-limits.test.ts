@@ -7,22 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { AlertsSink } from '../../src/collect/alerts.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { InvalidResponseError } from '../../src/errors.js';
-import { EnvelopeParser, MAX_RECORD_BYTES, MAX_STRING_BYTES, OversizedValue, type RawEnvelope } from '../../src/upstream/json-stream.js';
-
-const encoder = new TextEncoder();
-
-function parse(chunks: Array<string | Uint8Array>): { records: unknown[]; envelope: RawEnvelope } {
-  const records: unknown[] = [];
-  const parser = new EnvelopeParser('/alerts', (r) => records.push(r));
-  for (const c of chunks) parser.write(c);
-  return { records, envelope: parser.end() };
-}
-
-function pieces(bytes: Uint8Array, size: number): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size));
-  return out;
-}
+import { EnvelopeParser, MAX_RECORD_BYTES, MAX_STRING_BYTES, OversizedValue } from '../../src/upstream/json-stream.js';
+import { encoder, parse, pieces } from '../support/json-stream.js';
 
 const alert = (i: number, extra: Record<string, unknown> = {}) => ({
   state: ['Red', 'Amber', 'Green'][i % 3],

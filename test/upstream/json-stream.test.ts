@@ -3,23 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { InvalidResponseError } from '../../src/errors.js';
 import { EnvelopeParser, type RawEnvelope } from '../../src/upstream/json-stream.js';
-
-const encoder = new TextEncoder();
-
-/** Feeds `chunks` to a fresh parser and returns the records and the envelope. */
-function parse(chunks: Array<string | Uint8Array>): { records: unknown[]; envelope: RawEnvelope } {
-  const records: unknown[] = [];
-  const parser = new EnvelopeParser('/alerts', (r) => records.push(r));
-  for (const c of chunks) parser.write(c);
-  return { records, envelope: parser.end() };
-}
-
-/** Splits bytes into pieces of `size`. */
-function pieces(bytes: Uint8Array, size: number): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size));
-  return out;
-}
+import { encoder, parse, pieces } from '../support/json-stream.js';
 
 /** What JSON.parse of the whole body says: the reference result. */
 function reference(body: string): { records: unknown[]; envelope: RawEnvelope } {

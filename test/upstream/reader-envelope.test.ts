@@ -7,16 +7,7 @@ import { errors, MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
-import {
-  ConfigError,
-  InvalidResponseError,
-  NetworkError,
-  PermissionError,
-  RateLimitedError,
-  TimeoutError,
-  TruncatedBodyError,
-  UpstreamHttpError,
-} from '../../src/errors.js';
+import { ConfigError, InvalidResponseError, NetworkError, PermissionError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../../src/errors.js';
 import { PortalReader, type PortalReaderOptions } from '../../src/upstream/reader.js';
 import { failure } from '../support/upstream.js';
 

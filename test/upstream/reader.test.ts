@@ -8,16 +8,7 @@ import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
-import {
-  AuthenticationError,
-  InvalidResponseError,
-  NetworkError,
-  PermissionError,
-  RateLimitedError,
-  TimeoutError,
-  TruncatedBodyError,
-  UpstreamHttpError,
-} from '../../src/errors.js';
+import { AuthenticationError, InvalidResponseError, NetworkError, PermissionError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../../src/errors.js';
 import { startSimulator, type Fault, type Simulator } from '../../src/simulator/index.js';
 import { PortalReader, type ListRequest, type PortalReaderOptions } from '../../src/upstream/reader.js';
 import { failure, itemIds, loopbackAgent, sinks } from '../support/upstream.js';
