@@ -289,6 +289,8 @@ export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => 
     offset += res.received;
     if (offset >= total) break;
     if (res.received === 0) break;
+    // A page larger than the cap learned earlier: the portal no longer caps (or caps higher).
+    if (memory.pageCap !== undefined && res.received > memory.pageCap) delete memory.pageCap;
     const wanted = limit === 0 ? total - at : Math.min(limit, total - at);
     if (res.received < wanted && res.limit > 0 && res.limit === res.received && memory.pageCap !== res.limit) {
       // The portal returns at most this many whatever is asked: page by it, and plan with it from now on.

@@ -138,6 +138,7 @@ export class PortalScheduler {
   rateLimited(retryAfterMs: number | undefined, fallbackMs: number): number {
     const now = this.clock.now();
     this.throttled.push(now);
+    this.rateLimitedInLastHour(now);
     const wait = Math.min(retryAfterMs ?? fallbackMs, this.maxRetryAfterMs);
     this.pausedUntil = Math.max(this.pausedUntil, now + wait);
     const own = this.window.countAt(now);
