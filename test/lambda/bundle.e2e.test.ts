@@ -98,6 +98,46 @@ async function fromPushgateway(portal: string): Promise<Map<string, number>> {
 }
 
 describe('the built Lambda bundle, invoked in a fresh process', () => {
+  it('completes three tags and two 429s across budget windows on real time, exact at both receivers, never over the share', async () => {
+    // The portal's own clock is real here: its rate limit and the request log run on real time.
+    const at = Date.now();
+    const sim = await startSimulator({ moving: false, keys: [{ key: KEY }], alerts: 400, devices: 1_500 });
+    sims.push(sim);
+    sim.addFault({ path: '/devices', times: 1, fault: { kind: 'status', status: 429, retryAfter: '2' } });
+    sim.addFault({ path: '/alerts', times: 1, fault: { kind: 'status', status: 429, retryAfter: '2' } });
+    const inv = await invokeBundle(
+      {
+        POSTURE_BASE_URL: sim.baseUrl,
+        POSTURE_API_KEY: KEY,
+        POSTURE_PORTAL: 'bundle-windows',
+        POSTURE_VITALS_TAGS: 'laptops,servers,cloud',
+        POSTURE_REQUESTS_PER_MINUTE: '5',
+        POSTURE_PUSH: 'pushgateway,remote_write',
+        POSTURE_PUSHGATEWAY_URL: pgw.url,
+        POSTURE_REMOTE_WRITE_URL: `${prom.url}/api/v1/write`,
+      },
+      { remainingMs: 300_000 },
+    );
+    expect(inv.result.ok && inv.result.summary.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+    // 4 Vitals + 2 device totals + 1 /alerts + the 2 retries: more than one window of 5 holds.
+    expect(sim.requests).toHaveLength(9);
+    expect(sim.requests.filter((q) => q.status === 429)).toHaveLength(2);
+    const starts = sim.requests.map((q) => q.time);
+    for (let i = 5; i < starts.length; i++) expect(starts[i]! - starts[i - 5]!).toBeGreaterThanOrEqual(60_000);
+    const expected = expectedSet(sim, at);
+    // The whole-portal series are checked exactly; the per-tag ones are there too.
+    const pushed = await fromPushgateway('bundle-windows');
+    const untagged = new Map([...pushed].filter(([k]) => !k.includes('tag="')));
+    expect(untagged).toEqual(expected);
+    expect(pushed.size).toBeGreaterThan(untagged.size);
+    const fromPrometheus = new Map<string, number>();
+    for (const r of await queryPrometheusApi(prom.url, `{__name__=~"${FAMILIES.join('|')}",portal="bundle-windows",tag=""}`)) {
+      const { __name__: name, portal: _portal, ...labels } = r.metric;
+      fromPrometheus.set(seriesKey(name!, labels), Number(r.value[1]));
+    }
+    expect(fromPrometheus).toEqual(expected);
+  }, 320_000);
+
   it('pushes exact values to the Pushgateway and to Prometheus remote write at once', async () => {
     const { sim, at } = await frozenPortal({ alerts: 1_500, devices: 5_000, integrations: 12 });
     const started = Date.now();
