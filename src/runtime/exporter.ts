@@ -273,7 +273,6 @@ export class Exporter {
 
 function invalidOf(value: unknown): number {
   if (Array.isArray(value)) return value.reduce((n: number, l: { invalid: number }) => n + l.invalid, 0);
-  if (value && typeof value === 'object' && 'aggregate' in value) return (value as { aggregate: { invalid: number } }).aggregate.invalid;
   if (value && typeof value === 'object' && 'invalid' in value) return (value as { invalid: number }).invalid;
   return 0;
 }

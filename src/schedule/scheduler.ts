@@ -82,8 +82,6 @@ export class PortalScheduler {
   private wakePump: (() => void) | undefined;
   /** Times of the 429s received in the last hour (for the metric). */
   private throttled: number[] = [];
-  /** Every request start, for the plan and tests; trimmed to the last hour. */
-  private starts: number[] = [];
 
   constructor(options: SchedulerOptions) {
     const windowMs = options.windowMs ?? WINDOW_MS;
@@ -174,22 +172,6 @@ export class PortalScheduler {
     return this.throttled.length;
   }
 
-  /** Request starts so far (the last hour), oldest first. */
-  get startTimes(): readonly number[] {
-    return this.starts;
-  }
-
-  /** Requests that could start by `by`, after those already waiting (for planning page sizes). */
-  availableBy(by: number): number {
-    const now = this.clock.now();
-    return this.window.availableBy(Math.max(now, this.pausedUntil), by, this.share.effective, this.queue.length + this.inFlight);
-  }
-
-  /** Requests waiting for a slot or in flight. */
-  get busy(): number {
-    return this.queue.length + this.inFlight;
-  }
-
   private wake(): void {
     const w = this.wakePump;
     this.wakePump = undefined;
@@ -215,8 +197,6 @@ export class PortalScheduler {
   private grant(waiter: Waiter, now: number): void {
     this.remove(waiter);
     this.window.record(now);
-    this.starts.push(now);
-    while (this.starts.length > 0 && this.starts[0]! <= now - 3_600_000) this.starts.shift();
     this.inFlight++;
     let released = false;
     waiter.resolve({

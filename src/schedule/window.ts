@@ -42,28 +42,6 @@ export class SlidingWindow {
     return Math.max(now, this.starts[n - share]! + this.windowMs + this.marginMs);
   }
 
-  /**
-   * How many requests could start by `by` (inclusive) under `share`, counting `queued` requests that
-   * go first; greedy: each starts as early as the window allows. Pure: records nothing.
-   */
-  availableBy(now: number, by: number, share: number, queued = 0): number {
-    if (by < now) return 0;
-    this.prune(now);
-    const slots: number[] = [];
-    const history = this.starts;
-    // The first `share` greedy slots; after them the schedule repeats every window.
-    for (let k = 0; k < share; k++) {
-      const back = history.length + k - share;
-      let t = now;
-      if (back >= 0) t = Math.max(t, (back < history.length ? history[back]! : slots[back - history.length]!) + this.windowMs + this.marginMs);
-      if (k > 0) t = Math.max(t, slots[k - 1]!);
-      slots.push(t);
-    }
-    let count = 0;
-    for (const t of slots) if (t <= by) count += by === Infinity ? Infinity : Math.floor((by - t) / (this.windowMs + this.marginMs)) + 1;
-    return Math.max(0, count - queued);
-  }
-
   private prune(now: number): void {
     const cutoff = now - this.windowMs - this.marginMs;
     let drop = 0;
