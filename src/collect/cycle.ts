@@ -37,8 +37,8 @@ export interface CycleResult {
   readonly devices: SourceResult<DevicesTotals>;
   /** Requests sent, by `endpoint\u0000code`. */
   readonly requests: ReadonlyMap<string, number>;
-  /** Wall time of each source's run. */
-  readonly durations: Readonly<Partial<Record<Source, number>>>;
+  /** The run of each source this result was put together from. */
+  readonly runs: readonly SourceRun[];
   /** The /alerts page size used (0 = all in one request); absent when /alerts was not asked. */
   readonly alertsPageSize?: number;
   /** The portal's budget at the end. */
@@ -65,7 +65,7 @@ export function cycleOf(portal: string, runs: { [S in Source]: SourceRun<S> }, b
     alerts: runs.alerts.result,
     devices: runs.devices.result,
     requests,
-    durations: Object.fromEntries(all.map((r) => [r.source, r.finishedAt - r.startedAt])),
+    runs: all,
     ...(runs.alerts.alertsPageSize !== undefined ? { alertsPageSize: runs.alerts.alertsPageSize } : {}),
     ...(budget ? { budget } : {}),
   };

@@ -31,10 +31,8 @@ export class PortalState {
 
   /** Takes in a one-shot run of every source. */
   record(result: CycleResult): void {
-    for (const source of SOURCES) {
-      const requests = new Map([...result.requests].filter(([k]) => endpointSource(k) === source));
-      this.take(source, result[source] as SourceResult<unknown>, result.finishedAt, result.durations[source], requests);
-    }
+    // Stamped with the end of the whole run, so its view at that instant holds every source.
+    for (const run of result.runs) this.take(run.source, run.result, result.finishedAt, run.finishedAt - run.startedAt, run.requests);
     if (result.alertsPageSize !== undefined) this.alertsPageSize = result.alertsPageSize;
   }
 
@@ -75,12 +73,6 @@ export class PortalState {
   get collected(): boolean {
     return this.recorded.size === SOURCES.length;
   }
-}
-
-/** The source an `endpoint\u0000code` request key belongs to. */
-function endpointSource(key: string): Source | undefined {
-  const endpoint = key.slice(0, key.indexOf('\u0000'));
-  return SOURCES.find((s) => endpoint === `/${s}`);
 }
 
 /** The view of a single one-shot run on its own (no memory): `once` and Lambda. */

@@ -13,8 +13,8 @@ import { VitalsSink, type VitalsList } from '../collect/vitals.js';
 import { LateError, ListMismatchError, NetworkError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
 import type { Source } from '../metrics/catalogue.js';
 import { PortalReader, type ListRequest, type ListResult, type RecordSink } from '../upstream/reader.js';
-import { alertsLimit, alertsPagesAllowed } from './plan.js';
-import { PRIORITY, type Permit, type PortalScheduler } from './scheduler.js';
+import { alertsLimit, alertsPagesAllowed, runSeconds } from './plan.js';
+import { PRIORITY, WINDOW_MS, type Permit, type PortalScheduler } from './scheduler.js';
 
 /** What the jobs remember of a portal between runs, to plan the next one. */
 export interface PortalMemory {
@@ -106,6 +106,11 @@ export interface RunContext {
 
 const BACKOFF = { baseMs: 1_000, maxMs: 30_000 };
 
+/** The request is late, not broken: its next attempt could start only at `slotAt`, past the run's deadline. */
+function lateError(ctx: RunContext, endpoint: string, slotAt: number, cause: unknown, why: string | undefined): LateError {
+  return new LateError(endpoint, slotAt, ctx.deadline.at, ctx.scheduler.share.effective, ctx.scheduler.window.windowMs, { cause, why });
+}
+
 /** A retry the deadline did not leave time for: the request is late, not broken. */
 interface Abandoned {
   at?: number;
@@ -180,7 +185,7 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
       } catch (err) {
         // A retry with no slot before the deadline: late, and the failure before it is the cause.
         if (err instanceof LateError && last !== undefined) {
-          throw new LateError(err.endpoint, err.slotAt, err.deadline, ctx.scheduler.share.effective, ctx.scheduler.window.windowMs, { cause: last, why: `a retry after ${PortalReader.codeOf(last)}` });
+          throw lateError(ctx, err.endpoint, err.slotAt, last, `a retry after ${PortalReader.codeOf(last)}`);
         }
         throw err;
       }
@@ -210,7 +215,7 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
     // Cut at the deadline: the attempt's own error (a deadline TimeoutError) says more than the signal's reason.
     if (err === ctx.deadline.signal.reason && last instanceof TimeoutError && last.phase === 'deadline') throw last;
     if (abandoned.at === undefined) throw err;
-    throw new LateError(endpoint, abandoned.at, ctx.deadline.at, ctx.scheduler.share.effective, ctx.scheduler.window.windowMs, { cause: err, why: abandoned.why });
+    throw lateError(ctx, endpoint, abandoned.at, err, abandoned.why);
   });
 }
 
@@ -300,7 +305,7 @@ export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => 
     // A one-shot run may take as long as the remaining pages need.
     const perPage = memory.pageCap ?? (limit === 0 ? total : limit);
     const left = Math.ceil((total - offset) / Math.max(1, perPage));
-    ctx.deadline.extendTo(ctx.clock.now() + (Math.ceil((left + ctx.maxRetries) / ctx.scheduler.share.effective) * 61 + 60) * 1000);
+    ctx.deadline.extendTo(ctx.clock.now() + (runSeconds(left + ctx.maxRetries, ctx.scheduler.share.effective) + WINDOW_MS / 1000 + 1 + 60) * 1000);
   }
   if (offset !== total) {
     throw new ListMismatchError('/alerts', total, offset, `/alerts returned ${offset} records but its total says ${total}: the list was truncated or moved while paged.`);
