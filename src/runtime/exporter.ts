@@ -78,7 +78,7 @@ export class Exporter {
   /** How long a one-shot run of this portal may take by default (the plan), in ms. */
   oneShotMs(p: PortalRuntime): number {
     const input = { requestsPerMinute: p.scheduler.share.effective, pageSize: p.config.pageSize, vitalsTags: p.config.vitalsTags, alertsTotal: p.memory.alertsTotal, pageCap: p.memory.pageCap };
-    return oneShotSeconds(input, this.config.maxRetries, Math.min(this.config.maxRetryAfterSeconds, 60)) * 1000;
+    return oneShotSeconds(input, this.config.maxRetries, this.config.maxRetryAfterSeconds) * 1000;
   }
 
   /**
@@ -86,16 +86,11 @@ export class Exporter {
    * through its scheduler. The deadline defaults to the plan (and may grow with it up to `cap`);
    * an explicit POSTURE_CYCLE_TIMEOUT_SECONDS caps it.
    */
-  async collect(options: { deadline?: number; cap?: number; signal?: AbortSignal } = {}): Promise<CycleResult[]> {
+  async collect(options: { cap?: number; signal?: AbortSignal } = {}): Promise<CycleResult[]> {
     const now = this.deps.clock.now();
-    const explicit = this.config.cycleTimeoutSeconds !== undefined ? now + this.config.cycleTimeoutSeconds * 1000 : undefined;
-    const cap = Math.min(options.cap ?? Infinity, explicit ?? Infinity, options.deadline ?? Infinity);
-    return Promise.all(
-      this.portals.map((p) => {
-        const deadline = Math.min(options.deadline ?? now + this.oneShotMs(p), cap);
-        return this.collectPortal(p, { deadline, cap, signal: options.signal });
-      }),
-    );
+    const explicit = this.config.cycleTimeoutSeconds !== undefined ? now + this.config.cycleTimeoutSeconds * 1000 : Infinity;
+    const cap = Math.min(options.cap ?? Infinity, explicit);
+    return Promise.all(this.portals.map((p) => this.collectPortal(p, { deadline: Math.min(now + this.oneShotMs(p), cap), cap, signal: options.signal })));
   }
 
   private async collectPortal(p: PortalRuntime, window: RunWindow): Promise<CycleResult> {

@@ -20,7 +20,7 @@ export function explainPlan(config: Config): string[] {
             : `page ${p.pageSize}, grown so one run uses at most ${alertsPagesAllowed(p)} request(s) once the total is known`;
       lines.push(`  ${s.source.padEnd(7)} every ${String(s.intervalSeconds).padStart(5)} s: ${s.requestsPerRun} request(s) per run (${what}), ${per(s.requestsPerHour)} per hour`);
     }
-    const oneShot = oneShotSeconds(p, config.maxRetries, Math.min(config.maxRetryAfterSeconds, 60));
+    const oneShot = oneShotSeconds(p, config.maxRetries, config.maxRetryAfterSeconds);
     const capped = config.cycleTimeoutSeconds !== undefined ? ` (capped by POSTURE_CYCLE_TIMEOUT_SECONDS at ${config.cycleTimeoutSeconds} s)` : '';
     lines.push(
       `  serve: ${per(plan.requestsPerHour)} of ${plan.capacityPerHour} requests per hour${plan.fits ? '' : ' — does NOT fit'}; once/Lambda: one run of every source with ${config.maxRetries} retries takes up to ${oneShot} s${capped} (give the Lambda a timeout of at least ${oneShot + config.lambdaMarginSeconds} s)`,

@@ -108,12 +108,12 @@ export function runSeconds(requests: number, share: number): number {
 
 /**
  * How long a one-shot run (`once`, Lambda) of a portal may take by default: the windows that its
- * requests and the retries allowed need at the share, one pause of up to `retryWaitSeconds` (a
- * 429's Retry-After pauses every request at once, so pauses overlap), and 30 s for reading the
+ * requests and the retries allowed need at the share, one pause of up to POSTURE_MAX_RETRY_AFTER_SECONDS
+ * but at most 60 s (a 429's Retry-After pauses every request at once, so pauses overlap), and 30 s for reading the
  * answers. A run learns the /alerts total on its first page and extends its deadline to the pages
  * it needs (up to an explicit cap).
  */
-export function oneShotSeconds(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'alertsTotal' | 'pageCap'>, maxRetries: number, retryWaitSeconds: number): number {
+export function oneShotSeconds(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'alertsTotal' | 'pageCap'>, maxRetries: number, maxRetryAfterSeconds: number): number {
   const requests = vitalsRequests(input.vitalsTags) + DEVICES_REQUESTS + alertsRequests(input, input.alertsTotal) + maxRetries;
-  return runSeconds(requests, input.requestsPerMinute) + (maxRetries > 0 ? retryWaitSeconds : 0) + 30;
+  return runSeconds(requests, input.requestsPerMinute) + (maxRetries > 0 ? Math.min(maxRetryAfterSeconds, 60) : 0) + 30;
 }
