@@ -3,14 +3,13 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { integrationOf, severityOf, typeOf } from '../../src/collect/alerts.js';
 import type { CycleResult } from '../../src/collect/cycle.js';
-import { OTHER, toSamples } from '../../src/collect/samples.js';
-import { viewOfCycle } from '../../src/collect/state.js';
+import { OTHER } from '../../src/collect/samples.js';
 import { loadConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { renderText } from '../../src/metrics/render.js';
 import type { Sample } from '../../src/metrics/sample.js';
-import { Exporter, samplesOfCycles } from '../../src/runtime/exporter.js';
+import { Exporter } from '../../src/runtime/exporter.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 
 const run = promisify(execFile);
@@ -18,10 +17,17 @@ const KEY = 'sim-bounded-key-0123456789';
 const OBI = 'posture_alerts_open_by_integration';
 const facts = { version: 'test', runtime: 'once' as const };
 
+/**
+ * The samples come out of `Exporter.samplesOf`, the path `once` and the Lambda render: the cap is
+ * the portal's POSTURE_MAX_SERIES_PER_FAMILY, or its default when unset.
+ */
 describe('a portal whose alerts come from 20,000 integrations', () => {
   let sim: Simulator;
   let result: CycleResult;
-  let maxSeries: number;
+  /** The exporter that collected, its portal capped at 2,000 series per family. */
+  let capped: { exporter: Exporter; logger: ReturnType<typeof memoryLogger> };
+  /** An exporter of the same portal without the setting (default cap), rendering the same run. */
+  let byDefault: { exporter: Exporter; logger: ReturnType<typeof memoryLogger> };
   /** Open alerts by integration, and by integration x severity x type, from the simulator's own data. */
   const expected = { byIntegration: new Map<string, number>(), bySeries: new Map<string, number>(), open: 0 };
 
@@ -36,10 +42,14 @@ describe('a portal whose alerts come from 20,000 integrations', () => {
       const key = `${integration}\u0000${severityOf(a.state)}\u0000${typeOf(a.status)}`;
       expected.bySeries.set(key, (expected.bySeries.get(key) ?? 0) + 1);
     }
-    const config = loadConfig({ env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'big', POSTURE_MAX_SERIES_PER_FAMILY: '2000' } });
-    maxSeries = config.portals[0]!.maxSeriesPerFamily;
-    const exporter = new Exporter(config, { clock, logger: memoryLogger({ secrets: [KEY] }), runtime: 'once', random: () => 0.5 });
-    [result] = (await exporter.collect()) as [CycleResult];
+    const env = { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'big' };
+    const exporterOf = (extra: Record<string, string>) => {
+      const logger = memoryLogger({ secrets: [KEY] });
+      return { exporter: new Exporter(loadConfig({ env: { ...env, ...extra } }), { clock, logger, runtime: 'once', random: () => 0.5 }), logger };
+    };
+    capped = exporterOf({ POSTURE_MAX_SERIES_PER_FAMILY: '2000' });
+    byDefault = exporterOf({});
+    [result] = (await capped.exporter.collect()) as [CycleResult];
   }, 120_000);
   afterAll(() => sim.close());
 
@@ -53,10 +63,11 @@ describe('a portal whose alerts come from 20,000 integrations', () => {
   });
 
   it.each([
-    ['the configured cap (2,000)', () => toSamples([{ ...viewOfCycle(result), maxSeriesPerFamily: maxSeries }], facts), 2000],
-    ['the default cap when the view carries none (1,000)', () => samplesOfCycles([result], facts), 1000],
-  ])('bounds the family to %s, still adding up to every open alert, with the fold visible', (_name, samplesOf, cap) => {
-    const samples = samplesOf();
+    ['the configured cap (2,000)', () => capped, 2000],
+    ['the default cap of a portal configured without one (1,000)', () => byDefault, 1000],
+  ])('bounds the family to %s, still adding up to every open alert, with the fold visible and logged', (_name, which, cap) => {
+    const { exporter, logger } = which();
+    const samples = exporter.samplesOf([result], facts);
     const family = obi(samples);
     expect(family.length).toBeLessThanOrEqual(cap);
     expect(family.length).toBeGreaterThan(cap - 20);
@@ -75,10 +86,13 @@ describe('a portal whose alerts come from 20,000 integrations', () => {
     const largestFolded = Math.max(...[...expected.byIntegration].filter(([n]) => !keptNames.has(n)).map(([, c]) => c));
     expect(smallestKept).toBeGreaterThanOrEqual(largestFolded);
     expect(folded(samples)).toBe(expected.bySeries.size - kept.length);
+    // The operator is told once which family was capped and which setting keeps more.
+    const warnings = logger.records().filter((r) => r.family === OBI && String(r.msg).includes('POSTURE_MAX_SERIES_PER_FAMILY'));
+    expect(warnings.map((r) => [r.level, r.folded])).toEqual([['warn', folded(samples)]]);
   });
 
   it('renders output that promtool accepts, with the fold series and the folded count', async () => {
-    const samples = toSamples([{ ...viewOfCycle(result), maxSeriesPerFamily: maxSeries }], facts);
+    const samples = capped.exporter.samplesOf([result], facts);
     const text = await renderText(samples, 'prometheus');
     expect(text).toContain(`posture_alerts_open_by_integration{portal="big",integration="${OTHER}",severity="red",type="incident"}`);
     expect(text).toMatch(/^posture_series_folded\{portal="big",family="posture_alerts_open_by_integration"\} [1-9]\d*$/m);

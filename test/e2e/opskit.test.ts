@@ -3,6 +3,10 @@
  * `serve`) on a moving simulated portal; every PromQL expression of the dashboards and of the rules
  * runs through `/api/v1/query`; a Vitals regression injected in the portal makes
  * PostureVitalsHealthRegression's expression (with shortened windows) true.
+ *
+ * No test depends on another's order: the regression goes into a second portal (its own simulator
+ * and exporter, scraped by the same Prometheus) that no other test reads, so the dashboard tests
+ * compare the first portal's unchanged data whether they run before or after it.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,8 +22,11 @@ import { loadRuleExpressions, ruleFiles, type RuleExpression } from '../infra/su
 import { freePort, queryPrometheusApi, startPrometheus, type Peer } from '../support/peers.js';
 
 const PORTAL = 'opskit';
+/** The portal the regression test injects its regression into, and only it. */
+const REGRESSED = 'opskit-regression';
 const TAG = 'laptops';
 const KEY = 'sim-opskit-e2e-0123456789abcdef';
+const REGRESSED_KEY = 'sim-opskit-e2e-regression-0123456789';
 const DEVICES = 300;
 
 /**
@@ -49,12 +56,13 @@ function shortenRules(text: string): string {
 }
 
 let sim: Simulator;
+let regressedSim: Simulator;
 let prom: Peer;
-let serve: ServeHandle;
+let serves: ServeHandle[] = [];
 /** The rules as Prometheus loaded them (shortened windows). */
 let shortenedRules: RuleExpression[];
 let shortenedDir: string | undefined;
-const logger = memoryLogger({ secrets: [KEY] });
+const logger = memoryLogger({ secrets: [KEY, REGRESSED_KEY] });
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms: number): Promise<T> {
   const until = Date.now() + ms;
@@ -76,7 +84,9 @@ const query = (promql: string) => queryPrometheusApi(prom.url, promql);
 beforeAll(async () => {
   // Data moves with the wall clock (no rate limit: the exporter's own limiter is the budget).
   sim = await startSimulator({ keys: [{ key: KEY }], devices: DEVICES, alerts: 100, integrations: 8, rateLimit: false });
+  regressedSim = await startSimulator({ seed: 2, keys: [{ key: REGRESSED_KEY }], devices: DEVICES, alerts: 100, integrations: 8, rateLimit: false });
   const port = await freePort();
+  const regressedPort = await freePort();
   expect(ruleFiles()).toHaveLength(1);
   const rules = shortenRules(readFileSync(ruleFiles()[0]!, 'utf8'));
   shortenedDir = mkdtempSync(join(tmpdir(), 'opskit-rules-'));
@@ -91,7 +101,7 @@ beforeAll(async () => {
       'scrape_configs:',
       '  - job_name: posture-exporter',
       '    static_configs:',
-      `      - targets: ['127.0.0.1:${port}']`,
+      `      - targets: ['127.0.0.1:${port}', '127.0.0.1:${regressedPort}']`,
       '',
     ].join('\n'),
     rulesFiles: { 'posture.rules.yml': rules },
@@ -100,32 +110,37 @@ beforeAll(async () => {
   // exporter's own limiter (10 requests per 60 s) lets it: a cycle here is 5 requests (Vitals
   // whole + tag, 2 device totals, 1 alerts page), so the first two cycles of each minute run.
   // The long staleness keeps the last values served through the cycles the budget refuses.
-  const config = loadConfig({
-    env: {
-      POSTURE_BASE_URL: sim.baseUrl,
-      POSTURE_API_KEY: KEY,
-      POSTURE_PORTAL: PORTAL,
-      POSTURE_VITALS_TAGS: TAG,
-      POSTURE_INTERVAL_SECONDS: '10',
-      POSTURE_REQUESTS_PER_MINUTE: '10',
-      POSTURE_CYCLE_TIMEOUT_SECONDS: '10',
-      POSTURE_MAX_STALENESS_SECONDS: '600',
-      POSTURE_LISTEN: `127.0.0.1:${port}`,
-    },
-  });
-  serve = await startServe(config, { clock: systemClock, logger });
-  await serve.nextCycle();
-  await waitFor('Prometheus to scrape the first collection', async () => {
-    const rows = await query(`posture_collection_success{portal="${PORTAL}"} == 1`);
-    return rows.length === 3 ? rows : undefined;
+  const configOf = (portal: Simulator, key: string, name: string, listen: number) =>
+    loadConfig({
+      env: {
+        POSTURE_BASE_URL: portal.baseUrl,
+        POSTURE_API_KEY: key,
+        POSTURE_PORTAL: name,
+        POSTURE_VITALS_TAGS: TAG,
+        POSTURE_INTERVAL_SECONDS: '10',
+        POSTURE_REQUESTS_PER_MINUTE: '10',
+        POSTURE_CYCLE_TIMEOUT_SECONDS: '10',
+        POSTURE_MAX_STALENESS_SECONDS: '600',
+        POSTURE_LISTEN: `127.0.0.1:${listen}`,
+      },
+    });
+  serves = await Promise.all([
+    startServe(configOf(sim, KEY, PORTAL, port), { clock: systemClock, logger }),
+    startServe(configOf(regressedSim, REGRESSED_KEY, REGRESSED, regressedPort), { clock: systemClock, logger }),
+  ]);
+  await Promise.all(serves.map((s) => s.nextCycle()));
+  await waitFor('Prometheus to scrape the first collection of both portals', async () => {
+    const rows = await query(`posture_collection_success{portal=~"${PORTAL}|${REGRESSED}"} == 1`);
+    return rows.length === 6 ? rows : undefined;
   }, 20_000);
 }, 60_000);
 
 afterAll(async () => {
-  sim?.clearRegression();
-  await serve?.stop();
+  regressedSim?.clearRegression();
+  await Promise.all(serves.map((s) => s.stop()));
   await prom?.stop();
   await sim?.close();
+  await regressedSim?.close();
   if (shortenedDir) rmSync(shortenedDir, { recursive: true, force: true });
 });
 
@@ -228,7 +243,7 @@ describe('dashboards and rules against Prometheus fed by the exporter', () => {
     expect(failures).toEqual([]);
 
     const level = rules.find((r) => r.name === 'portal_integration:posture_vitals_health_ratio:last15m')!;
-    const rows = await query(level.expr);
+    const rows = (await query(level.expr)).filter((r) => r.metric.portal === PORTAL);
     // tag="" keeps the per-tag series out: one series per integration, the whole-portal value.
     expect(rows.map((r) => r.metric.integration).sort()).toEqual([...withHealth(sim.data().vitals()).keys()].sort());
 
@@ -246,13 +261,13 @@ describe('dashboards and rules against Prometheus fed by the exporter', () => {
 
 describe('a Vitals regression injected in the portal', () => {
   it('makes PostureVitalsHealthRegression (windows shortened) true for that integration, and it fires', async () => {
-    const before = withHealth(sim.data().vitals());
+    const before = withHealth(regressedSim.data().vitals());
     // The integration with the most eligible devices: the clearest ratio.
-    const target = [...sim.data().vitals()]
+    const target = [...regressedSim.data().vitals()]
       .filter((r) => before.has(r.key))
       .sort((a, b) => b.agentDeployedPossibleCompliant! - a.agentDeployedPossibleCompliant!)[0]!.key;
-    sim.injectRegression({ integration: target, fraction: 0.3 });
-    const after = withHealth(sim.data().vitals());
+    regressedSim.injectRegression({ integration: target, fraction: 0.3 });
+    const after = withHealth(regressedSim.data().vitals());
     const drop = before.get(target)! - after.get(target)!;
     expect(drop).toBeGreaterThan(0.1);
 
@@ -262,36 +277,41 @@ describe('a Vitals regression injected in the portal', () => {
     expect(healthRegression.for).toBe('3s');
 
     // The next collection that gets budget (10 s after the first, else the next minute) carries it.
+    const ofTarget = (x: { metric: Record<string, string | undefined> }) => x.metric.portal === REGRESSED && x.metric.integration === target;
     const rows = await waitFor(`${healthRegression.name} to return ${target}`, async () => {
       const r = await query(healthRegression.expr);
-      return r.some((x) => x.metric.integration === target) ? r : undefined;
+      return r.some(ofTarget) ? r : undefined;
     }, 70_000);
-    const row = rows.find((x) => x.metric.integration === target)!;
-    expect(row.metric.portal).toBe(PORTAL);
+    const row = rows.find(ofTarget)!;
+    // The other portal, whose data did not move, stays out of it.
+    expect(rows.filter((x) => x.metric.portal === PORTAL)).toEqual([]);
     // The value is the drop in ratio points; the portal's noise moves it a little.
     expect(Number(row.value[1])).toBeGreaterThanOrEqual(0.05);
     expect(Number(row.value[1])).toBeCloseTo(drop, 1);
 
     // Only configurationCompliant fell: the stage alert names the configuration stage.
     const stages = await query(stageRegression.expr);
-    expect(stages.filter((x) => x.metric.integration === target).map((x) => x.metric.stage)).toEqual(['configuration']);
+    expect(stages.filter(ofTarget).map((x) => x.metric.stage)).toEqual(['configuration']);
 
     // With `for` shortened to 3 s, Prometheus turns it into a firing alert while the comparison holds.
     const alert = await waitFor('the alert to fire', async () => {
       const res = (await (await fetch(`${prom.url}/api/v1/alerts`)).json()) as { data: { alerts: Array<{ labels: Record<string, string>; annotations: Record<string, string>; state: string }> } };
-      return res.data.alerts.find((a) => a.labels.alertname === 'PostureVitalsHealthRegression' && a.labels.integration === target && a.state === 'firing');
+      return res.data.alerts.find((a) => a.labels.alertname === 'PostureVitalsHealthRegression' && a.labels.portal === REGRESSED && a.labels.integration === target && a.state === 'firing');
     }, 10_000);
-    expect(alert.labels).toMatchObject({ portal: PORTAL, integration: target, severity: 'warning' });
+    expect(alert.labels).toMatchObject({ portal: REGRESSED, integration: target, severity: 'warning' });
     expect(alert.annotations.description).toContain(target);
-    expect(alert.annotations.description).toContain(PORTAL);
+    expect(alert.annotations.description).toContain(REGRESSED);
     expect(alert.annotations.runbook_url).toMatch(/docs\/runbooks\.md#posturevitalshealthregression$/);
   }, 85_000);
 
   it('never shows the API key in the exporter\'s logs or in Prometheus', async () => {
     expect(logger.lines.length).toBeGreaterThan(0);
-    expect(logger.lines.join('\n')).not.toContain(KEY);
-    expect(prom.logs()).not.toContain(KEY);
-    const series = await query(`{portal="${PORTAL}"}`);
-    expect(JSON.stringify(series)).not.toContain(KEY);
+    const series = await query(`{portal=~"${PORTAL}|${REGRESSED}"}`);
+    expect(series.length).toBeGreaterThan(0);
+    for (const key of [KEY, REGRESSED_KEY]) {
+      expect(logger.lines.join('\n').includes(key), 'a key in the logs').toBe(false);
+      expect(prom.logs().includes(key), 'a key in the Prometheus logs').toBe(false);
+      expect(JSON.stringify(series).includes(key), 'a key in the series').toBe(false);
+    }
   });
 });

@@ -174,7 +174,7 @@ describe('the budget scheduler against the simulated portal', () => {
     expect(exporter.portals[0]!.scheduler.pausedUntilMs - sim.requests.find((q) => q.status === 429)!.time).toBe(30_000);
   });
 
-  it('never lets a 60 s window hold more than the share, for random mixes of tags, alert counts, page sizes and 429s', async () => {
+  it('never lets a 60 s window hold more than the share, and sends nothing during a Retry-After, for random mixes of tags, alert counts, page sizes and 429s', async () => {
     let seed = 7;
     const random = () => ((seed = (seed * 1664525 + 1013904223) >>> 0), seed / 2 ** 32);
     for (let round = 0; round < 8; round++) {
@@ -187,12 +187,22 @@ describe('the budget scheduler against the simulated portal', () => {
         { POSTURE_VITALS_TAGS: tags.join(','), POSTURE_REQUESTS_PER_MINUTE: String(share), POSTURE_PAGE_SIZE: String(pageSize) },
       );
       const throttled = Math.floor(random() * 3);
-      for (let i = 0; i < throttled; i++) s.addFault({ path: random() < 0.5 ? '/alerts' : '/vitals', times: 1, fault: { kind: 'status', status: 429, ...(random() < 0.5 ? { retryAfter: String(1 + Math.floor(random() * 5)) } : {}) } });
+      // Some rounds' 429s carry one known Retry-After; the others fall back to the backoff.
+      const retryAfterS = random() < 0.6 ? 1 + Math.floor(random() * 20) : undefined;
+      for (let i = 0; i < throttled; i++) s.addFault({ path: random() < 0.5 ? '/alerts' : '/vitals', times: 1, fault: { kind: 'status', status: 429, ...(retryAfterS === undefined ? {} : { retryAfter: String(retryAfterS) }) } });
       const exporter = new Exporter(config, { clock, logger, runtime: 'once', random });
       const [r] = await exporter.collect();
-      const what = `round ${round}: tags ${tags.length} share ${share} alerts ${alerts} page ${pageSize} 429s ${throttled}`;
+      const what = `round ${round}: tags ${tags.length} share ${share} alerts ${alerts} page ${pageSize} 429s ${throttled} Retry-After ${String(retryAfterS)}`;
       expect([r!.vitals.ok, r!.alerts.ok, r!.devices.ok], what).toEqual([true, true, true]);
       expect(maxInAnyWindow(s.requests.map((q) => q.time)), what).toBeLessThanOrEqual(share);
+      expect(s.requests.filter((q) => q.status === 429), what).toHaveLength(throttled);
+      // Every request that reached the portal after a 429 (the retry too) waited out its
+      // Retry-After (at most 20 s here, within POSTURE_MAX_RETRY_AFTER_SECONDS).
+      s.requests.forEach((q, i) => {
+        if (q.status !== 429 || retryAfterS === undefined) return;
+        const early = s.requests.slice(i + 1).filter((o) => o.time < q.time + retryAfterS * 1000);
+        expect(early.map((o) => `${o.path} ${(o.time - q.time) / 1000} s after`), `${what}: requests within the Retry-After of the 429 at +${(q.time - T0) / 1000} s`).toEqual([]);
+      });
       expectExact(samplesOfCycles([r!], facts), s, T0, tags);
       await s.close();
     }

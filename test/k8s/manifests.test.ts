@@ -7,7 +7,7 @@ import { Service } from 'kubernetes-models/v1/Service';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { prometheusRule } from '../../scripts/k8s.js';
 
@@ -46,8 +46,16 @@ interface K8sObject {
   data?: Record<string, string>;
 }
 
+/** `kubectl kustomize dir`, parsed; a missing kubectl fails the tests that need it with the reason (CI installs it: .ci/run). */
 function render(dir: string): K8sObject[] {
-  const text = execFileSync('kubectl', ['kustomize', join(ROOT, dir)], { encoding: 'utf8' });
+  let text: string;
+  try {
+    text = execFileSync('kubectl', ['kustomize', join(ROOT, dir)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { stderr?: string };
+    if (e.code === 'ENOENT') throw new Error(`kubectl is not on PATH: these tests render ${dir} with \`kubectl kustomize\`; install kubectl (CI checks for it in .ci/run)`, { cause: err });
+    throw new Error(`kubectl kustomize ${dir} failed: ${e.stderr?.trim() || e.message}`, { cause: err });
+  }
   return parseAllDocuments(text).map((d) => d.toJS() as K8sObject);
 }
 
@@ -82,10 +90,12 @@ function validateAll(objects: K8sObject[]): void {
   }
 }
 
-const base = render('infra/k8s');
-const overlay = render('infra/k8s/overlays/web-config');
-
 describe('kubectl kustomize infra/k8s', () => {
+  let base: K8sObject[];
+  beforeAll(() => {
+    base = render('infra/k8s');
+  });
+
   it('renders the five objects, each valid against its Kubernetes or Prometheus Operator schema', () => {
     expect(base.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PrometheusRule', 'Service', 'ServiceMonitor']);
     validateAll(base);
@@ -204,6 +214,13 @@ describe('kubectl kustomize infra/k8s', () => {
 });
 
 describe('kubectl kustomize infra/k8s/overlays/web-config', () => {
+  let base: K8sObject[];
+  let overlay: K8sObject[];
+  beforeAll(() => {
+    base = render('infra/k8s');
+    overlay = render('infra/k8s/overlays/web-config');
+  });
+
   it('renders valid objects that point the exporter at a web config file from a Secret', () => {
     expect(overlay.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PrometheusRule', 'Service', 'ServiceMonitor']);
     validateAll(overlay);

@@ -30,7 +30,38 @@ describe('pushAll', () => {
     return sink;
   }
 
-  it('pushes to every sink concurrently and reports each outcome; one failure stops no other', async () => {
+  it('starts every push before any finishes: each of two sinks waits for the other to have started', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const signal = () => {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      return { promise, resolve };
+    };
+    const started = { remote_write: signal(), pushgateway: signal() };
+    /** Marks `name` started, then waits for `other`; gives up (fails) after 10 s of fake time so a sequential pushAll fails rather than hangs. */
+    const waitsFor = (name: keyof typeof started, other: keyof typeof started) =>
+      fakeSink(name, async (c) => {
+        started[name].resolve();
+        const stop = new AbortController();
+        const gaveUp = c.sleep(10_000, stop.signal).then(() => {
+          throw new Error(`${name} waited 10 s for ${other} to start: the pushes ran one after the other`);
+        });
+        try {
+          await Promise.race([started[other].promise, gaveUp]);
+        } finally {
+          stop.abort();
+          gaveUp.catch(() => undefined);
+        }
+      }, clock);
+    const outcomes = await pushAll([waitsFor('remote_write', 'pushgateway'), waitsFor('pushgateway', 'remote_write')], [batchFor('acme', T0)], { clock, logger: memoryLogger(), deadline: T0 + 60_000 });
+    expect(outcomes.map((o) => [o.sink, o.ok, o.error?.message])).toEqual([
+      ['remote_write', true, undefined],
+      ['pushgateway', true, undefined],
+    ]);
+    expect(outcomes.map((o) => o.durationMs)).toEqual([0, 0]);
+  });
+
+  it('reports each outcome; one failure stops no other', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
     const logger = memoryLogger();
     const sinks = [

@@ -3,8 +3,11 @@
  * scheduler's: test/schedule/request.test.ts). The envelope and error cases the simulator cannot
  * produce are in reader-envelope.test.ts.
  */
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { request as undiciRequest } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
@@ -313,7 +316,51 @@ describe('PortalReader and keys', () => {
     expect(statuses(sim)).toEqual([401]);
   });
 
-  it('sends the key in the configured header', async () => {
+  it('sends the key in X-Service-ApiKey by default, and the portal takes it', async () => {
+    const { reader } = setup(sim, clock, { apiKey: fullKey });
+    const outcome = await reader.read({ endpoint: '/vitals', query: {} }, sinks().newSink).catch((err: unknown) => err);
+    // keyIndex 0: the portal found the first key in X-Service-ApiKey (the only header it reads).
+    expect(sim.requests.map((r) => [r.keyIndex, r.status])).toEqual([[0, 200]]);
+    expect(outcome).not.toBeInstanceOf(Error);
+    expect((outcome as { received: number }).received).toBeGreaterThan(0);
+  });
+
+  it('sends the key in the configured header, and only there', async () => {
+    // A proxy in front of the portal records what arrives, and hands the Authorization header on as
+    // X-Service-ApiKey (the only header the simulated portal reads).
+    const seen: IncomingHttpHeaders[] = [];
+    const proxy = createServer((req, res) => {
+      seen.push(req.headers);
+      const auth = req.headers.authorization;
+      const target = new URL(req.url ?? '/', sim.baseUrl);
+      undiciRequest(target, { headers: auth === undefined ? {} : { 'X-Service-ApiKey': auth }, dispatcher: agent }).then(
+        async (up) => {
+          res.writeHead(up.statusCode, { 'content-type': String(up.headers['content-type']) });
+          res.end(Buffer.from(await up.body.arrayBuffer()));
+        },
+        () => res.destroy(),
+      );
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = proxy.address() as AddressInfo;
+      const { reader } = setup(sim, clock, { baseUrl: `http://127.0.0.1:${port}${new URL(sim.baseUrl).pathname}`, apiKey: fullKey, apiKeyHeader: 'Authorization' });
+      const outcome = await reader.read({ endpoint: '/vitals', query: {} }, sinks().newSink).catch((err: unknown) => err);
+      // What was sent first, then what came of it.
+      expect(seen).toHaveLength(1);
+      // Compared, never printed: a failure must not show the key.
+      expect(seen[0]!.authorization === fullKey, 'the key arrived in Authorization').toBe(true);
+      expect('x-service-apikey' in seen[0]!, 'no X-Service-ApiKey header besides').toBe(false);
+      expect(Object.entries(seen[0]!).filter(([, v]) => String(v).includes(fullKey)).map(([k]) => k)).toEqual(['authorization']);
+      expect(sim.requests.map((r) => [r.keyIndex, r.status])).toEqual([[0, 200]]);
+      expect(outcome).not.toBeInstanceOf(Error);
+      expect((outcome as { received: number }).received).toBeGreaterThan(0);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+
+  it('is refused (401 naming the header) when the key goes in a header the portal does not read', async () => {
     const { reader } = setup(sim, clock, { apiKey: fullKey, apiKeyHeader: 'Authorization' });
     const err = await failure(reader.read({ endpoint: '/vitals', query: {} }, sinks().newSink));
     // The simulator reads only X-Service-ApiKey: the key sent elsewhere is no key.
