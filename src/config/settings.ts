@@ -54,7 +54,7 @@ export const SETTINGS = [
   { key: 'connect_timeout_seconds', scope: 'global', kind: 'int', default: 10, min: 1, max: 300, flag: true, doc: 'Timeout to connect to the portal.' },
   { key: 'request_timeout_seconds', scope: 'global', kind: 'int', default: 30, min: 1, max: 600, flag: true, doc: 'Timeout for response headers, and for each wait between body chunks.' },
   { key: 'max_retries', scope: 'global', kind: 'int', default: 3, min: 0, max: 10, flag: true, doc: 'Retries of a request after 429, 500 (once), 502, 503, 504, a cut body or a network error; each retry waits for a slot of the same budget.' },
-  { key: 'listen', scope: 'global', kind: 'string', default: '0.0.0.0:9877', flag: true, doc: '`serve` and `simulate`: HOST:PORT to listen on.' },
+  { key: 'listen', scope: 'global', kind: 'string', default: '0.0.0.0:9877', flag: true, doc: '`serve`: HOST:PORT to listen on (`simulate` listens on 127.0.0.1:9878 unless this or `--listen` says otherwise).' },
   { key: 'web_config_file', scope: 'global', kind: 'string', flag: true, doc: '`serve`: a web configuration file (the Prometheus exporter toolkit\'s format: TLS, basic auth, response headers) for `/metrics`; re-read when it changes. See [docs/web-config.md](docs/web-config.md).' },
   { key: 'log_level', scope: 'global', kind: 'enum', values: ['debug', 'info', 'warn', 'error'], default: 'info', flag: true, doc: 'Log level (JSON lines on stderr).' },
   { key: 'format', scope: 'global', kind: 'enum', values: ['prometheus', 'openmetrics', 'json'], default: 'prometheus', flag: true, doc: '`once`: output format.' },

@@ -1,5 +1,6 @@
 /** The `backfill` command's wiring: flags → settings, state, key, sinks → runBackfill → summary and exit code. */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { loadConfig } from '../config/load.js';
 import type { SettingKey } from '../config/settings.js';
 import type { Clock } from '../core/clock.js';
@@ -38,7 +39,9 @@ export async function backfillCommand(flags: Partial<Record<SettingKey, string>>
   if (bf.output === undefined && push.length === 0) throw new ConfigError('--output', 'backfill needs somewhere to write: --output FILE (OpenMetrics for promtool) and/or --push remote_write.');
   const config = loadConfig({ env: io.env, flags: { ...flags, push: push.join(',') } });
 
-  const statePath = bf.state ?? defaultStatePath(bf.output);
+  const statePath = bf.state ?? defaultStatePath(bf.output, io.env);
+  // The XDG state folder may not exist yet; a given --state or --output folder is the user's to make.
+  if (bf.state === undefined && bf.output === undefined) mkdirSync(dirname(statePath), { recursive: true });
   if (existsSync(statePath) && !bf.resume) {
     throw new ConfigError('--resume', `${statePath} holds an earlier backfill: add --resume to continue it (days already written are skipped), or remove the file to start over.`);
   }

@@ -4,6 +4,8 @@
  * Written atomically after every day, so an interrupted run loses at most the day in flight.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { foldVitals, type VitalsList } from '../collect/vitals.js';
 import { ConfigError } from '../errors.js';
 import type { VitalsRecord } from '../upstream/schemas.js';
@@ -26,9 +28,21 @@ export interface BackfillState {
   portals: Record<string, { baseUrl: string; lastRequestAt?: number; days: Record<string, DayState> }>;
 }
 
-/** The state file's default place: next to the output, else in the working directory. */
-export function defaultStatePath(output: string | undefined): string {
-  return output !== undefined ? `${output}.progress.json` : 'posture-backfill.state.json';
+/**
+ * The state file's default place: next to the output, else `backfill.state.json` in the XDG state
+ * folder (`$XDG_STATE_HOME/posture-exporter/`, default `~/.local/state/posture-exporter/`), never
+ * the working directory, where it would end up in a checkout or an image.
+ */
+export function defaultStatePath(output: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): string {
+  if (output !== undefined) return `${output}.progress.json`;
+  return join(stateHome(env), 'posture-exporter', 'backfill.state.json');
+}
+
+// The XDG base directory spec ignores a relative XDG_STATE_HOME.
+function stateHome(env: Readonly<Record<string, string | undefined>>): string {
+  const xdg = env.XDG_STATE_HOME;
+  if (xdg && isAbsolute(xdg)) return xdg;
+  return join(env.HOME || homedir(), '.local', 'state');
 }
 
 /** Reads the state file; a missing file is an empty state. Throws ConfigError('--state') on a file that is not one. */

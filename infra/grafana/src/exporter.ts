@@ -83,11 +83,15 @@ function apiRequests(): timeseries.PanelBuilder {
     .unit('short');
 }
 
+// A run without 429s sends no code="429" series, so a healthy exporter would show "No data":
+// 0 for every endpoint the exporter reports, unless a 429 series exists for it.
+const ZERO_PER_ENDPOINT = `0 * group by (portal, endpoint) (posture_collection_api_requests{${PORTAL}})`;
+
 function rateLimited(): timeseries.PanelBuilder {
   return timeSeriesPanel({
     title: 'Rate-limited requests (429) per run',
     description: 'Requests the portal answered with 429 in the last run of each source. Persistent 429s mean another client shares the portal\'s budget or the interval is too short.',
-    targets: [promQuery('A', `max by (portal, endpoint) (posture_collection_api_requests{${PORTAL},code="429"})`, '{{portal}} · {{endpoint}}')],
+    targets: [promQuery('A', `max by (portal, endpoint) (posture_collection_api_requests{${PORTAL},code="429"}) or ${ZERO_PER_ENDPOINT}`, '{{portal}} · {{endpoint}}')],
     size: { h: 8, w: 8 },
   })
     .drawStyle(common.GraphDrawStyle.Bars)
@@ -100,7 +104,7 @@ function rateLimitedInRange(): stat.PanelBuilder {
   return statPanel(
     {
       title: 'Most 429s in one run (time range)',
-      targets: [promQuery('A', `max by (portal) (max_over_time(posture_collection_api_requests{${PORTAL},code="429"}[$__range]))`, '{{portal}}', true)],
+      targets: [promQuery('A', `max by (portal) (max_over_time(posture_collection_api_requests{${PORTAL},code="429"}[$__range])) or 0 * group by (portal) (last_over_time(posture_collection_api_requests{${PORTAL}}[$__range]))`, '{{portal}}', true)],
       size: { h: 8, w: 4 },
     },
     { unit: 'short', noValue: '0', thresholds: thresholds('green', [1, 'orange']) },

@@ -1,0 +1,215 @@
+/**
+ * The shipped dashboards against a real Prometheus scraping a healthy exporter: Debian's
+ * Prometheus (1 s scrapes and rule evaluations, the shipped rules unmodified) scrapes the built
+ * CLI's `serve` against the simulated portal, and every panel and variable query of the committed
+ * dashboard JSON, its Grafana variables substituted, must return at least one series. A healthy
+ * exporter's panels show values, never "No data" (a count that is 0 shows 0).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dashboardQueries, substituteVariables, unresolvedVariables, type DashboardQuery } from '../../infra/grafana/src/queries.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { ruleFiles } from '../infra/support.js';
+import { BUILT_CLI, runBuiltCli } from '../support/cli.js';
+import { freePort, queryPrometheusApi, startPrometheus, type Peer } from '../support/peers.js';
+
+const PORTAL = 'dash';
+const TAG = 'laptops';
+const KEY = 'sim-dashboards-e2e-0123456789abcdef';
+const SIM = { devices: 300, alerts: 100, integrations: 8, seed: 7 } as const;
+const DASHBOARD_DIR = new URL('../../infra/grafana/dashboards/', import.meta.url).pathname;
+
+/**
+ * Panels that a pull-mode Prometheus (scraping `serve`) cannot fill, with the reason. Every other
+ * panel must return data; a panel listed here that no dashboard has any more fails the test.
+ */
+const PUSH_ONLY: Readonly<Record<string, string>> = {
+  'posture-exporter-health / Push success per sink (push mode)': 'posture_push_success is sent only with pushes (Lambda, once --push); serve never pushes',
+  'posture-exporter-health / Push duration per sink (push mode)': 'posture_push_duration_seconds is sent only with pushes (Lambda, once --push); serve never pushes',
+};
+
+/** Panels that compare with a day earlier; the test gives Prometheus that day (see seedDayOld). */
+const NEEDS_A_DAY = new Set(['posture-overview / Health ratio change against 24 hours earlier']);
+
+function committedDashboards(): DashboardQuery[] {
+  const files = readdirSync(DASHBOARD_DIR).filter((f) => f.endsWith('.json')).sort();
+  expect(files.length).toBeGreaterThanOrEqual(2);
+  return files.flatMap((f) => dashboardQueries(JSON.parse(readFileSync(join(DASHBOARD_DIR, f), 'utf8'))));
+}
+
+const key = (q: DashboardQuery) => `${q.dashboard} / ${q.source}`;
+
+let sim: Simulator;
+let prom: Peer;
+let serve: ChildProcess | undefined;
+let serveLog = '';
+let work: string;
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms: number): Promise<T> {
+  const until = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > until) throw new Error(`timed out after ${ms / 1000} s waiting for ${what}${last ? `: ${String(last)}` : ''}\nserve said:\n${serveLog.slice(-2000)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * A Prometheus that has scraped the exporter for a day holds yesterday's samples; a fresh one does
+ * not. So the exporter's own output (`once --format openmetrics` against a twin of the portal, so
+ * the live portal's budget is untouched) is stamped every 30 s from 24 h 30 min to 23 h 30 min ago
+ * and loaded with `promtool tsdb create-blocks-from openmetrics` before Prometheus starts. Nothing
+ * of it falls within the last hour, which every other panel reads.
+ */
+async function seedDayOld(dataDir: string): Promise<void> {
+  const twin = await startSimulator({ keys: [{ key: KEY }], ...SIM });
+  try {
+    const once = await runBuiltCli(['once', '--format', 'openmetrics'], {
+      POSTURE_BASE_URL: twin.baseUrl,
+      POSTURE_API_KEY: KEY,
+      POSTURE_PORTAL: PORTAL,
+      POSTURE_VITALS_TAGS: TAG,
+      POSTURE_REQUESTS_PER_MINUTE: '10',
+    });
+    expect(once.stderr.split('\n').filter((l) => l.includes('"level":"error"'))).toEqual([]);
+    expect(once.code).toBe(0);
+    const now = Math.floor(Date.now() / 1000);
+    const stamps: number[] = [];
+    for (let t = now - 24 * 3600 - 1800; t <= now - 23 * 3600 - 1800; t += 30) stamps.push(t);
+    const out: string[] = [];
+    for (const line of once.stdout.split('\n')) {
+      if (line === '' || line === '# EOF') continue;
+      if (line.startsWith('#')) out.push(line);
+      else for (const t of stamps) out.push(`${line} ${t}`);
+    }
+    out.push('# EOF', '');
+    const file = join(work, 'day-old.om');
+    writeFileSync(file, out.join('\n'));
+    const r = spawnSync('promtool', ['tsdb', 'create-blocks-from', 'openmetrics', file, dataDir], { encoding: 'utf8' });
+    expect(r.stderr + r.stdout).not.toMatch(/error/i);
+    expect(r.status).toBe(0);
+  } finally {
+    await twin.close();
+  }
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'dashboards-e2e-'));
+  const dataDir = join(work, 'tsdb');
+  await seedDayOld(dataDir);
+
+  // The portal keeps its real rate limit: a healthy exporter stays within it, so no 429 arrives.
+  sim = await startSimulator({ keys: [{ key: KEY }], ...SIM });
+  const port = await freePort();
+  const rules = ruleFiles();
+  expect(rules.length).toBeGreaterThan(0);
+  const rulesFiles = Object.fromEntries(rules.map((f) => [f.split('/').pop()!, readFileSync(f, 'utf8')]));
+  prom = await startPrometheus({
+    config: [
+      'global:',
+      '  scrape_interval: 1s',
+      '  evaluation_interval: 1s',
+      `rule_files: [${Object.keys(rulesFiles).join(', ')}]`,
+      'scrape_configs:',
+      '  - job_name: posture-exporter',
+      '    static_configs:',
+      `      - targets: ['127.0.0.1:${port}']`,
+      '',
+    ].join('\n'),
+    rulesFiles,
+    storagePath: dataDir,
+  });
+
+  // The smallest intervals check-config accepts for 5 requests per run at the whole share.
+  serve = spawn(process.execPath, [BUILT_CLI, 'serve'], {
+    env: {
+      PATH: process.env.PATH,
+      POSTURE_BASE_URL: sim.baseUrl,
+      POSTURE_API_KEY: KEY,
+      POSTURE_PORTAL: PORTAL,
+      POSTURE_VITALS_TAGS: TAG,
+      POSTURE_REQUESTS_PER_MINUTE: '10',
+      POSTURE_INTERVAL_SECONDS: '30',
+      POSTURE_LISTEN: `127.0.0.1:${port}`,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  serve.stderr!.setEncoding('utf8').on('data', (d: string) => (serveLog += d));
+
+  await waitFor('Prometheus to scrape a successful collection of every source', async () => {
+    const rows = await queryPrometheusApi(prom.url, `posture_collection_success{portal="${PORTAL}"} == 1`);
+    return rows.length === 3 ? rows : undefined;
+  }, 30_000);
+  // A couple more scrapes and rule evaluations after the first complete one.
+  const after = Date.now() / 1000 + 2.5;
+  await waitFor('two rule evaluations after the first complete scrape', async () => {
+    const body = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as { data: { groups: Array<{ lastEvaluation: string }> } };
+    return body.data.groups.length > 0 && body.data.groups.every((g) => Date.parse(g.lastEvaluation) / 1000 > after) ? true : undefined;
+  }, 15_000);
+}, 90_000);
+
+afterAll(async () => {
+  if (serve && serve.exitCode === null) {
+    const exited = new Promise((r) => serve!.once('exit', r));
+    serve.kill('SIGTERM');
+    await exited;
+  }
+  await prom?.stop();
+  await sim?.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('the shipped dashboards on a healthy serve, scraped by Prometheus with the rules loaded', () => {
+  const queries = committedDashboards();
+  const variants = [
+    { name: 'all portals, whole portal (the defaults)', values: {} },
+    { name: `portal ${PORTAL}, tag ${TAG}`, values: { portal: PORTAL, tag: TAG } },
+  ] as const;
+
+  it('lists only push-only panels that the dashboards have', () => {
+    const panels = new Set(queries.filter((q) => q.kind === 'panel').map(key));
+    for (const listed of [...Object.keys(PUSH_ONLY), ...NEEDS_A_DAY]) expect(panels).toContain(listed);
+  });
+
+  it.each(variants)('shows data in every pull-mode panel and variable ($name)', async ({ values }) => {
+    const empty: string[] = [];
+    let ran = 0;
+    for (const q of queries) {
+      // Annotations mark firing alerts: a healthy portal has none to mark.
+      if (q.kind === 'annotation' || Object.hasOwn(PUSH_ONLY, key(q))) continue;
+      const promql = substituteVariables(q.expr, values);
+      expect(unresolvedVariables(promql), `${key(q)} ${q.refId}`).toEqual([]);
+      const rows = await queryPrometheusApi(prom.url, promql);
+      ran++;
+      if (rows.length === 0) empty.push(`${key(q)} ${q.refId}: ${promql}`);
+    }
+    expect(empty).toEqual([]);
+    expect(ran).toBeGreaterThan(30);
+  });
+
+  it('shows 0, not "No data", for the 429 panels of an exporter the portal never rate-limited', async () => {
+    expect(sim.requests.filter((r) => r.status === 429)).toEqual([]);
+    for (const title of ['Rate-limited requests (429) per run', 'Most 429s in one run (time range)']) {
+      const q = queries.find((x) => x.dashboard === 'posture-exporter-health' && x.source === title);
+      expect(q, title).toBeDefined();
+      const rows = await queryPrometheusApi(prom.url, substituteVariables(q!.expr, { portal: PORTAL }));
+      expect(rows.length, title).toBeGreaterThan(0);
+      for (const row of rows) expect(row.value[1], title).toBe('0');
+    }
+  });
+
+  it('still leaves the push-only panels empty in pull mode (their reason holds)', async () => {
+    for (const q of queries.filter((x) => Object.hasOwn(PUSH_ONLY, key(x)))) {
+      expect(await queryPrometheusApi(prom.url, substituteVariables(q.expr)), key(q)).toEqual([]);
+    }
+  });
+});
