@@ -73,6 +73,23 @@ export class TimeoutError extends NetworkError {
   }
 }
 
+/**
+ * No connection to the portal at all: refused, the host name does not resolve, or no route to it.
+ * The request reached no portal, so it spent none of the budget; `code` is the system's (ECONNREFUSED…).
+ */
+export class PortalUnreachableError extends NetworkError {
+  readonly code: string;
+  /** Host and port the exporter tried, from POSTURE_BASE_URL. */
+  readonly host: string;
+  readonly port: number;
+  constructor(endpoint: string, code: string, host: string, port: number, message: string, options?: { cause?: unknown }) {
+    super(endpoint, message, options);
+    this.code = code;
+    this.host = host;
+    this.port = port;
+  }
+}
+
 /** The body could not be parsed, the envelope said `success:false`, or a required field is wrong. */
 export class InvalidResponseError extends PostureError {
   readonly endpoint: string;

@@ -3,8 +3,9 @@ import { checkServeConfig, loadConfig, parseListen, type Config } from '../confi
 import { SETTINGS, envName, flagName, type SettingKey } from '../config/settings.js';
 import { unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { createLogger, type Logger, type LogLevel } from '../core/log.js';
+import { createLogger, redact, type Logger, type LogLevel } from '../core/log.js';
 import { ConfigError, ConfigErrors } from '../errors.js';
+import { SOURCES } from '../metrics/catalogue.js';
 import { renderJson, renderText } from '../metrics/render.js';
 import type { SimulatorOptions } from '../simulator/index.js';
 import { Exporter, failedSources, VERSION } from './exporter.js';
@@ -188,7 +189,10 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   io.stdout(config.format === 'json' ? renderJson(samples, collectedAt) : await renderText(samples, config.format));
   const failed = failedSources(results);
   if (failed.length > 0) {
-    io.stderr(`posture-exporter: collection failed for: ${failed.join(', ')} (see the log lines above)\n`);
+    // One cause shared by every failed source (a rejected key, an unreachable portal) is said here too.
+    const causes = new Set(results.flatMap((r) => SOURCES.flatMap((s) => (r[s].ok ? [] : [r[s].error.message]))));
+    const cause = causes.size === 1 ? `: ${redact([...causes][0]!, secrets)}` : ' (see the log lines above)';
+    io.stderr(`posture-exporter: collection failed for: ${failed.join(', ')}${cause}\n`);
     return EXIT_FAILED;
   }
   return EXIT_OK;

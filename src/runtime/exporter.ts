@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { stalenessMs, type Config, type PortalConfig } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import { AuthenticationError, LateError, TimeoutError } from '../errors.js';
+import { AuthenticationError, LateError, PortalUnreachableError, PostureError, TimeoutError } from '../errors.js';
 import { cycleOf, type BudgetFacts, type CycleResult, type SourceResult, type SourceRun } from '../collect/cycle.js';
 import { FoldWarnings, toSamples, type ExporterFacts } from '../collect/samples.js';
 import { PortalState, viewOfCycle } from '../collect/state.js';
@@ -14,6 +14,7 @@ import { oneShotSeconds } from '../schedule/plan.js';
 import { PortalScheduler } from '../schedule/scheduler.js';
 import { PortalReader } from '../upstream/reader.js';
 import { VERSION } from '../version.js';
+import { failureLine } from './failures.js';
 import { forgetSecret, resolveSecret, type KeyStoreOptions } from './keys.js';
 
 /** What the exporter needs from outside. */
@@ -94,13 +95,14 @@ export class Exporter {
   }
 
   private async collectPortal(p: PortalRuntime, window: RunWindow): Promise<CycleResult> {
-    // A rejected key fails every source alike: the first 401 stops this portal's other runs.
-    const rejected = new AbortController();
-    const signal = window.signal ? AbortSignal.any([window.signal, rejected.signal]) : rejected.signal;
+    // A rejected key or an unreachable portal fails every source alike: the first such failure
+    // stops this portal's other runs (each still reports it).
+    const portalFailed = new AbortController();
+    const signal = window.signal ? AbortSignal.any([window.signal, portalFailed.signal]) : portalFailed.signal;
     const apiKey = await this.apiKeyOf(p);
     const run = <S extends Source>(source: S) =>
       this.runSource(p, source, { ...window, signal }, apiKey).then((r) => {
-        if (!r.result.ok && r.result.error instanceof AuthenticationError) rejected.abort(r.result.error);
+        if (!r.result.ok && (r.result.error instanceof AuthenticationError || r.result.error instanceof PortalUnreachableError)) portalFailed.abort(r.result.error);
         return r;
       });
     const [vitals, alerts, devices] = await Promise.all([run('vitals'), run('alerts'), run('devices')]);
@@ -116,22 +118,21 @@ export class Exporter {
     return result;
   }
 
-  /** The API key of a portal, or the error that stops every source of this run. */
+  /** The API key of a portal, or the error that stops every source of this run (each source's line reports it). */
   private async apiKeyOf(p: PortalRuntime): Promise<string | Error> {
     try {
       const key = await resolveSecret(p.config.key, this.deps.keyStore);
       this.deps.onSecret?.(key);
       return key;
     } catch (err) {
-      const error = err as Error;
-      this.deps.logger.error('cannot resolve the API key', { portal: p.config.name, err: error });
-      return error;
+      return err instanceof Error ? err : new Error(String(err));
     }
   }
 
   /**
    * One run of one source: its requests through the portal's scheduler until done, the deadline,
-   * or a real error. Never throws: a failure is the run's result (logged once).
+   * or a real error. Never throws: a failure is the run's result, logged once (`error`, or `warn`
+   * when late) naming the source and the cause, unless the run was stopped from outside.
    */
   async runSource<S extends Source>(p: PortalRuntime, source: S, window: RunWindow, apiKey?: string | Error): Promise<SourceRun<S>> {
     const { clock } = this.deps;
@@ -148,7 +149,13 @@ export class Exporter {
       requests,
       ...(alertsPageSize !== undefined ? { alertsPageSize } : {}),
     });
-    if (key instanceof Error) return finish({ ok: false, error: key });
+    const failed = (error: Error): SourceRun<S> => {
+      const line = failureLine(source, error);
+      // The message is the line's msg; the error's name and cause (e.g. ECONNREFUSED) follow it.
+      logger[line.level](line.msg, { source, reason: line.reason, requests: totalRequests(requests), error: error.name, ...(error.cause !== undefined ? { cause: error.cause } : {}) });
+      return finish({ ok: false, error });
+    };
+    if (key instanceof Error) return failed(key);
     const deadline = new Deadline(window.deadline, clock, window.cap, window.signal);
     const ctx = this.contextOf(p, key, deadline, requests, window.cap !== undefined);
     if (window.cap !== undefined) p.oneShots.add(deadline);
@@ -159,9 +166,10 @@ export class Exporter {
       const error = this.explain(source, err, deadline);
       // A rejected key may have been rotated in its store: fetch it again next time.
       if (error instanceof AuthenticationError) forgetSecret(p.config.key);
-      // Stopped from outside (serve stopping, or another source's 401): not this source's failure to report.
-      else if (!window.signal?.aborted) logger.error(`collecting ${source} failed`, { source, err: error });
-      return finish({ ok: false, error });
+      // Stopped from outside (serve stopping): not a failure to report. Stopped by another source's
+      // rejected key or unreachable portal (a PostureError reason): this source failed alike.
+      if (window.signal?.aborted && !(window.signal.reason instanceof PostureError)) return finish({ ok: false, error });
+      return failed(error);
     } finally {
       deadline.close();
       p.oneShots.delete(deadline);
@@ -228,7 +236,8 @@ export class Exporter {
   private explain(source: Source, err: unknown, deadline: Deadline): Error {
     const reason = deadline.signal.aborted ? deadline.signal.reason : undefined;
     if (reason instanceof Error && !(reason instanceof DOMException)) return reason;
-    if (err instanceof LateError || err instanceof TimeoutError) return err;
+    // An unreachable portal is never reported late, even when the deadline passed while retrying it.
+    if (err instanceof LateError || err instanceof TimeoutError || err instanceof PortalUnreachableError) return err;
     if (deadline.signal.aborted) {
       return new TimeoutError(`/${source}`, 'deadline', `/${source} is late: its run was cut at its deadline ${new Date(deadline.at).toISOString()} before it finished; the previous values are kept while fresh.`, { cause: err });
     }

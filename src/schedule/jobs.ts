@@ -10,7 +10,7 @@ import { fullJitterBackoffMs, retry, type RetryDecision } from '../core/retry.js
 import { AlertsSink, mergeAlerts, type AlertsAggregate } from '../collect/alerts.js';
 import type { DevicesTotals } from '../collect/devices.js';
 import { VitalsSink, type VitalsList } from '../collect/vitals.js';
-import { LateError, ListMismatchError, NetworkError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
+import { LateError, ListMismatchError, NetworkError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
 import type { Source } from '../metrics/catalogue.js';
 import { PortalReader, type ListRequest, type ListResult, type RecordSink } from '../upstream/reader.js';
 import { alertsLimit, alertsPagesAllowed, runSeconds } from './plan.js';
@@ -105,6 +105,8 @@ export interface RunContext {
 }
 
 const BACKOFF = { baseMs: 1_000, maxMs: 30_000 };
+/** A portal that could not be reached: a few quick tries (it may be restarting), no long waits. */
+const UNREACHABLE_BACKOFF = { baseMs: 500, maxMs: 4_000 };
 
 /** The request is late, not broken: its next attempt could start only at `slotAt`, past the run's deadline. */
 function lateError(ctx: RunContext, endpoint: string, slotAt: number, cause: unknown, why: string | undefined): LateError {
@@ -122,7 +124,7 @@ function classifier(ctx: RunContext, endpoint: () => string, abandoned: Abandone
   let serverErrors = 0;
   return (err, n) => {
     const now = ctx.clock.now();
-    const status = err instanceof UpstreamHttpError ? err.status : err instanceof Error ? err.name : 'error';
+    const status = err instanceof UpstreamHttpError ? err.status : err instanceof PortalUnreachableError ? err.code : err instanceof Error ? err.name : 'error';
     let decision: RetryDecision = { retry: false };
     if (err instanceof RateLimitedError) {
       if (err.retryAfterMs !== undefined && err.retryAfterMs > ctx.scheduler.maxRetryAfterMs) {
@@ -139,6 +141,8 @@ function classifier(ctx: RunContext, endpoint: () => string, abandoned: Abandone
       // 500 is not called temporary by the spec: once, so a persistent one does not burn the budget.
       if (err.status === 500 && serverErrors++ < 1) decision = { retry: true, waitMs: backoff(ctx, n), reason: '500' };
       else if (err.status === 502 || err.status === 503 || err.status === 504) decision = { retry: true, waitMs: backoff(ctx, n), reason: String(err.status) };
+    } else if (err instanceof PortalUnreachableError) {
+      decision = { retry: true, waitMs: fullJitterBackoffMs(n, { ...UNREACHABLE_BACKOFF, random: ctx.random }), reason: err.code };
     } else if (err instanceof TruncatedBodyError || (err instanceof NetworkError && !(err instanceof TimeoutError && err.phase === 'deadline'))) {
       decision = { retry: true, waitMs: backoff(ctx, n), reason: err.name };
     }
@@ -147,6 +151,8 @@ function classifier(ctx: RunContext, endpoint: () => string, abandoned: Abandone
       ctx.logger.warn('upstream request failed, retries used up', { endpoint: endpoint(), status, attempt: n + 1 });
     } else if (now + decision.waitMs > ctx.deadline.at) {
       ctx.logger.warn('upstream request failed, no time left to retry before the deadline', { endpoint: endpoint(), status, attempt: n + 1, waitMs: Math.round(decision.waitMs) });
+      // No portal was reached: the run fails as unreachable, never as late.
+      if (err instanceof PortalUnreachableError) return { retry: false };
       abandoned.at = now + decision.waitMs;
       abandoned.why = `a retry after ${status}`;
       return { retry: false };
@@ -155,6 +161,16 @@ function classifier(ctx: RunContext, endpoint: () => string, abandoned: Abandone
     }
     return decision;
   };
+}
+
+/** A failure before any connection was made (refused, unresolvable, connect timeout): the portal saw no request. */
+function reachedNoPortal(err: unknown): boolean {
+  return err instanceof PortalUnreachableError || (err instanceof TimeoutError && err.phase === 'connect');
+}
+
+/** The reason a Deadline aborts with when its time passes (not an outer stop). */
+function isDeadline(reason: unknown): boolean {
+  return reason instanceof DOMException && reason.name === 'TimeoutError';
 }
 
 function backoff(ctx: RunContext, attempt: number): number {
@@ -183,6 +199,8 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
       try {
         permit = await ctx.scheduler.acquire({ endpoint: r.endpoint, priority: n > 0 ? PRIORITY.continuation : priority, deadline: () => ctx.deadline.at, signal: ctx.deadline.signal });
       } catch (err) {
+        // A retry after a refused connection: the portal is unreachable, which says more than late.
+        if (err instanceof LateError && last instanceof PortalUnreachableError) throw last;
         // A retry with no slot before the deadline: late, and the failure before it is the cause.
         if (err instanceof LateError && last !== undefined) {
           throw lateError(ctx, err.endpoint, err.slotAt, last, `a retry after ${PortalReader.codeOf(last)}`);
@@ -198,7 +216,9 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
       } catch (err) {
         last = err;
         count(r.endpoint, PortalReader.codeOf(err));
-        if (err instanceof RateLimitedError) {
+        // No connection was made, so the portal counted nothing: the slot goes back to the budget.
+        if (reachedNoPortal(err)) permit.refund();
+        else if (err instanceof RateLimitedError) {
           ctx.scheduler.rateLimited(err.retryAfterMs, backoff(ctx, n));
           // One-shot runs wait for as many windows as the lowered share needs.
           ctx.replan?.();
@@ -214,6 +234,8 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
   ).catch((err: unknown) => {
     // Cut at the deadline: the attempt's own error (a deadline TimeoutError) says more than the signal's reason.
     if (err === ctx.deadline.signal.reason && last instanceof TimeoutError && last.phase === 'deadline') throw last;
+    // Cut while waiting to retry a refused connection: unreachable, not late.
+    if (last instanceof PortalUnreachableError && err === ctx.deadline.signal.reason && isDeadline(err)) throw last;
     if (abandoned.at === undefined) throw err;
     throw lateError(ctx, endpoint, abandoned.at, err, abandoned.why);
   });

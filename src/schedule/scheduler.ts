@@ -32,6 +32,8 @@ export interface SlotRequest {
 /** A granted slot: call `done` when the response has been read (the next request waits for it). */
 export interface Permit {
   readonly startedAt: number;
+  /** The request reached no portal (refused, unresolvable): its slot goes back to the window. Call before `done`. */
+  refund(): void;
   done(): void;
 }
 
@@ -199,14 +201,23 @@ export class PortalScheduler {
     this.window.record(now);
     this.inFlight++;
     let released = false;
+    let refunded = false;
     waiter.resolve({
       startedAt: now,
+      refund: () => {
+        if (refunded || released) return;
+        refunded = true;
+        this.window.release(now);
+      },
       done: () => {
         if (released) return;
         released = true;
         this.inFlight--;
         // After the caller's own follow-up (the next page, the next tag) has queued: it goes first.
+        // The queue has work now: a clock that advances by itself must not jump before it looks.
+        const release = this.clock.hold?.();
         setImmediate(() => {
+          release?.();
           this.wake();
           void this.pump();
         });

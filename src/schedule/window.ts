@@ -25,6 +25,12 @@ export class SlidingWindow {
     this.starts.push(at);
   }
 
+  /** Forgets a start recorded at `at` (a request that reached no portal spent none of its budget). */
+  release(at: number): void {
+    const i = this.starts.lastIndexOf(at);
+    if (i >= 0) this.starts.splice(i, 1);
+  }
+
   /** Starts in the window that ends at `now`. */
   countAt(now: number): number {
     this.prune(now);

@@ -3,7 +3,7 @@ import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../core/clock.js';
 import { parseRetryAfter } from '../core/retry.js';
 import { redact, silentLogger, type Logger } from '../core/log.js';
-import { AuthenticationError, ConfigError, InvalidResponseError, NetworkError, PermissionError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
+import { AuthenticationError, ConfigError, InvalidResponseError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
 import { EnvelopeParser, type RawEnvelope } from './json-stream.js';
 
 /** One GET of a list endpoint: the path under the base URL and its query (undefined values are left out). */
@@ -69,8 +69,24 @@ function defaultAgent(connectTimeoutMs: number, headersTimeoutMs: number, bodyTi
 
 function errorCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
+  if (typeof code === 'string') return code;
+  // Happy eyeballs (several addresses tried) fails with an AggregateError of each attempt's error.
+  const first = err instanceof AggregateError ? (err.errors[0] as { code?: unknown } | undefined)?.code : undefined;
+  return typeof first === 'string' ? first : undefined;
 }
+
+/** System codes of a connection that was never made, so no request reached the portal. */
+const UNREACHABLE: Record<string, 'refused' | 'unresolvable' | 'unreachable'> = {
+  ECONNREFUSED: 'refused',
+  ENOTFOUND: 'unresolvable',
+  EAI_AGAIN: 'unresolvable',
+  EAI_FAIL: 'unresolvable',
+  EAI_NONAME: 'unresolvable',
+  EHOSTUNREACH: 'unreachable',
+  ENETUNREACH: 'unreachable',
+  EHOSTDOWN: 'unreachable',
+  ENETDOWN: 'unreachable',
+};
 
 function isNonNegativeInteger(v: unknown): v is number {
   return typeof v === 'number' && Number.isInteger(v) && v >= 0;
@@ -313,10 +329,26 @@ export class PortalReader {
     if (code === 'UND_ERR_BODY_TIMEOUT') {
       return new TimeoutError(endpoint, 'body', `The portal stopped sending the ${endpoint} response for ${this.bodyTimeoutMs} ms (body timeout); the partial data was discarded.`, { cause: err });
     }
+    const unreachable = stage === 'request' && code !== undefined ? UNREACHABLE[code] : undefined;
+    if (unreachable !== undefined) return this.unreachableError(endpoint, code!, unreachable, err);
     if (stage === 'body') {
       return new NetworkError(endpoint, `The connection to the portal was cut while reading ${endpoint} (${code ?? detail}); the partial data was discarded.`, { cause: err });
     }
     return new NetworkError(endpoint, `Could not get a response from the portal for ${endpoint} (${code ?? detail}): check POSTURE_BASE_URL and network access.`, { cause: err });
+  }
+
+  /** No connection to the portal: says which host and port, and what to check. */
+  private unreachableError(endpoint: string, code: string, kind: 'refused' | 'unresolvable' | 'unreachable', cause: unknown): PortalUnreachableError {
+    const url = new URL(this.baseUrl);
+    const port = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+    const at = `${url.hostname}:${port}`;
+    const message =
+      kind === 'refused'
+        ? `connection refused by ${at} (${endpoint}): nothing accepts connections there — check the host and port in POSTURE_BASE_URL and that the portal, or the proxy in front of it, is up and reachable from this network.`
+        : kind === 'unresolvable'
+          ? `cannot resolve ${url.hostname} (${code}, ${endpoint}): check the host name in POSTURE_BASE_URL (https://<cloud_id>.<host>/public-api/v1) and this network's DNS.`
+          : `cannot reach ${at} (${code}, ${endpoint}): no route to the portal — check POSTURE_BASE_URL and this network (routes, firewall, proxy).`;
+    return new PortalUnreachableError(endpoint, code, url.hostname, port, message, { cause });
   }
 
   /** An abort ends the request; a deadline (a TimeoutError-named reason) reads as the run's deadline passing. */

@@ -155,7 +155,10 @@ describe('the budget scheduler against the simulated portal', () => {
     const at = await failedAt();
     expect(at).toBeLessThanOrEqual(T0 + 60_000);
     expect(value(serving.exporter.samples(), 'posture_alerts_open', { severity: 'red' })).toBe(open);
-    expect(logger.records().some((l) => l.msg === 'collecting alerts failed' && /late|deadline/.test(JSON.stringify(l)))).toBe(true);
+    // Late is the budget's doing, not the portal's: one warn line, not an error.
+    expect(logger.records().filter((l) => l.source === 'alerts' && typeof l.msg === 'string' && l.msg.startsWith('collecting alerts failed'))).toEqual([
+      expect.objectContaining({ level: 'warn', reason: 'late', msg: expect.stringMatching(/^collecting alerts failed: \/alerts is late: /) }),
+    ]);
     while (value(serving.exporter.samples(), 'posture_collection_success', { source: 'alerts' }) === 0) await serving.nextCycle();
     expect(clock.now()).toBeLessThan(T0 + 130_000);
     expect(maxInAnyWindow(sim.requests.map((q) => q.time))).toBeLessThanOrEqual(5);

@@ -3,11 +3,12 @@
  * a FakeClock that jumps over every wait, against the simulated portal. Each test asserts the
  * portal's exact request log (clock time from the test's start, status; 0 = connection reset).
  */
+import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PortalConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
-import { LateError, NetworkError, RateLimitedError, TimeoutError, UpstreamHttpError } from '../../src/errors.js';
+import { LateError, NetworkError, PortalUnreachableError, RateLimitedError, TimeoutError, UpstreamHttpError } from '../../src/errors.js';
 import { Deadline, request, type RunContext } from '../../src/schedule/jobs.js';
 import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
@@ -453,5 +454,59 @@ describe("request() and the portal's own rate limit", () => {
     } finally {
       await sim.close();
     }
+  });
+});
+
+describe('request() when the portal cannot be reached', () => {
+  /** A loopback port nothing listens on (bound, then closed). */
+  async function closedPort(): Promise<number> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return port;
+  }
+
+  let sim: Simulator;
+  beforeAll(async () => {
+    sim = await startSimulator({ seed: 7, rateLimit: false, moving: false });
+  });
+  afterAll(async () => {
+    await sim.close();
+  });
+
+  it('spends no budget on refused connections: retries paced by a short backoff, not the share, and the window stays empty', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const port = await closedPort();
+    // A share of 1 a minute: attempts that took slots would be a minute apart.
+    const { ctx, scheduler } = setup(sim, clock, { share: 1, reader: { baseUrl: `http://127.0.0.1:${port}/public-api/v1` } });
+    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    expect(err).toBeInstanceOf(PortalUnreachableError);
+    expect(err).toMatchObject({ code: 'ECONNREFUSED', host: '127.0.0.1', port });
+    // Half of 500 ms, 1 s and 2 s.
+    expect(clock.now() - T0).toBe(1_750);
+    expect(counts(ctx)).toEqual({ '/vitals error': 4 });
+    expect(scheduler.window.countAt(clock.now())).toBe(0);
+  });
+
+  it('fails as unreachable, not late, when the deadline leaves no time for another try', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const port = await closedPort();
+    const { ctx, warnings } = setup(sim, clock, { deadline: T0 + 1_000, reader: { baseUrl: `http://127.0.0.1:${port}/public-api/v1` } });
+    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    expect(err).toBeInstanceOf(PortalUnreachableError);
+    expect(err).not.toBeInstanceOf(LateError);
+    expect(counts(ctx)).toEqual({ '/vitals error': 3 });
+    expect(warnings().at(-1)).toMatchObject({ msg: 'upstream request failed, no time left to retry before the deadline', status: 'ECONNREFUSED', attempt: 3 });
+  });
+
+  it('fails as unresolvable, not late, for a host name that does not resolve', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const { ctx, scheduler } = setup(sim, clock, { share: 1, reader: { baseUrl: 'https://nonexistent.invalid/public-api/v1' } });
+    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    expect(err).toBeInstanceOf(PortalUnreachableError);
+    expect(err.message).toMatch(/^cannot resolve nonexistent\.invalid \((ENOTFOUND|EAI_AGAIN), \/vitals\)/);
+    expect(clock.now() - T0).toBe(1_750);
+    expect(scheduler.window.countAt(clock.now())).toBe(0);
   });
 });

@@ -7,7 +7,7 @@ import { errors, MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
-import { ConfigError, InvalidResponseError, NetworkError, PermissionError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../../src/errors.js';
+import { ConfigError, InvalidResponseError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../../src/errors.js';
 import { PortalReader, type PortalReaderOptions } from '../../src/upstream/reader.js';
 import { failure } from '../support/upstream.js';
 
@@ -235,14 +235,36 @@ describe('PortalReader error mapping', () => {
     expect(PortalReader.codeOf(err)).toBe('error');
   });
 
-  it('maps a refused connection to a NetworkError that keeps the cause', async () => {
+  it('maps a refused connection to a PortalUnreachableError naming host and port, keeping the cause', async () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
     pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(refused);
     const err = await failure(list(reader().r));
+    expect(err).toBeInstanceOf(PortalUnreachableError);
     expect(err).toBeInstanceOf(NetworkError);
     expect(err).not.toBeInstanceOf(TimeoutError);
+    expect(err).toMatchObject({ code: 'ECONNREFUSED', host: '127.0.0.1', port: 9, endpoint: '/vitals' });
     expect(err.cause).toBe(refused);
-    expect(err.message).toContain('ECONNREFUSED');
+    expect(err.message).toBe(
+      `connection refused by 127.0.0.1:9 (/vitals): nothing accepts connections there — check the host and port in POSTURE_BASE_URL and that the portal, or the proxy in front of it, is up and reachable from this network.`,
+    );
     expect(PortalReader.codeOf(err)).toBe('error');
+  });
+
+  it.each([
+    ['ENOTFOUND', `cannot resolve HOST (ENOTFOUND, /vitals): check the host name in POSTURE_BASE_URL (https://<cloud_id>.<host>/public-api/v1) and this network's DNS.`],
+    ['EAI_AGAIN', `cannot resolve HOST (EAI_AGAIN, /vitals): check the host name in POSTURE_BASE_URL (https://<cloud_id>.<host>/public-api/v1) and this network's DNS.`],
+    ['EHOSTUNREACH', `cannot reach HOST:9 (EHOSTUNREACH, /vitals): no route to the portal — check POSTURE_BASE_URL and this network (routes, firewall, proxy).`],
+  ])('maps %s to a PortalUnreachableError saying what to check', async (code, message) => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(Object.assign(new Error(`getaddrinfo ${code}`), { code }));
+    const err = await failure(list(reader().r));
+    expect(err).toBeInstanceOf(PortalUnreachableError);
+    expect(err).toMatchObject({ code, message: message.replace('HOST', '127.0.0.1') });
+  });
+
+  it('keeps a reset connection a plain NetworkError (the request may have reached the portal)', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    const err = await failure(list(reader().r));
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(err).not.toBeInstanceOf(PortalUnreachableError);
   });
 });
