@@ -53,8 +53,8 @@ export class PortalState {
   /**
    * The view to render at `now`. A source whose last run succeeded has its values; one whose last
    * run failed keeps its last good values while `now` is within its staleness limit (ms) of its
-   * last success, and none with a limit of 0. A source that has not run yet has no view facts,
-   * and the portal's budget is there from the start.
+   * last success, and none with a limit of 0. A source that has not run yet has an empty view (no
+   * series); the portal's budget is there from the start.
    */
   view(now: number, maxStalenessMs: number | Readonly<Record<Source, number>>, budget?: BudgetFacts): PortalView {
     const limit = (s: Source) => (typeof maxStalenessMs === 'number' ? maxStalenessMs : maxStalenessMs[s]);
