@@ -28,10 +28,10 @@ type CappedFamily = (typeof CAPPED_FAMILIES)[number];
 
 /** What is known of one source when rendering. */
 export interface SourceView<T> {
-  /** Data to serve; absent when the source never succeeded or its last good data is too old. */
+  /** Data to serve; absent when the source never succeeded, or its last run failed and its last good data is past the staleness limit. */
   readonly value?: T;
-  /** Whether the last collection succeeded. */
-  readonly success: boolean;
+  /** Whether the last run succeeded; absent until the source's first run ends (then it has no series at all). */
+  readonly success?: boolean;
   /** Unix ms of the last success. */
   readonly lastSuccessAt?: number;
   /** Malformed records skipped by the last collection. */
@@ -89,6 +89,7 @@ export function toSamples(views: readonly PortalView[], exporter: ExporterFacts)
     const sources: Record<Source, SourceView<unknown>> = { vitals: view.vitals, alerts: view.alerts, devices: view.devices };
     for (const source of SOURCES) {
       const s = sources[source];
+      if (s.success === undefined) continue;
       add('posture_collection_success', { source }, s.success ? 1 : 0);
       if (s.lastSuccessAt !== undefined) add('posture_collection_last_success_timestamp_seconds', { source }, s.lastSuccessAt / 1000);
     }

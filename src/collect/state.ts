@@ -5,21 +5,21 @@ import type { CycleFacts, PortalView, SourceView } from './samples.js';
 interface Kept {
   value?: unknown;
   lastSuccessAt?: number;
-  success: boolean;
+  /** Whether the last run succeeded; undefined until the source's first run ends. */
+  success?: boolean;
   invalid?: number;
   durationMs?: number;
   requests?: ReadonlyMap<string, number>;
 }
 
 /**
- * What `serve` remembers of one portal between runs: the last good value of each source, kept
- * for at most that source's staleness limit after its last success, so a failing source keeps
- * serving its last values for a while (never zeros) and then disappears.
+ * What `serve` remembers of one portal between runs. A source whose last run succeeded is served
+ * whatever the age of its values; only while its last run failed are its last good values kept,
+ * for at most its staleness limit after its last success, then dropped (never zeros).
  */
 export class PortalState {
-  private readonly sources: Record<Source, Kept> = { vitals: { success: false }, alerts: { success: false }, devices: { success: false } };
+  private readonly sources: Record<Source, Kept> = { vitals: {}, alerts: {}, devices: {} };
   private alertsPageSize: number | undefined;
-  private recorded = new Set<Source>();
 
   constructor(readonly portal: string) {}
 
@@ -48,16 +48,21 @@ export class PortalState {
     } else {
       kept.success = false;
     }
-    this.recorded.add(source);
   }
 
-  /** The view to render at `now`: values older than their source's staleness limit (ms) are left out. */
+  /**
+   * The view to render at `now`. A source whose last run succeeded has its values; one whose last
+   * run failed keeps its last good values while `now` is within its staleness limit (ms) of its
+   * last success, and none with a limit of 0. A source that has not run yet has an empty view (no
+   * series); the portal's budget is there from the start.
+   */
   view(now: number, maxStalenessMs: number | Readonly<Record<Source, number>>, budget?: BudgetFacts): PortalView {
     const limit = (s: Source) => (typeof maxStalenessMs === 'number' ? maxStalenessMs : maxStalenessMs[s]);
     const viewOf = <T>(source: Source): SourceView<T> => {
       const k = this.sources[source];
-      const fresh = k.lastSuccessAt !== undefined && now - k.lastSuccessAt <= limit(source);
-      return { value: fresh ? (k.value as T) : undefined, success: k.success, lastSuccessAt: k.lastSuccessAt, invalid: k.invalid };
+      if (k.success === undefined) return {};
+      const kept = k.success || (limit(source) > 0 && k.lastSuccessAt !== undefined && now - k.lastSuccessAt <= limit(source));
+      return { value: kept ? (k.value as T) : undefined, success: k.success, lastSuccessAt: k.lastSuccessAt, invalid: k.invalid };
     };
     const requests = new Map<string, number>();
     const durations: Partial<Record<Source, number>> = {};
@@ -65,13 +70,13 @@ export class PortalState {
       for (const [k, n] of this.sources[s].requests ?? []) requests.set(k, n);
       if (this.sources[s].durationMs !== undefined) durations[s] = this.sources[s].durationMs;
     }
-    const cycle: CycleFacts | undefined = this.recorded.size ? { durations, requests, alertsPageSize: this.alertsPageSize, budget } : undefined;
+    const cycle: CycleFacts = { durations, requests, alertsPageSize: this.alertsPageSize, budget };
     return { portal: this.portal, vitals: viewOf('vitals'), alerts: viewOf('alerts'), devices: viewOf('devices'), cycle };
   }
 
-  /** Whether every source has been collected at least once (successfully or not). */
+  /** Whether every source has run at least once (successfully or not). */
   get collected(): boolean {
-    return this.recorded.size === SOURCES.length;
+    return SOURCES.every((s) => this.sources[s].success !== undefined);
   }
 }
 

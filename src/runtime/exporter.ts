@@ -249,12 +249,13 @@ export class Exporter {
     return { configuredShare: p.scheduler.share.configured, effectiveShare: p.scheduler.share.effective, rateLimitedLastHour: p.scheduler.rateLimitedInLastHour() };
   }
 
-  /** Samples of what is remembered (serve): failed sources keep their last values until stale. */
+  /**
+   * Samples of what is remembered (serve), from the start: the exporter's own series at once, each
+   * source's as soon as its first run ends; a failed source keeps its last values until stale.
+   */
   samples(facts: Partial<ExporterFacts> = {}): Sample[] {
     const now = this.deps.clock.now();
-    const views = this.portals
-      .filter((p) => p.state.collected)
-      .map((p) => ({ ...p.state.view(now, stalenessMs(this.config, p.config), this.budgetOf(p)), maxSeriesPerFamily: p.config.maxSeriesPerFamily }));
+    const views = this.portals.map((p) => ({ ...p.state.view(now, stalenessMs(this.config, p.config), this.budgetOf(p)), maxSeriesPerFamily: p.config.maxSeriesPerFamily }));
     return this.checked(toSamples(views, { version: VERSION, runtime: this.deps.runtime, ...facts }));
   }
 
@@ -269,7 +270,7 @@ export class Exporter {
     return samples;
   }
 
-  /** Whether every source of every portal has been collected once. */
+  /** Whether every source of every portal has run once (/healthz says "first collection pending" until then). */
   get ready(): boolean {
     return this.portals.every((p) => p.state.collected);
   }

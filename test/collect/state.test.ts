@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { foldAlerts } from '../../src/collect/alerts.js';
+import type { SourceResult, SourceRun } from '../../src/collect/cycle.js';
+import { toSamples } from '../../src/collect/samples.js';
+import { PortalState } from '../../src/collect/state.js';
+import { foldVitals } from '../../src/collect/vitals.js';
+import type { Source } from '../../src/metrics/catalogue.js';
+import { readFixture } from './pipeline.js';
+
+const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
+const input = readFixture('basic');
+const VALUES = {
+  vitals: input.vitals.map((v) => foldVitals(v.data, v.tag)),
+  alerts: foldAlerts(input.alerts, Date.parse(input.now) / 1000),
+  devices: input.devices,
+};
+const BUDGET = { configuredShare: 5, effectiveShare: 5, rateLimitedLastHour: 0 };
+
+/** One run of `source` ending at `at` (1 s long): a success with the fixture's values, or a failure. */
+function run(source: Source, at: number, ok: boolean): SourceRun {
+  const result: SourceResult<unknown> = ok ? { ok: true, value: VALUES[source], invalid: 0 } : { ok: false, error: new Error('portal down') };
+  return { source, result, startedAt: at - 1000, finishedAt: at, requests: new Map([[`/${source}\u0000${ok ? 200 : 503}`, 1]]) } as SourceRun;
+}
+
+const names = (state: PortalState, now: number, limit: number | Record<Source, number>) => new Set(toSamples([state.view(now, limit, BUDGET)], { version: 't', runtime: 'serve' }).map((s) => s.name));
+const series = (state: PortalState, now: number, limit: number | Record<Source, number>, name: string, source?: Source) =>
+  toSamples([state.view(now, limit, BUDGET)], { version: 't', runtime: 'serve' }).filter((s) => s.name === name && (source === undefined || s.labels.source === source));
+
+describe('PortalState views', () => {
+  it.each([0, 5_000, 120_000])('serves a source whose last run succeeded whatever the age of its values (limit %i ms)', (limit) => {
+    const state = new PortalState('acme');
+    for (const s of ['vitals', 'alerts', 'devices'] as const) state.recordRun(run(s, T0, true));
+    for (const now of [T0, T0 + 9_000, T0 + 3_600_000]) {
+      const view = state.view(now, limit);
+      expect(view.vitals.value).toBe(VALUES.vitals);
+      expect(view.alerts.value).toBe(VALUES.alerts);
+      expect(view.devices.value).toBe(VALUES.devices);
+      expect(view.devices.success).toBe(true);
+    }
+  });
+
+  it('keeps a failed source\'s last good values up to its limit after its last success, then drops them, never zeros', () => {
+    const state = new PortalState('acme');
+    state.recordRun(run('devices', T0, true));
+    state.recordRun(run('devices', T0 + 60_000, false));
+    const limit = { vitals: 1, alerts: 1, devices: 120_000 };
+    expect(state.view(T0 + 60_000, limit).devices.value).toBe(VALUES.devices);
+    expect(state.view(T0 + 120_000, limit).devices.value).toBe(VALUES.devices);
+    const gone = state.view(T0 + 120_001, limit).devices;
+    expect(gone).toEqual({ value: undefined, success: false, lastSuccessAt: T0, invalid: undefined });
+    expect(series(state, T0 + 120_001, limit, 'posture_devices')).toEqual([]);
+    expect(series(state, T0 + 120_001, limit, 'posture_collection_success', 'devices').map((s) => s.value)).toEqual([0]);
+    expect(series(state, T0 + 120_001, limit, 'posture_collection_last_success_timestamp_seconds', 'devices').map((s) => s.value)).toEqual([T0 / 1000]);
+  });
+
+  it('drops a failed source\'s values at its first failed run when the limit is 0, and serves them again after the next success', () => {
+    const state = new PortalState('acme');
+    state.recordRun(run('alerts', T0, true));
+    expect(state.view(T0 + 1, 0).alerts.value).toBe(VALUES.alerts);
+    state.recordRun(run('alerts', T0 + 1, false));
+    expect(state.view(T0 + 1, 0).alerts.value).toBeUndefined();
+    state.recordRun(run('alerts', T0 + 2, true));
+    expect(state.view(T0 + 500_000, 0).alerts.value).toBe(VALUES.alerts);
+  });
+
+  it('has only the exporter\'s own series before any run: build info and budget, no per-source series', () => {
+    const state = new PortalState('acme');
+    expect(state.collected).toBe(false);
+    expect(names(state, T0, 5_000)).toEqual(new Set(['posture_exporter_build_info', 'posture_budget_share', 'posture_budget_rate_limited_responses']));
+  });
+
+  it('serves each source as soon as its own first run ends, without the sources still running', () => {
+    const state = new PortalState('acme');
+    state.recordRun(run('vitals', T0, true));
+    state.recordRun(run('devices', T0 + 1_000, true));
+    expect(state.collected).toBe(false);
+    const got = names(state, T0 + 1_000, 5_000);
+    for (const n of ['posture_vitals_eligible_devices', 'posture_devices', 'posture_collection_success', 'posture_exporter_build_info', 'posture_budget_share']) expect(got).toContain(n);
+    expect([...got].filter((n) => n.startsWith('posture_alerts_'))).toEqual([]);
+    expect(series(state, T0 + 1_000, 5_000, 'posture_collection_success').map((s) => s.labels.source)).toEqual(['vitals', 'devices']);
+    expect(series(state, T0 + 1_000, 5_000, 'posture_collection_duration_seconds').map((s) => s.labels.source)).toEqual(['vitals', 'devices']);
+    expect(series(state, T0 + 1_000, 5_000, 'posture_collection_alerts_page_size')).toEqual([]);
+    state.recordRun(run('alerts', T0 + 60_000, false));
+    expect(state.collected).toBe(true);
+    expect(series(state, T0 + 60_000, 5_000, 'posture_collection_success').map((s) => `${s.labels.source}=${s.value}`)).toEqual(['vitals=1', 'alerts=0', 'devices=1']);
+  });
+});
