@@ -1,5 +1,5 @@
 import { InvalidResponseError } from '../errors.js';
-import { FAST_WINDOW, parseWhole } from './fast-path.js';
+import { parseWhole } from './fast-path.js';
 import { COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, decode, isSpace } from './json-bytes.js';
 import { reviveOversized } from './limits.js';
 import { RecordSplitter } from './record-splitter.js';
@@ -180,7 +180,7 @@ export class EnvelopeParser {
 
   /** At a record start `i`: the fast path; returns the index to go on from, or -1 when the splitter reads this record. */
   private fastPath(buf: Buffer, i: number): number {
-    // Tried again after a success while the chunk has more than a window left; once per chunk otherwise.
+    // Tried again after a success (the chunk may hold more than a window); once per chunk otherwise.
     this.fastFrom = this.position + buf.length;
     if (this.fastFailures >= FAST_FAILURES) return -1;
     const fast = parseWhole(buf, i);
@@ -191,7 +191,7 @@ export class EnvelopeParser {
     }
     this.flushBatch(buf);
     for (let k = 0; k < fast.records.length; k++) this.deliver(fast.records[k]);
-    if (buf.length - fast.resume > FAST_WINDOW) this.fastFrom = this.position + fast.resume;
+    this.fastFrom = this.position + fast.resume;
     return fast.resume;
   }
 
