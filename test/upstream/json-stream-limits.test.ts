@@ -237,6 +237,13 @@ describe('EnvelopeParser limits are the same whatever the chunking', () => {
     });
   });
 
+  it('keeps portal text shaped like the stand-in of an oversized string as it is', () => {
+    each(envelope([alert(0, { details: 'd'.repeat(MAX_STRING_BYTES + 1), spoof: { '\u0000oversized': 7 } })]), (records) => {
+      expect(field(records[0], 'details')).toBeInstanceOf(OversizedValue);
+      expect(field(records[0], 'spoof')).toEqual({ '\u0000oversized': 7 });
+    });
+  });
+
   it('keeps an envelope message of exactly MAX_STRING_BYTES bytes and drops one byte more', () => {
     const messageOf = (len: number, size: number) => parse(pieces(encoder.encode(JSON.stringify({ total: 0, data: [], message: 'm'.repeat(len) })), size)).envelope.message;
     for (const size of [1000, 1 << 20]) {
