@@ -8,22 +8,34 @@ type Counts = Record<string, number>;
 
 /** Counts by integration → severity → type. */
 export type SeriesCounts = ReadonlyMap<string, ReadonlyMap<string, ReadonlyMap<string, number>>>;
-type MutableSeriesCounts = Map<string, Map<string, Map<string, number>>>;
-
-/** Where one series' count lives: the type map of its integration and severity, and its type. */
-interface Slot {
-  readonly types: Map<string, number>;
-  readonly type: string;
+/** A series' count while folding: one object per series, so counting an alert is one increment. */
+interface Cell {
+  n: number;
 }
+type Cells = Map<string, Map<string, Map<string, Cell>>>;
 
-/** The slot of (integration, severity, type) in `counts`, created at 0 if new. */
-function slotOf(counts: MutableSeriesCounts, integration: string, severity: string, type: string): Slot {
-  let bySeverity = counts.get(integration);
-  if (!bySeverity) counts.set(integration, (bySeverity = new Map()));
+/** The cell of (integration, severity, type), created at 0 if new. */
+function cellOf(cells: Cells, integration: string, severity: string, type: string): Cell {
+  let bySeverity = cells.get(integration);
+  if (!bySeverity) cells.set(integration, (bySeverity = new Map()));
   let types = bySeverity.get(severity);
   if (!types) bySeverity.set(severity, (types = new Map()));
-  if (!types.has(type)) types.set(type, 0);
-  return { types, type };
+  let cell = types.get(type);
+  if (!cell) types.set(type, (cell = { n: 0 }));
+  return cell;
+}
+
+/** Adds every count of `counts` to `cells`. */
+function addCounts(cells: Cells, counts: SeriesCounts): void {
+  for (const [integration, bySeverity] of counts) {
+    for (const [severity, types] of bySeverity) {
+      for (const [type, n] of types) cellOf(cells, integration, severity, type).n += n;
+    }
+  }
+}
+
+function countsOf(cells: Cells): SeriesCounts {
+  return new Map([...cells].map(([integration, bySeverity]) => [integration, new Map([...bySeverity].map(([severity, types]) => [severity, new Map([...types].map(([type, cell]) => [type, cell.n]))]))]));
 }
 
 /** Aggregates of unresolved alerts: everything the alert families need, in constant memory. */
@@ -72,11 +84,11 @@ const LABEL_CACHE_LIMIT = 10_000;
  */
 class Labels {
   private readonly severities = new Map<string, string>();
-  /** product → status → severity → the slot of its series. */
-  private readonly slots = new Map<string, Map<string, Map<string, Slot>>>();
+  /** product → status → severity → the cell of its series. */
+  private readonly cells = new Map<string, Map<string, Map<string, Cell>>>();
   private size = 0;
 
-  constructor(private readonly counts: MutableSeriesCounts) {}
+  constructor(private readonly counts: Cells) {}
 
   severity(state: string): string {
     let sev = this.severities.get(state);
@@ -87,18 +99,18 @@ class Labels {
     return sev;
   }
 
-  slot(product: string, sev: string, status: string): Slot {
-    let byStatus = this.slots.get(product);
+  cell(product: string, sev: string, status: string): Cell {
+    let byStatus = this.cells.get(product);
     let bySev = byStatus?.get(status);
-    let slot = bySev?.get(sev);
-    if (slot !== undefined) return slot;
-    slot = slotOf(this.counts, integrationOf(product), sev, typeOf(status));
+    let cell = bySev?.get(sev);
+    if (cell !== undefined) return cell;
+    cell = cellOf(this.counts, integrationOf(product), sev, typeOf(status));
     if (this.size++ < LABEL_CACHE_LIMIT) {
-      if (!byStatus) this.slots.set(product, (byStatus = new Map()));
+      if (!byStatus) this.cells.set(product, (byStatus = new Map()));
       if (!bySev) byStatus.set(status, (bySev = new Map()));
-      bySev.set(sev, slot);
+      bySev.set(sev, cell);
     }
-    return slot;
+    return cell;
   }
 }
 
@@ -109,7 +121,7 @@ export class AlertsSink {
   private readonly unassigned = zeroCounts();
   private readonly snoozed = zeroCounts();
   private readonly oldest: Record<string, number> = {};
-  private readonly byIntegration: MutableSeriesCounts = new Map();
+  private readonly byIntegration: Cells = new Map();
   private readonly invalid: InvalidRecords;
   private readonly labels = new Labels(this.byIntegration);
   /** Records seen so far (valid or not): the next one's index within this page. */
@@ -140,8 +152,7 @@ export class AlertsSink {
     if (a.ownerName === '') bump(this.unassigned, sev);
     if (until !== null && until > this.nowSeconds) bump(this.snoozed, sev);
     if (this.oldest[sev] === undefined || created < this.oldest[sev]!) this.oldest[sev] = created;
-    const slot = this.labels.slot(a.product, sev, a.status);
-    slot.types.set(slot.type, slot.types.get(slot.type)! + 1);
+    this.labels.cell(a.product, sev, a.status).n++;
   }
 
   finish(): AlertsAggregate {
@@ -151,7 +162,7 @@ export class AlertsSink {
       unassigned: this.unassigned,
       snoozed: this.snoozed,
       oldest: this.oldest,
-      byIntegration: this.byIntegration,
+      byIntegration: countsOf(this.byIntegration),
       invalid: this.invalid.count,
     };
   }
@@ -170,24 +181,16 @@ export function mergeAlerts(a: AlertsAggregate, b: AlertsAggregate): AlertsAggre
   };
   const oldest: Record<string, number> = { ...a.oldest };
   for (const [k, v] of Object.entries(b.oldest)) if (oldest[k] === undefined || v < oldest[k]!) oldest[k] = v;
-  const byIntegration: MutableSeriesCounts = new Map();
-  for (const counts of [a.byIntegration, b.byIntegration]) {
-    for (const [integration, bySeverity] of counts) {
-      for (const [severity, types] of bySeverity) {
-        for (const [type, n] of types) {
-          const slot = slotOf(byIntegration, integration, severity, type);
-          slot.types.set(type, slot.types.get(type)! + n);
-        }
-      }
-    }
-  }
+  const byIntegration: Cells = new Map();
+  addCounts(byIntegration, a.byIntegration);
+  addCounts(byIntegration, b.byIntegration);
   return {
     open: sum(a.open, b.open),
     unacknowledged: sum(a.unacknowledged, b.unacknowledged),
     unassigned: sum(a.unassigned, b.unassigned),
     snoozed: sum(a.snoozed, b.snoozed),
     oldest,
-    byIntegration,
+    byIntegration: countsOf(byIntegration),
     invalid: a.invalid + b.invalid,
   };
 }
