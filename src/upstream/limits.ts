@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-
 // How much of a response body the reader keeps. The rule, the same whatever the chunking and on
 // every path (the fast path, the splitter, envelope values), in bytes of UTF-8 as received:
 //  - a string (a record's value at any depth, or a whole record that is a string) whose bytes
@@ -34,7 +32,8 @@ export class OversizedValue {
 }
 
 /** The key of the stand-in object put into a record's text where an oversized string was: random, so no portal text can pass for one. */
-const OVERSIZED_KEY = `\u0000oversized-${randomUUID()}`;
+// (Math.random, not node:crypto: nothing to keep secret, only unguessable from outside, and it loads nothing.)
+const OVERSIZED_KEY = `\u0000oversized-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
 
 /** The JSON text put in a record where an oversized string of `bytes` bytes was; {@link reviveOversized} turns it into an OversizedValue. */
 export function oversizedStandIn(bytes: number): string {
