@@ -290,32 +290,65 @@ function severitiesOf(counts: Record<string, number>): string[] {
 
 const byString = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
 
+/** One series of posture_alerts_open_by_integration. */
+interface IntegrationRow {
+  readonly integration: string;
+  readonly severity: string;
+  readonly type: string;
+  readonly n: number;
+}
+
+/** The non-zero series of an aggregate, by integration, severity, then type. */
+function integrationRows(counts: AlertsAggregate['byIntegration']): IntegrationRow[] {
+  const rows: IntegrationRow[] = [];
+  for (const [integration, bySeverity] of counts) {
+    for (const [severity, types] of bySeverity) {
+      for (const [type, n] of types) if (n !== 0) rows.push({ integration, severity, type, n });
+    }
+  }
+  return rows.sort((x, y) => byString(x.integration, y.integration) || byString(x.severity, y.severity) || byString(x.type, y.type));
+}
+
+/** Adds `n` to (severity, type) of a nested count map. */
+function addTo(counts: Map<string, Map<string, number>>, severity: string, type: string, n: number): void {
+  let types = counts.get(severity);
+  if (!types) counts.set(severity, (types = new Map()));
+  types.set(type, (types.get(type) ?? 0) + n);
+}
+
 /**
  * Which integrations posture_alerts_open_by_integration keeps: the largest (open alerts) first,
  * as many as keep the family, fold series included, within `cap`. Undefined: keep all.
  */
-function alertsKept(byInt: ReadonlyArray<readonly [string, number]>, cap: number): Set<string> | undefined {
+function alertsKept(rows: readonly IntegrationRow[], cap: number): Set<string> | undefined {
   const sizes = new Map<string, number>();
-  const combos = new Map<string, Set<string>>();
-  for (const [key, n] of byInt) {
-    const cut = key.indexOf('\u0000');
-    const integration = key.slice(0, cut);
-    sizes.set(integration, (sizes.get(integration) ?? 0) + n);
-    let set = combos.get(integration);
-    if (!set) combos.set(integration, (set = new Set()));
-    set.add(key.slice(cut + 1));
+  // integration → severity → type → series (1 each): the severity x type combinations it has.
+  const combos = new Map<string, Map<string, Map<string, number>>>();
+  for (const r of rows) {
+    sizes.set(r.integration, (sizes.get(r.integration) ?? 0) + r.n);
+    let own = combos.get(r.integration);
+    if (!own) combos.set(r.integration, (own = new Map()));
+    addTo(own, r.severity, r.type, 1);
   }
-  if (!sizes.has(OTHER) && byInt.length <= cap) return undefined;
+  if (!sizes.has(OTHER) && rows.length <= cap) return undefined;
   const order = bySize(sizes);
   const n = order.length;
+  const comboCount = (c: Map<string, Map<string, number>>) => [...c.values()].reduce((sum, types) => sum + types.size, 0);
   const kept = new Array<number>(n + 1).fill(0);
-  for (let k = 0; k < n; k++) kept[k + 1] = kept[k]! + combos.get(order[k]!)!.size;
+  for (let k = 0; k < n; k++) kept[k + 1] = kept[k]! + comboCount(combos.get(order[k]!)!);
   // other[k]: distinct severity x type of the integrations from k on (one fold series each).
   const other = new Array<number>(n + 1).fill(0);
-  const seen = new Set<string>();
+  const seen = new Map<string, Map<string, number>>();
+  let distinct = 0;
   for (let k = n - 1; k >= 0; k--) {
-    for (const c of combos.get(order[k]!)!) seen.add(c);
-    other[k] = seen.size;
+    for (const [severity, types] of combos.get(order[k]!)!) {
+      for (const type of types.keys()) {
+        if (seen.get(severity)?.has(type)) continue;
+        addTo(seen, severity, type, 1);
+        distinct++;
+      }
+    }
+    other[k] = distinct;
   }
   const k = largestFit(n, 1, (_f, j) => kept[j]!, (_f, j) => other[j]!, cap, order[n - 1] === OTHER ? n - 1 : n);
   return new Set(order.slice(0, k));
@@ -331,23 +364,21 @@ function alertsSamples(a: AlertsAggregate, add: Add, cap: number, folded: Map<Ca
   for (const [name, counts] of families) {
     for (const severity of severitiesOf(counts)) add(name, { severity }, counts[severity] ?? 0);
   }
-  const byInt = [...a.byIntegration].filter(([, n]) => n !== 0).sort(([x], [y]) => byString(x, y));
-  const keep = alertsKept(byInt, cap);
-  const rest = new Map<string, number>();
+  const rows = integrationRows(a.byIntegration);
+  const keep = alertsKept(rows, cap);
+  // severity → type → open alerts of the folded integrations.
+  const rest = new Map<string, Map<string, number>>();
   let foldedSeries = 0;
-  for (const [key, n] of byInt) {
-    const [integration, severity, type] = key.split('\u0000') as [string, string, string];
+  for (const { integration, severity, type, n } of rows) {
     if (keep && !keep.has(integration)) {
       foldedSeries++;
-      const combo = `${severity}\u0000${type}`;
-      rest.set(combo, (rest.get(combo) ?? 0) + n);
+      addTo(rest, severity, type, n);
       continue;
     }
     add('posture_alerts_open_by_integration', { integration, severity, type }, n);
   }
-  for (const [combo, n] of [...rest].sort(([x], [y]) => byString(x, y))) {
-    const [severity, type] = combo.split('\u0000') as [string, string];
-    add('posture_alerts_open_by_integration', { integration: OTHER, severity, type }, n);
+  for (const [severity, types] of [...rest].sort(([x], [y]) => byString(x, y))) {
+    for (const [type, n] of [...types].sort(([x], [y]) => byString(x, y))) add('posture_alerts_open_by_integration', { integration: OTHER, severity, type }, n);
   }
   folded.set('posture_alerts_open_by_integration', foldedSeries);
   for (const severity of severitiesOf(a.open)) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_STRING_BYTES, OversizedValue } from './json-stream.js';
+import { OversizedValue } from './limits.js';
 
 /**
  * Response record schemas: lenient to unknown fields (the portal may add some), strict on the
@@ -7,8 +7,12 @@ import { MAX_STRING_BYTES, OversizedValue } from './json-stream.js';
  */
 
 const count = z.number().int().nonnegative();
-/** A used string field: one longer than the reader keeps makes its record invalid, whatever the chunking. */
-const text = z.string().max(MAX_STRING_BYTES);
+/**
+ * A used string field. Its length limit is the reader's (src/upstream/limits.ts, in bytes as
+ * received, the same whatever the chunking): a longer string arrives as an OversizedValue, which
+ * is not a string, so the record is invalid; a kept one is never longer, so no count here.
+ */
+const text = z.string();
 
 /** A Vitals record (spec 2.7); the funnel numbers are required when `vitalsEnabled` is true. */
 export const VitalsRecordSchema = z.discriminatedUnion('vitalsEnabled', [
@@ -73,9 +77,7 @@ export function checkAlertRecord(raw: unknown): AlertRecord | string {
   const r = raw as Record<string, unknown>;
   if (
     typeof r.state === 'string' && typeof r.product === 'string' && typeof r.status === 'string' && typeof r.ownerName === 'string' &&
-    typeof r.timestamp === 'string' && typeof r.resolved === 'boolean' && typeof r.acknowledged === 'boolean' && typeof r.inactiveUntil === 'string' &&
-    r.state.length <= MAX_STRING_BYTES && r.product.length <= MAX_STRING_BYTES && r.status.length <= MAX_STRING_BYTES &&
-    r.ownerName.length <= MAX_STRING_BYTES && r.timestamp.length <= MAX_STRING_BYTES && r.inactiveUntil.length <= MAX_STRING_BYTES
+    typeof r.timestamp === 'string' && typeof r.resolved === 'boolean' && typeof r.acknowledged === 'boolean' && typeof r.inactiveUntil === 'string'
   ) {
     return raw as AlertRecord;
   }
@@ -84,7 +86,6 @@ export function checkAlertRecord(raw: unknown): AlertRecord | string {
     const v = r[field];
     if (problems.length === 3) break;
     if (typeof v !== type) problems.push(`${field}: expected ${type}, received ${v === undefined ? 'undefined' : kindOf(v)}`);
-    else if (typeof v === 'string' && v.length > MAX_STRING_BYTES) problems.push(`${field}: longer than ${MAX_STRING_BYTES} characters (${v.length})`);
   }
   return problems.join('; ');
 }

@@ -8,11 +8,14 @@ import type { Sample } from '../../src/metrics/sample.js';
 /** An alerts aggregate from `[integration, severity, type, count]` rows (plain data, no records). */
 function alerts(rows: ReadonlyArray<readonly [string, string, string, number]>): AlertsAggregate {
   const open: Record<string, number> = { red: 0, amber: 0, green: 0 };
-  const byIntegration = new Map<string, number>();
+  const byIntegration = new Map<string, Map<string, Map<string, number>>>();
   for (const [i, sev, type, n] of rows) {
     open[sev] = (open[sev] ?? 0) + n;
-    const key = `${i}\u0000${sev}\u0000${type}`;
-    byIntegration.set(key, (byIntegration.get(key) ?? 0) + n);
+    let bySeverity = byIntegration.get(i);
+    if (!bySeverity) byIntegration.set(i, (bySeverity = new Map()));
+    let types = bySeverity.get(sev);
+    if (!types) bySeverity.set(sev, (types = new Map()));
+    types.set(type, (types.get(type) ?? 0) + n);
   }
   return { open, unacknowledged: { ...open }, unassigned: { red: 0, amber: 0, green: 0 }, snoozed: { red: 0, amber: 0, green: 0 }, oldest: {}, byIntegration, invalid: 0 };
 }

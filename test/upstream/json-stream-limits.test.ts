@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { AlertsSink } from '../../src/collect/alerts.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { InvalidResponseError } from '../../src/errors.js';
-import { EnvelopeParser, MAX_RECORD_BYTES, MAX_STRING_BYTES, OversizedValue } from '../../src/upstream/json-stream.js';
+import { EnvelopeParser } from '../../src/upstream/json-stream.js';
+import { MAX_RECORD_BYTES, MAX_STRING_BYTES, OversizedValue } from '../../src/upstream/limits.js';
 import { encoder, parse, pieces } from '../support/json-stream.js';
 
 const alert = (i: number, extra: Record<string, unknown> = {}) => ({
@@ -164,7 +165,90 @@ describe('EnvelopeParser memory limits', () => {
       expect(agg.open.red! + agg.open.amber! + agg.open.green!).toBe(2);
       const warnings = logger.records().filter((l) => l.msg === 'skipped a malformed record');
       expect(warnings).toHaveLength(1);
-      expect(JSON.stringify(warnings[0])).toMatch(/state: .*(more than 65536 bytes|longer than 65536 characters)/);
+      expect(JSON.stringify(warnings[0])).toMatch(/"reason":"state: expected string, received a string of more than 65536 bytes \(2097152 bytes or more\), not kept/);
+    }
+  });
+});
+
+describe('EnvelopeParser limits are the same whatever the chunking', () => {
+  // Every chunking: one byte at a time, odd sizes, network sizes, and the whole body in one chunk.
+  const sizes = [1, 7, 4095, 16 * 1024, 64 * 1024, 1 << 20, Infinity];
+  const each = (body: string, check: (records: unknown[]) => void) => {
+    const bytes = encoder.encode(body);
+    for (const size of sizes) check(parse(size === Infinity ? [bytes] : pieces(bytes, size)).records);
+  };
+  const field = (r: unknown, k: string) => (r as Record<string, unknown>)[k];
+
+  it('counts a string in UTF-8 bytes as received: 30,000 × "数" (90,000 bytes) is dropped, 21,845 (65,535 bytes) kept', () => {
+    each(envelope([alert(0, { product: '数'.repeat(30_000) }), alert(1, { product: '数'.repeat(21_845) })]), (records) => {
+      expect(field(records[0], 'product')).toEqual(new OversizedValue(90_000, 'string'));
+      expect(field(records[1], 'product')).toBe('数'.repeat(21_845));
+    });
+  });
+
+  it('makes an alert with 30,000 × "数" in product invalid with 1 MiB chunks as with 16 KiB chunks', () => {
+    const body = encoder.encode(envelope([alert(0, { product: '数'.repeat(30_000) }), alert(1)]));
+    for (const size of [1 << 20, 16 * 1024]) {
+      const sink = new AlertsSink(Date.UTC(2026, 10, 22) / 1000);
+      const parser = new EnvelopeParser('/alerts', (r) => sink.record(r));
+      for (const c of pieces(body, size)) parser.write(c);
+      parser.end();
+      expect(sink.finish().invalid).toBe(1);
+    }
+  });
+
+  it('counts escapes as sent: 10,923 × "\\u0000" (65,538 bytes, 10,923 characters) is dropped, 10,922 kept', () => {
+    const raw = (n: number) => `{"details":"${'\\u0000'.repeat(n)}","k":1}`;
+    each(`{"total":2,"data":[${raw(10_923)},${raw(10_922)}]}`, (records) => {
+      expect(field(records[0], 'details')).toEqual(new OversizedValue(65_538, 'string'));
+      expect(field(records[1], 'details')).toBe('\u0000'.repeat(10_922));
+      expect(field(records[0], 'k')).toBe(1);
+    });
+  });
+
+  it('keeps a string of exactly MAX_STRING_BYTES multi-byte bytes and drops one byte more', () => {
+    const s = '€'.repeat((MAX_STRING_BYTES - 1) / 3) + 'a'; // 65,536 bytes
+    each(envelope([alert(0, { details: s }), alert(1, { details: s + 'c' })]), (records) => {
+      expect(field(records[0], 'details')).toBe(s);
+      expect(field(records[1], 'details')).toBeInstanceOf(OversizedValue);
+    });
+  });
+
+  it('delivers a record over MAX_RECORD_BYTES as an OversizedValue even when one chunk holds it whole', () => {
+    const many: Record<string, string> = {};
+    for (let k = 0; k < 20; k++) many[`f${k}`] = 'z'.repeat(60_000);
+    each(envelope([alert(0), { ...alert(1), ...many }, alert(2)]), (records) => {
+      expect(records).toHaveLength(3);
+      expect(records[1]).toBeInstanceOf(OversizedValue);
+      expect((records[1] as OversizedValue).what).toBe('record');
+      expect(records[2]).toEqual(alert(2));
+    });
+  });
+
+  it('does not count a dropped string toward the record limit, whatever the chunking', () => {
+    // 1,000,000 bytes of kept fields, then a 200,000-byte string: kept with a stand-in, never a whole-record drop.
+    const many: Record<string, string> = {};
+    for (let k = 0; k < 20; k++) many[`f${k}`] = 'z'.repeat(50_000);
+    each(envelope([{ ...alert(0), ...many, huge: 'q'.repeat(200_000), after: 'kept' }]), (records) => {
+      expect(records[0]).not.toBeInstanceOf(OversizedValue);
+      expect(field(records[0], 'huge')).toEqual(new OversizedValue(200_000, 'string'));
+      expect(field(records[0], 'after')).toBe('kept');
+      expect(field(records[0], 'f19')).toBe('z'.repeat(50_000));
+    });
+  });
+
+  it('keeps portal text shaped like the stand-in of an oversized string as it is', () => {
+    each(envelope([alert(0, { details: 'd'.repeat(MAX_STRING_BYTES + 1), spoof: { '\u0000oversized': 7 } })]), (records) => {
+      expect(field(records[0], 'details')).toBeInstanceOf(OversizedValue);
+      expect(field(records[0], 'spoof')).toEqual({ '\u0000oversized': 7 });
+    });
+  });
+
+  it('keeps an envelope message of exactly MAX_STRING_BYTES bytes and drops one byte more', () => {
+    const messageOf = (len: number, size: number) => parse(pieces(encoder.encode(JSON.stringify({ total: 0, data: [], message: 'm'.repeat(len) })), size)).envelope.message;
+    for (const size of [1000, 1 << 20]) {
+      expect(messageOf(MAX_STRING_BYTES, size)).toBe('m'.repeat(MAX_STRING_BYTES));
+      expect(messageOf(MAX_STRING_BYTES + 1, size)).toBeInstanceOf(OversizedValue);
     }
   });
 });

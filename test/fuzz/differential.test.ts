@@ -1,0 +1,288 @@
+// Differential fuzz through the built CLI (`npm run build` first): random valid bodies for /alerts,
+// /vitals and /devices (every JSON escape, surrogate pairs and lone surrogates, control characters,
+// non-ASCII, numbers in every notation, whitespace anywhere, unknown members with nested values),
+// served from a tiny HTTP server on 127.0.0.1 in random chunks (1 byte to 64 KiB, with pauses).
+// `node dist/cli.js once --format json` must export exactly what JSON.parse of the bodies served
+// gives, computed here independently: label values are the strings JSON.parse yields (the JSON
+// renderer escapes a NUL or control character, and JSON.parse of its output gives it back whole).
+// Seeded: FUZZ_SEED replays a run; a failure names the seed of its case. FUZZ_CASES sets the count.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBuiltCli } from '../support/cli.js';
+import { Rng, anyValue, chunks, envelope, int, object, str, text, withUnknown } from './json-gen.js';
+
+const BASE_SEED = Number(process.env.FUZZ_SEED ?? 7_2026_11);
+const CASES = Number(process.env.FUZZ_CASES ?? 24);
+const KEY = 'fuzz-key-0123456789abcdef0123';
+const encoder = new TextEncoder();
+
+// ------------------------------------------------------------------ the portal's data for one case
+
+interface Alert {
+  state: string;
+  product: string;
+  status: string;
+  ownerName: string;
+  timestamp: string;
+  resolved: boolean;
+  acknowledged: boolean;
+  inactiveUntil: string;
+}
+
+type Vitals = { key: string; name: string; vitalsEnabled: true; funnel: number[] } | { key: string; name: string; vitalsEnabled: false; activeAgents: number };
+const FUNNEL = ['agentDeployedPossibleCompliant', 'agentDeployedCompliant', 'agentFunctioningPossibleCompliant', 'agentFunctioningCompliant', 'configurationPossibleCompliant', 'configurationCompliant'] as const;
+
+interface Case {
+  alerts: Alert[];
+  vitals: Vitals[];
+  devices: { active: number; inactive: number };
+}
+
+/** Text with a chance of padding, commas and case changes that the label rules trim or fold. */
+const messy = (rng: Rng, base: string) => rng.pick(['', ' ', '\t', '\n']) + (rng.chance(0.5) ? base.toUpperCase() : base) + rng.pick(['', ' ', '\r\n', '\u0000', '\u001f']);
+
+function timestamp(rng: Rng, year: number): string {
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${year}-${two(rng.int(1, 12))}-${two(rng.int(1, 28))}T${two(rng.int(0, 23))}:${two(rng.int(0, 59))}:${two(rng.int(0, 59))}${rng.pick(['', '.0', '.000', '.0000000'])}`;
+}
+
+function makeCase(rng: Rng): Case {
+  const products = Array.from({ length: rng.int(1, 8) }, () => text(rng, 16) + (rng.chance(0.5) ? `, ${text(rng, 6)}` : ''));
+  const alerts = Array.from({ length: rng.int(0, 180) }, (): Alert => ({
+    state: rng.chance(0.8) ? messy(rng, rng.pick(['red', 'amber', 'green'])) : text(rng, 6),
+    product: rng.pick(products),
+    status: rng.chance(0.8) ? messy(rng, rng.pick(['incident', 'warning', 'info'])) : text(rng, 6),
+    ownerName: rng.chance(0.5) ? '' : text(rng, 10) || 'x',
+    timestamp: timestamp(rng, rng.int(2020, 2026)),
+    resolved: rng.chance(0.1),
+    acknowledged: rng.chance(0.3),
+    inactiveUntil: rng.pick(['0001-01-01T00:00:00.0000000', timestamp(rng, 2001), timestamp(rng, 2099)]),
+  }));
+  const keys = new Set<string>();
+  while (keys.size < rng.int(0, 12)) keys.add(text(rng, 12) || 'k');
+  const vitals = [...keys].map((key): Vitals => {
+    const name = text(rng, 20);
+    if (rng.chance(0.3)) return { key, name, vitalsEnabled: false, activeAgents: rng.int(0, 50_000) };
+    const funnel = FUNNEL.map(() => rng.int(0, 100_000));
+    if (rng.chance(0.5)) {
+      // A consistent funnel: each stage's eligible is the previous stage's compliant.
+      funnel[1] = Math.min(funnel[1]!, funnel[0]!);
+      funnel[2] = funnel[1]!;
+      funnel[3] = Math.min(funnel[3]!, funnel[2]!);
+      funnel[4] = funnel[3]!;
+      funnel[5] = Math.min(funnel[5]!, funnel[4]!);
+    }
+    return { key, name, vitalsEnabled: true, funnel };
+  });
+  return { alerts, vitals, devices: { active: rng.int(0, 1_000_000), inactive: rng.int(0, 1_000_000) } };
+}
+
+// ------------------------------------------------------------------ bodies, written at random
+
+function alertText(rng: Rng, a: Alert, id: number): string {
+  const members: Array<readonly [string, string]> = [
+    ['state', str(rng, a.state)],
+    ['product', str(rng, a.product)],
+    ['status', str(rng, a.status)],
+    ['ownerName', str(rng, a.ownerName)],
+    ['timestamp', str(rng, a.timestamp)],
+    ['resolved', String(a.resolved)],
+    ['acknowledged', String(a.acknowledged)],
+    ['inactiveUntil', str(rng, a.inactiveUntil)],
+    ['id', int(rng, id)],
+    ['issue', str(rng, text(rng, 40))],
+  ];
+  return object(rng, withUnknown(rng, members, members.map(([k]) => k)));
+}
+
+function vitalsText(rng: Rng, v: Vitals): string {
+  const members: Array<readonly [string, string]> = [
+    ['key', str(rng, v.key)],
+    ['name', str(rng, v.name)],
+    ['vitalsEnabled', String(v.vitalsEnabled)],
+  ];
+  if (v.vitalsEnabled) FUNNEL.forEach((f, k) => members.push([f, int(rng, v.funnel[k]!)]));
+  else members.push(['activeAgents', int(rng, v.activeAgents)]);
+  return object(rng, withUnknown(rng, members, members.map(([k]) => k)));
+}
+
+/** The body for one request, written afresh with its own random escapes, spacing and member order. */
+function bodyFor(rng: Rng, c: Case, path: string, q: URLSearchParams): string {
+  if (path === '/alerts') {
+    const offset = Number(q.get('offset') ?? 0);
+    const limit = Number(q.get('limit') ?? 0);
+    const page = c.alerts.slice(offset, limit > 0 ? offset + limit : undefined);
+    return envelope(rng, page.map((a, k) => alertText(rng, a, offset + k)), { offset, limit, total: c.alerts.length });
+  }
+  if (path === '/vitals') return envelope(rng, c.vitals.map((v) => vitalsText(rng, v)), { offset: 0, limit: 0, total: c.vitals.length });
+  if (path === '/devices') {
+    const total = q.get('filter') === 'inactive' ? c.devices.inactive : c.devices.active;
+    return envelope(rng, total > 0 ? [anyValue(rng, 3)] : [], { offset: 0, limit: 1, total });
+  }
+  throw new Error(`unexpected request ${path}`);
+}
+
+// ------------------------------------------------------------------ the server
+
+interface Served {
+  path: string;
+  query: string;
+  body: string;
+}
+
+let server: Server;
+let current: { c: Case; seed: number; served: Served[] } | undefined;
+
+function hash(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return h >>> 0;
+}
+
+async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+  const path = url.pathname.replace(/^\/public-api\/v1/, '');
+  if (!current || req.headers['x-service-apikey'] !== KEY) {
+    res.writeHead(401).end();
+    return;
+  }
+  // Each request has its own stream of randomness, so a case replays whatever order requests come in.
+  const rng = new Rng(current.seed ^ hash(path + url.search));
+  const body = bodyFor(rng, current.c, path, url.searchParams);
+  current.served.push({ path, query: url.search, body });
+  const bytes = encoder.encode(body);
+  res.socket?.setNoDelay(true);
+  res.writeHead(200, { 'content-type': 'application/json', ...(rng.chance(0.5) ? { 'content-length': String(bytes.length) } : {}) });
+  for (const piece of chunks(rng, bytes, rng.pick([64, 4096, 64 * 1024]))) {
+    if (!res.write(piece)) await new Promise((r) => res.once('drain', r));
+    if (rng.chance(0.3)) await new Promise((r) => setTimeout(r, rng.int(0, 3)));
+  }
+  res.end();
+}
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    serve(req, res).catch((err: unknown) => res.destroy(err as Error));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+
+// ------------------------------------------------------------------ what JSON.parse says
+
+type Family = Map<string, number>;
+const labelKey = (labels: Record<string, string>) => JSON.stringify(Object.entries(labels).filter(([k]) => k !== 'portal').sort(([a], [b]) => (a < b ? -1 : 1)));
+
+/** The label rules (docs/metrics.md), written again here: severity and type from a fixed vocabulary, integration before the first comma. */
+const severity = (state: string) => (['red', 'amber', 'green'].includes(state.trim().toLowerCase()) ? state.trim().toLowerCase() : 'unknown');
+const type = (status: string) => (['incident', 'warning', 'info'].includes(status.trim().toLowerCase()) ? status.trim().toLowerCase() : 'unknown');
+const integration = (product: string) => product.split(',')[0]!.trim() || 'unknown';
+const seconds = (ts: string) => Date.parse(ts.replace(/\.0*$/, '') + 'Z') / 1000;
+
+const DATA_FAMILIES = [
+  'posture_alerts_open',
+  'posture_alerts_unacknowledged',
+  'posture_alerts_unassigned',
+  'posture_alerts_snoozed',
+  'posture_alerts_open_by_integration',
+  'posture_alerts_oldest_open_timestamp_seconds',
+  'posture_vitals_integration_info',
+  'posture_vitals_eligible_devices',
+  'posture_vitals_compliant_devices',
+  'posture_vitals_health_ratio',
+  'posture_vitals_funnel_consistent',
+  'posture_vitals_active_agents',
+  'posture_devices',
+];
+
+function expected(served: readonly Served[]): Map<string, Family> {
+  // Every data family is checked, also when it should have no series at all.
+  const out = new Map<string, Family>(DATA_FAMILIES.map((name) => [name, new Map()]));
+  const set = (name: string, labels: Record<string, string>, v: number) => {
+    let f = out.get(name);
+    if (!f) out.set(name, (f = new Map()));
+    // JSON.parse gives -0 for "-0"; the exported JSON writes it as 0.
+    f.set(labelKey(labels), v === 0 ? 0 : v);
+  };
+  const last = (path: string, filter?: string) => served.filter((s) => s.path === path && (filter === undefined || s.query.includes(`filter=${filter}`))).at(-1)!;
+  const parse = (s: Served) => JSON.parse(s.body) as { total: number; data: Array<Record<string, unknown>> };
+
+  // /alerts: every page served, in offset order.
+  const pages = served.filter((s) => s.path === '/alerts').map(parse);
+  const alerts = pages.flatMap((p) => p.data as unknown as Alert[]).filter((a) => !a.resolved);
+  const counts = { open: {} as Record<string, number>, unacknowledged: {} as Record<string, number>, unassigned: {} as Record<string, number>, snoozed: {} as Record<string, number> };
+  const oldest: Record<string, number> = {};
+  const now = Date.now() / 1000;
+  for (const a of alerts) {
+    const sev = severity(a.state);
+    const bump = (m: Record<string, number>) => (m[sev] = (m[sev] ?? 0) + 1);
+    bump(counts.open);
+    if (!a.acknowledged) bump(counts.unacknowledged);
+    if (a.ownerName === '') bump(counts.unassigned);
+    if (!a.inactiveUntil.startsWith('0001-') && seconds(a.inactiveUntil) > now) bump(counts.snoozed);
+    oldest[sev] = Math.min(oldest[sev] ?? Infinity, seconds(a.timestamp));
+    const labels = { integration: integration(a.product), severity: sev, type: type(a.status) };
+    const f = out.get('posture_alerts_open_by_integration')?.get(labelKey(labels)) ?? 0;
+    set('posture_alerts_open_by_integration', labels, f + 1);
+  }
+  for (const [name, m] of Object.entries(counts)) {
+    for (const sev of ['red', 'amber', 'green', ...Object.keys(m).filter((s) => !['red', 'amber', 'green'].includes(s)).sort()]) set(`posture_alerts_${name}`, { severity: sev }, m[sev] ?? 0);
+  }
+  for (const [sev, t] of Object.entries(oldest)) set('posture_alerts_oldest_open_timestamp_seconds', { severity: sev }, t);
+
+  for (const r of parse(last('/vitals')).data as unknown as Array<Record<string, number> & { key: string; name: string; vitalsEnabled: boolean }>) {
+    const i = { integration: r.key };
+    set('posture_vitals_integration_info', { ...i, name: r.name, vitals_enabled: String(r.vitalsEnabled) }, 1);
+    if (!r.vitalsEnabled) {
+      set('posture_vitals_active_agents', i, r.activeAgents!);
+      continue;
+    }
+    const [dp, dc, fp, fc, cp, cc] = FUNNEL.map((f) => r[f]!) as [number, number, number, number, number, number];
+    for (const [stage, e, c] of [['deployment', dp, dc], ['function', fp, fc], ['configuration', cp, cc]] as const) {
+      set('posture_vitals_eligible_devices', { ...i, stage }, e);
+      set('posture_vitals_compliant_devices', { ...i, stage }, c);
+    }
+    if (dp > 0) set('posture_vitals_health_ratio', i, cc / dp);
+    set('posture_vitals_funnel_consistent', i, fp === dc && cp === fc && dc <= dp && fc <= fp && cc <= cp ? 1 : 0);
+  }
+  set('posture_devices', { activity: 'active' }, parse(last('/devices', 'active')).total);
+  set('posture_devices', { activity: 'inactive' }, parse(last('/devices', 'inactive')).total);
+  for (const source of ['vitals', 'alerts', 'devices']) {
+    set('posture_collection_success', { source }, 1);
+    set('posture_collection_invalid_records', { source }, 0);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ the runs
+
+describe('once --format json against random bodies in random chunks', () => {
+  it(`exports exactly what JSON.parse of the bodies gives (${CASES} seeded cases)`, async () => {
+    for (let k = 0; k < CASES; k++) {
+      const seed = BASE_SEED + k;
+      current = { c: makeCase(new Rng(seed)), seed, served: [] };
+      const port = (server.address() as AddressInfo).port;
+      const r = await runBuiltCli(['once', '--format', 'json'], {
+        POSTURE_BASE_URL: `http://127.0.0.1:${port}/public-api/v1`,
+        POSTURE_API_KEY: KEY,
+        POSTURE_LOG_LEVEL: 'warn',
+        POSTURE_MAX_SERIES_PER_FAMILY: '1000000',
+      });
+      const replay = `FUZZ_SEED=${seed} FUZZ_CASES=1 npx vitest run test/fuzz/differential.test.ts`;
+      expect(r.code, `${replay}\n${r.stderr.slice(0, 2000)}`).toBe(0);
+      const want = expected(current.served);
+      const got = new Map<string, Family>();
+      for (const s of (JSON.parse(r.stdout) as { samples: Array<{ name: string; labels: Record<string, string>; value: number }> }).samples) {
+        if (!want.has(s.name)) continue;
+        let f = got.get(s.name);
+        if (!f) got.set(s.name, (f = new Map()));
+        expect(f.has(labelKey(s.labels)), `${replay}: ${s.name} has two series ${labelKey(s.labels)}`).toBe(false);
+        f.set(labelKey(s.labels), s.value);
+      }
+      for (const [name, family] of want) expect(got.get(name) ?? new Map(), `${replay}: ${name}`).toEqual(family);
+    }
+  }, 120_000);
+});
