@@ -72,6 +72,9 @@ export function asListenError(err: unknown, host: string, port: number): unknown
   return new ListenError(address, code, `cannot listen on ${address}: ${LISTEN_FAILURES[code]} with --listen (POSTURE_LISTEN).`, { cause: err });
 }
 
+/** How long a stopping server lets requests in flight finish before it cuts their connections. */
+const CLOSE_GRACE_MS = 2_000;
+
 /** Options of the metrics server. */
 export interface MetricsServerOptions {
   host: string;
@@ -183,7 +186,15 @@ export async function startMetricsServer(source: MetricsSource, options: Metrics
     url: `${tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host}:${addr.port}`,
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        // A request in flight keeps its keep-alive connection open once answered (for up to
+        // keepAliveTimeout, 65 s): close connections as they go idle, and all of them after a grace.
+        const sweep = setInterval(() => server.closeIdleConnections(), 100);
+        const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+        server.close(() => {
+          clearInterval(sweep);
+          clearTimeout(cut);
+          resolve();
+        });
         server.closeIdleConnections();
       }),
   };

@@ -5,10 +5,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/core/log.js';
+import { startMetricsServer } from '../../src/runtime/server.js';
 import { BUILT_CLI, runProcess } from '../support/cli.js';
 import { freePort } from '../support/peers.js';
 import { commandOf, descendantsOf, exists, until } from '../support/processes.js';
@@ -130,4 +132,28 @@ describe('an address that cannot be bound', () => {
     expect(lines[0]).toMatch(new RegExp(`^error: cannot listen on ${listen.replace(/\./g, '\\.')}: .*\\(${code}\\).* with --listen \\(POSTURE_LISTEN\\)\\.$`));
     expect(ran.stdout).toBe('');
   });
+});
+
+describe('stopping the metrics server', () => {
+  it('closes a keep-alive connection whose request was in flight, instead of waiting out its 65 s keep-alive', async () => {
+    const server = await startMetricsServer(
+      { samples: () => [], ready: true, describe: () => ({ portals: [], intervalSeconds: 60 }) },
+      { host: '127.0.0.1', port: 0, logger: createLogger({ write: () => {} }) },
+    );
+    const socket = connect((server.server.address() as { port: number }).port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let answer = '';
+    socket.on('data', (d) => (answer += String(d)));
+    const socketClosed = new Promise((r) => socket.once('close', r));
+    // Half a request: the connection is busy, not idle, when the server is asked to stop.
+    socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    await new Promise((r) => setTimeout(r, 200));
+    const stoppedAt = Date.now();
+    const closed = server.close();
+    socket.write('Connection: keep-alive\r\n\r\n');
+    await closed;
+    expect(Date.now() - stoppedAt).toBeLessThan(5_000);
+    await socketClosed;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+  }, 15_000);
 });
