@@ -29,6 +29,19 @@ export class ConfigErrors extends PostureError {
   }
 }
 
+/** A server could not bind its address (in use, not on this machine, not permitted); `message` names the address and `--listen`. */
+export class ListenError extends PostureError {
+  /** The address as HOST:PORT (`[v6]:PORT`). */
+  readonly address: string;
+  /** The system's error code, e.g. `EADDRINUSE`. */
+  readonly code: string;
+  constructor(address: string, code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.address = address;
+    this.code = code;
+  }
+}
+
 /** The portal answered with a non-success HTTP status. */
 export class UpstreamHttpError extends PostureError {
   readonly status: number;

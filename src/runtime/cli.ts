@@ -4,7 +4,7 @@ import { SETTINGS, envName, flagName, type SettingKey } from '../config/settings
 import { unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, redact, type Logger, type LogLevel } from '../core/log.js';
-import { ConfigError, ConfigErrors } from '../errors.js';
+import { ConfigError, ConfigErrors, ListenError } from '../errors.js';
 import { SOURCES } from '../metrics/catalogue.js';
 import { renderJson, renderText } from '../metrics/render.js';
 import type { SimulatorOptions } from '../simulator/index.js';
@@ -13,6 +13,7 @@ import { explainPlan } from '../schedule/explain.js';
 import type { BackfillFlags } from './backfill-command.js';
 import { resolveSecret } from './keys.js';
 import { startServe } from './serve.js';
+import { asListenError } from './server.js';
 import { loadWebConfig } from './web-config.js';
 
 /** Process-level I/O, injected so the CLI can run inside tests. */
@@ -100,6 +101,10 @@ function printProblems(err: unknown, io: CliIo): number {
   }
   if (err instanceof ConfigError) {
     io.stderr(`config error: ${err.message}\n`);
+    return EXIT_USAGE;
+  }
+  if (err instanceof ListenError) {
+    io.stderr(`error: ${err.message}\n`);
     return EXIT_USAGE;
   }
   throw err;
@@ -198,12 +203,14 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   return EXIT_OK;
 }
 
-async function serveWith(config: Config, io: CliIo, clock: Clock, extraSecrets: string[] = [], portalUrl?: string): Promise<number> {
+/** `serve` until the stop signal; `onListening` runs once /metrics is really served (banners wait for it). */
+async function serveWith(config: Config, io: CliIo, clock: Clock, extraSecrets: string[] = [], portalUrl?: string, onListening?: (metricsUrl: string) => void): Promise<number> {
   const serveProblems = checkServeConfig(config);
   if (serveProblems.length) throw new ConfigErrors(serveProblems);
   const { logger, secrets } = makeLogger(config, io, clock);
   secrets.push(...extraSecrets);
   const handle = await startServe(config, { clock, logger, onSecret: (s) => secrets.push(s) });
+  onListening?.(`${handle.url}/metrics`);
   io.onReady?.({ metricsUrl: `${handle.url}/metrics`, portalUrl });
   await (io.stopSignal ?? new Promise<void>(() => {}));
   await handle.stop();
@@ -249,7 +256,9 @@ async function runSimulate(flags: Partial<Record<SettingKey, string>>, sim: Simu
   const address = parseListen(listen, '127.0.0.1');
   if (!address) throw new ConfigError('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listen)} is not HOST:PORT: give e.g. 127.0.0.1:9878.`);
   const { startSimulator } = await import('../simulator/index.js');
-  const portal = await startSimulator({ ...sim, clock, host: address.host, port: address.port });
+  const portal = await startSimulator({ ...sim, clock, host: address.host, port: address.port }).catch((err: unknown) => {
+    throw asListenError(err, address.host, address.port);
+  });
   io.stdout(`simulated portal: ${portal.baseUrl}\nAPI key (simulated): ${portal.apiKey}\n\nPOSTURE_BASE_URL=${portal.baseUrl} POSTURE_API_KEY=${portal.apiKey} posture-exporter once\n`);
   io.onReady?.({ portalUrl: portal.baseUrl });
   await (io.stopSignal ?? new Promise<void>(() => {}));
@@ -272,12 +281,14 @@ async function runDemo(flags: Partial<Record<SettingKey, string>>, sim: Simulato
       POSTURE_LISTEN: io.env.POSTURE_LISTEN ?? '127.0.0.1:9877',
     };
     const config = loadConfig({ env, flags });
-    io.stderr(
-      `posture-exporter demo: simulated portal at ${portal.baseUrl}\n` +
-        `  metrics:  http://${config.listen.host === '0.0.0.0' ? '127.0.0.1' : config.listen.host}:${config.listen.port}/metrics (collected every ${config.intervalSeconds} s)\n` +
-        `  point it at a real portal: POSTURE_BASE_URL=https://<cloud_id>.<host>/public-api/v1 POSTURE_API_KEY_FILE=key.txt npm start\n`,
+    // Only once /metrics is served: a busy port is one error line, not a banner then an error.
+    return await serveWith(config, io, clock, [], portal.baseUrl, (metricsUrl) =>
+      io.stderr(
+        `posture-exporter demo: simulated portal at ${portal.baseUrl}\n` +
+          `  metrics:  ${metricsUrl} (collected every ${config.intervalSeconds} s)\n` +
+          `  point it at a real portal: POSTURE_BASE_URL=https://<cloud_id>.<host>/public-api/v1 POSTURE_API_KEY_FILE=key.txt npm start\n`,
+      ),
     );
-    return await serveWith(config, io, clock, [], portal.baseUrl);
   } finally {
     await portal.close();
   }

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { collectDefaultMetrics, Registry, type RegistryContentType } from 'prom-client';
 import type { Logger } from '../core/log.js';
+import { ListenError } from '../errors.js';
 import { contentType, renderText, type TextFormat } from '../metrics/render.js';
 import type { Sample } from '../metrics/sample.js';
 import { BasicAuthChecker, clientCertAccepted, clientCertOptions, WebConfigWatcher, type LoadedWebConfig } from './web-config.js';
@@ -51,6 +52,28 @@ export async function renderWithProcessMetrics(samples: readonly Sample[], forma
   if (format === 'openmetrics') return own.replace(/# EOF\n?$/, '') + proc;
   return own.endsWith('\n\n') || own === '' ? own + proc : own + '\n' + proc;
 }
+
+const LISTEN_FAILURES: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'the address is already in use (EADDRINUSE): stop what uses it or give another port',
+  EADDRNOTAVAIL: 'no interface of this machine has that address (EADDRNOTAVAIL): give one of its addresses, or 0.0.0.0,',
+  EACCES: 'permission denied (EACCES): ports below 1024 need privileges; give a port from 1024 up',
+  ENOTFOUND: 'the host name does not resolve (ENOTFOUND): give an IP address',
+  EAI_AGAIN: 'the host name does not resolve (EAI_AGAIN): give an IP address',
+};
+
+/**
+ * A ListenError naming `host:port` and `--listen` when `err` is the system refusing to bind
+ * (or resolve) that address; any other error unchanged.
+ */
+export function asListenError(err: unknown, host: string, port: number): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code !== 'string' || !(code in LISTEN_FAILURES)) return err;
+  const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return new ListenError(address, code, `cannot listen on ${address}: ${LISTEN_FAILURES[code]} with --listen (POSTURE_LISTEN).`, { cause: err });
+}
+
+/** How long a stopping server lets requests in flight finish before it cuts their connections. */
+const CLOSE_GRACE_MS = 2_000;
 
 /** Options of the metrics server. */
 export interface MetricsServerOptions {
@@ -149,9 +172,10 @@ export async function startMetricsServer(source: MetricsSource, options: Metrics
   }
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const refused = (err: Error) => reject(asListenError(err, options.host, options.port));
+    server.once('error', refused);
     server.listen(options.port, options.host, () => {
-      server.off('error', reject);
+      server.off('error', refused);
       resolve();
     });
   });
@@ -162,7 +186,15 @@ export async function startMetricsServer(source: MetricsSource, options: Metrics
     url: `${tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host}:${addr.port}`,
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        // A request in flight keeps its keep-alive connection open once answered (for up to
+        // keepAliveTimeout, 65 s): close connections as they go idle, and all of them after a grace.
+        const sweep = setInterval(() => server.closeIdleConnections(), 100);
+        const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+        server.close(() => {
+          clearInterval(sweep);
+          clearTimeout(cut);
+          resolve();
+        });
         server.closeIdleConnections();
       }),
   };

@@ -4,7 +4,7 @@
  * then stopped with SIGTERM.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { loadWebConfig } from '../../src/runtime/web-config.js';
 import { ConfigError, ConfigErrors } from '../../src/errors.js';
 import { loadRuleExpressions, REPO_ROOT, runPromtool } from '../infra/support.js';
 import { freePort, queryPrometheusApi } from '../support/peers.js';
+import { commandOf, descendantsOf, exists, until } from '../support/processes.js';
 
 const STACK = join(REPO_ROOT, 'scripts/stack.ts');
 
@@ -143,55 +144,6 @@ describe('generated configuration', () => {
   });
 });
 
-/** Direct children of `pid`, read from /proc (independent of what the stack says it started). */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // The command name is in parentheses and may hold spaces: fields after the last ')' are fixed.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(entry));
-    } catch {
-      // Exited while reading.
-    }
-  }
-  return out;
-}
-
-function descendantsOf(pid: number): number[] {
-  const kids = childrenOf(pid);
-  return [...kids, ...kids.flatMap(descendantsOf)];
-}
-
-function commandOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
-  } catch {
-    return '';
-  }
-}
-
-function exists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms: number, output: () => string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await Promise.resolve().then(fn).catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; stack output:\n${output()}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 describe('npm run stack', () => {
   let stack: ChildProcess | undefined;
   let started: number[] = [];
@@ -204,6 +156,9 @@ describe('npm run stack', () => {
       await Promise.race([gone, new Promise((r) => setTimeout(r, 15_000))]);
       stack.kill('SIGKILL');
     }
+    // An orphaned stack still stops its children and removes its folder on SIGTERM.
+    for (const pid of started.filter(exists)) process.kill(pid, 'SIGTERM');
+    await until('the processes the tests started to stop', () => (started.some(exists) ? undefined : true), 10_000).catch(() => undefined);
     for (const pid of started.filter(exists)) process.kill(pid, 'SIGKILL');
     await new Promise<void>((r) => (blocker ? blocker.close(() => r()) : r()));
   });
@@ -227,7 +182,7 @@ describe('npm run stack', () => {
     await until('the stack to print its URLs', () => (output.includes('local stack is up') ? true : undefined), 60_000, log);
     // What runs under the stack, read from /proc (independent of what the stack says it started).
     const children = descendantsOf(stack.pid!);
-    started = children;
+    started = [...started, ...children];
     expect(output).toContain(`http://127.0.0.1:${portalPort}/public-api/v1`);
     expect(output).toContain(`http://127.0.0.1:${exporterPort}/metrics`);
     expect(output).toContain(prometheus);
@@ -297,7 +252,7 @@ describe('npm run stack', () => {
     child.stderr!.on('data', (d) => (output += String(d)));
     const log = () => output;
     await until('the stack to print its URLs', () => (output.includes('local stack is up') ? true : undefined), 60_000, log);
-    started = descendantsOf(child.pid!);
+    started = [...started, ...descendantsOf(child.pid!)];
     expect(output).toContain(`https://127.0.0.1:${exporterPort}/metrics`);
     const dir = /stack: starting in (\S+)/.exec(output)![1]!;
     const password = readFileSync(join(dir, 'exporter-password'), 'utf8');
@@ -327,6 +282,54 @@ describe('npm run stack', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(existsSync(dir)).toBe(false);
+  }, 90_000);
+
+  /** `npm run stack` as a user starts it, up; its process tree read from /proc, and its folder. */
+  async function npmRunStack(): Promise<{ child: ChildProcess; exited: Promise<number | null>; tree: number[]; dir: string; output: () => string }> {
+    const ports = new Set<number>();
+    while (ports.size < 3) ports.add(await freePort());
+    const [portalPort, exporterPort, prometheusPort] = [...ports] as [number, number, number];
+    let output = '';
+    const child = spawn('npm', ['run', 'stack', '--', '--portal-port', String(portalPort), '--exporter-port', String(exporterPort), '--prometheus-port', String(prometheusPort)], {
+      cwd: REPO_ROOT,
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    stack = child;
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.stdout!.on('data', (d) => (output += String(d)));
+    child.stderr!.on('data', (d) => (output += String(d)));
+    await until('the stack to print its URLs', () => (output.includes('local stack is up') ? true : undefined), 60_000, () => output);
+    const tree = descendantsOf(child.pid!);
+    started = [...started, ...tree];
+    const commands = tree.map(commandOf);
+    for (const what of ['dist/cli.js simulate', 'dist/cli.js serve', '/usr/bin/prometheus']) expect(commands.some((c) => c.includes(what)), commands.join('\n')).toBe(true);
+    const dir = /stack: starting in (\S+)/.exec(output)![1]!;
+    expect(existsSync(dir)).toBe(true);
+    return { child, exited, tree, dir, output: () => output };
+  }
+
+  it.each(['SIGTERM', 'SIGINT'] as const)('npm run stack stopped by %s to its PID stops every process it started and removes its folder', async (signal) => {
+    const run = await npmRunStack();
+    run.child.kill(signal);
+    await until('every process of the tree to be gone', () => (run.tree.every((pid) => !exists(pid)) ? true : undefined), 15_000, () =>
+      `${run.output()}\n${run.tree.filter(exists).map((pid) => `still running: ${pid} ${commandOf(pid)}`).join('\n')}`,
+    );
+    expect(existsSync(run.dir)).toBe(false);
+    expect(await run.exited).toBe(0);
+    expect(run.output()).toContain(`stack: stopped; removed ${run.dir}`);
+  }, 90_000);
+
+  it('stops the others and removes its folder when one of its children dies', async () => {
+    const run = await npmRunStack();
+    const prometheus = run.tree.find((pid) => commandOf(pid).startsWith('/usr/bin/prometheus'))!;
+    process.kill(prometheus, 'SIGKILL');
+    expect(await run.exited).toBe(1);
+    await until('every process of the tree to be gone', () => (run.tree.every((pid) => !exists(pid)) ? true : undefined), 10_000, () =>
+      run.tree.filter(exists).map((pid) => `still running: ${pid} ${commandOf(pid)}`).join('\n'),
+    );
+    expect(existsSync(run.dir)).toBe(false);
+    expect(run.output()).toContain('stack: prometheus exited unexpectedly (signal SIGKILL); stopping.');
   }, 90_000);
 
   it('refuses a port that is taken, before starting anything', async () => {

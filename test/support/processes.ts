@@ -1,0 +1,58 @@
+/**
+ * The process tree under a PID, read from /proc: what a command really started, independent of
+ * what it says it started, so a test can check every one of them is gone after a signal.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Direct children of `pid`. */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // The command name is in parentheses and may hold spaces: fields after the last ')' are fixed.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(entry));
+    } catch {
+      // Exited while reading.
+    }
+  }
+  return out;
+}
+
+/** Every process below `pid`. */
+export function descendantsOf(pid: number): number[] {
+  const kids = childrenOf(pid);
+  return [...kids, ...kids.flatMap(descendantsOf)];
+}
+
+/** The command line of `pid`, '' once it is gone. */
+export function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+  } catch {
+    return '';
+  }
+}
+
+/** Whether `pid` still exists (a zombie counts until its parent reaps it). */
+export function exists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/** Polls `fn` every 100 ms until it returns a value; throws naming `what` (and `detail()`) after `ms`. */
+export async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms: number, detail: () => string = () => ''): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await Promise.resolve().then(fn).catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}\n${detail()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
