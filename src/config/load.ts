@@ -644,6 +644,16 @@ export function stalenessMs(config: Pick<Config, 'maxStalenessSeconds'>, portal:
   return { vitals: of('vitals'), alerts: of('alerts'), devices: of('devices') };
 }
 
+/** The API root every portal serves; anything else answers 404 on every endpoint. */
+export const API_PATH = '/public-api/v1';
+
+/** `check-config`: each portal's base URL ends in /public-api/v1 (the loader accepts others; at run time the 404 names the path). */
+export function checkApiPaths(config: Config): ConfigError[] {
+  return config.portals
+    .filter((p) => !p.baseUrl.endsWith(API_PATH))
+    .map((p) => new ConfigError('POSTURE_BASE_URL', `${config.portals.length > 1 ? `portal ${p.name}: ` : ''}POSTURE_BASE_URL=${JSON.stringify(p.baseUrl)} does not end in ${API_PATH}: give https://<cloud_id>.<host>${API_PATH} (the portal answers 404 elsewhere).`));
+}
+
 /** How to set a source's own interval, as the portal's settings say (the variable when unknown). */
 function sourceSetting(portal: PortalConfig, s: Source): SettingRef {
   return portal.intervalSettings?.[s] ?? { kind: 'env', name: `POSTURE_${s.toUpperCase()}_INTERVAL_SECONDS` };
