@@ -4,8 +4,8 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, ConfigErrors } from '../errors.js';
 import type { LogLevel } from '../core/log.js';
-import type { Source } from '../metrics/catalogue.js';
-import { planPortal, type PortalPlan } from '../schedule/plan.js';
+import { SOURCES, type Source } from '../metrics/catalogue.js';
+import { MAX_INTERVAL_SECONDS, planPortal, runSeconds, type IntervalChange, type PortalPlan } from '../schedule/plan.js';
 import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingDef, type SettingKey, type SinkName } from './settings.js';
 
 /** Where a secret (the API key, a remote-write credential) comes from; resolved at the edge (file read, SSM, Secrets Manager). */
@@ -14,6 +14,25 @@ export type KeySource =
   | { kind: 'file'; path: string }
   | { kind: 'ssm'; name: string }
   | { kind: 'secret'; id: string };
+
+/** How a user sets a setting: a flag, an environment variable, or a key of a config file. */
+export interface SettingRef {
+  readonly kind: 'flag' | 'env' | 'file';
+  /** `--alerts-interval-seconds`, `POSTURE_ALERTS_INTERVAL_SECONDS`, or the key (`portals[0].alerts_interval_seconds`). */
+  readonly name: string;
+  /** The file (or POSTURE_CONFIG) holding the key. */
+  readonly file?: string;
+}
+
+/** How a source's interval is set, and whether it is set for the source itself (else it is POSTURE_INTERVAL_SECONDS). */
+export interface IntervalSetting extends SettingRef {
+  readonly explicit: boolean;
+}
+
+/** A setting with a value, as a user would write it: `--x=1`, `POSTURE_X=1`, or `x: 1 in file.yaml`. */
+export function formatSetting(ref: SettingRef, value: number | string): string {
+  return ref.kind === 'file' ? `${ref.name}: ${value} in ${ref.file}` : `${ref.name}=${value}`;
+}
 
 /** One portal to collect. */
 export interface PortalConfig {
@@ -27,6 +46,8 @@ export interface PortalConfig {
   readonly vitalsTags: readonly string[];
   /** `serve`: seconds between runs of each source. */
   readonly intervals: Readonly<Record<Source, number>>;
+  /** How each source's interval is set (unset: POSTURE_<SOURCE>_INTERVAL_SECONDS, not set explicitly). */
+  readonly intervalSettings?: Readonly<Record<Source, IntervalSetting>>;
   /** Most series per label-valued family for this portal (the rest folded into `__other__`). */
   readonly maxSeriesPerFamily: number;
 }
@@ -37,6 +58,8 @@ export type { SinkName } from './settings.js';
 export interface Config {
   readonly portals: readonly PortalConfig[];
   readonly intervalSeconds: number;
+  /** How POSTURE_INTERVAL_SECONDS is set (unset: the variable). */
+  readonly intervalSetting?: SettingRef;
   /** Unset: two intervals of each source. */
   readonly maxStalenessSeconds?: number;
   /** An explicit cap on a run; unset: from the plan (once), the invocation (Lambda), the next run (serve). */
@@ -246,6 +269,8 @@ interface Layer {
   values: Raw;
   /** How to name a value of this layer in a message. */
   where: (def: SettingDef) => string;
+  /** How a user sets a value in this layer (the suggestions of `check-config` name it so). */
+  setting: (def: SettingDef) => SettingRef;
 }
 
 /** Looks a setting up through the layers (flag > env > file > defaults), parsing the first set value. */
@@ -357,8 +382,25 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null, 
       vitals: (get('vitals_interval_seconds') as number | undefined) ?? interval,
       devices: (get('devices_interval_seconds') as number | undefined) ?? interval,
     },
+    intervalSettings: {
+      alerts: intervalSetting(layers, index, 'alerts_interval_seconds'),
+      vitals: intervalSetting(layers, index, 'vitals_interval_seconds'),
+      devices: intervalSetting(layers, index, 'devices_interval_seconds'),
+    },
     maxSeriesPerFamily: (get('max_series_per_family') as number | undefined) ?? Number(SETTING_BY_KEY.max_series_per_family.default),
   };
+}
+
+/**
+ * Where a source's own interval comes from, as a user changes it: the layer that set it, else (it
+ * inherits POSTURE_INTERVAL_SECONDS) the portal's entry in the file's `portals`, or the variable.
+ */
+function intervalSetting(layers: Layer[], index: number | null, key: SettingKey): IntervalSetting {
+  const def = SETTING_BY_KEY[key];
+  const layer = layers.find((l) => isSet(l.values[key]));
+  if (layer) return { explicit: true, ...layer.setting(def) };
+  // The entry, not the variable: the variable would change every portal that inherits.
+  return { explicit: false, ...(index === null ? { kind: 'env', name: envName(def) } : layers[0]!.setting(def)) };
 }
 
 /**
@@ -370,6 +412,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const layers = settingLayers(sources, problems);
   const g = (k: SettingKey) => lookup(k, layers.global, problems);
   const intervalSeconds = (g('interval_seconds') as number | undefined) ?? 300;
+  const intervalDef = SETTING_BY_KEY.interval_seconds;
+  const intervalFrom = layers.global.find((l) => isSet(l.values.interval_seconds))?.setting(intervalDef) ?? { kind: 'env', name: envName(intervalDef) };
   const portals = buildPortals(layers, sources, problems, intervalSeconds);
   const listenRaw = (g('listen') as string | undefined) ?? String(SETTING_BY_KEY.listen.default);
   const listen = parseListen(listenRaw);
@@ -384,6 +428,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const config: Config = {
     portals,
     intervalSeconds,
+    intervalSetting: intervalFrom,
     maxStalenessSeconds: g('max_staleness_seconds') as number | undefined,
     cycleTimeoutSeconds: g('cycle_timeout_seconds') as number | undefined,
     maxRetryAfterSeconds: (g('max_retry_after_seconds') as number | undefined) ?? 120,
@@ -441,9 +486,9 @@ function settingLayers(sources: ConfigSources, problems: Problems): SettingLayer
     }
   }
   const global: Layer[] = [
-    { values: flags, where: (d) => `--${flagName(d)}` },
-    { values: envValues, where: () => 'env' },
-    { values: fileTop, where: (d) => `${fileWhere}: ${d.key}` },
+    { values: flags, where: (d) => `--${flagName(d)}`, setting: (d) => ({ kind: 'flag', name: `--${flagName(d)}` }) },
+    { values: envValues, where: () => 'env', setting: (d) => ({ kind: 'env', name: envName(d) }) },
+    { values: fileTop, where: (d) => `${fileWhere}: ${d.key}`, setting: (d) => ({ kind: 'file', name: d.key, file: fileWhere }) },
   ];
   return { flags, env: envValues, fileTop, fileWhere, filePortals, global };
 }
@@ -467,7 +512,7 @@ function buildPortals(layers: SettingLayers, sources: ConfigSources, problems: P
   }
   const names = new Set<string>();
   filePortals.forEach((entry, i) => {
-    const layer: Layer = { values: entry, where: (d) => `${fileWhere}: portals[${i}].${d.key}` };
+    const layer: Layer = { values: entry, where: (d) => `${fileWhere}: portals[${i}].${d.key}`, setting: (d) => ({ kind: 'file', name: `portals[${i}].${d.key}`, file: fileWhere }) };
     const portal = buildPortal([layer, ...global], problems, i, intervalSeconds);
     if (!portal) return;
     if (names.has(portal.name)) problems.add('POSTURE_CONFIG_FILE', `${fileWhere}: portals[${i}] repeats the portal name ${JSON.stringify(portal.name)}: give each portal a distinct \`portal\`.`);
@@ -589,7 +634,8 @@ function parseHeaders(raw: string | undefined, problems: Problems): Record<strin
 
 /** The plan of a portal for `serve` (and `check-config`), with what the last runs taught when known. */
 export function planOf(portal: PortalConfig, learned: { alertsTotal?: number; pageCap?: number } = {}): PortalPlan {
-  return planPortal({ requestsPerMinute: portal.requestsPerMinute, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, intervals: portal.intervals, ...learned });
+  const inherited = SOURCES.filter((s) => !portal.intervalSettings?.[s].explicit);
+  return planPortal({ requestsPerMinute: portal.requestsPerMinute, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, intervals: portal.intervals, inherited, ...learned });
 }
 
 /** Staleness limit of each source in ms: the setting, else two intervals of the source. */
@@ -598,20 +644,57 @@ export function stalenessMs(config: Pick<Config, 'maxStalenessSeconds'>, portal:
   return { vitals: of('vitals'), alerts: of('alerts'), devices: of('devices') };
 }
 
-/** Checks `serve`-only constraints: each portal's intervals must fit its share; returns problems (empty when fine). */
+/** The API root every portal serves; anything else answers 404 on every endpoint. */
+export const API_PATH = '/public-api/v1';
+
+/** `check-config`: each portal's base URL ends in /public-api/v1 (the loader accepts others; at run time the 404 names the path). */
+export function checkApiPaths(config: Config): ConfigError[] {
+  return config.portals
+    .filter((p) => !p.baseUrl.endsWith(API_PATH))
+    .map((p) => new ConfigError('POSTURE_BASE_URL', `${config.portals.length > 1 ? `portal ${p.name}: ` : ''}POSTURE_BASE_URL=${JSON.stringify(p.baseUrl)} does not end in ${API_PATH}: give https://<cloud_id>.<host>${API_PATH} (the portal answers 404 elsewhere).`));
+}
+
+/** How to set a source's own interval, as the portal's settings say (the variable when unknown). */
+function sourceSetting(portal: PortalConfig, s: Source): SettingRef {
+  return portal.intervalSettings?.[s] ?? { kind: 'env', name: `POSTURE_${s.toUpperCase()}_INTERVAL_SECONDS` };
+}
+
+/** An interval change as the settings a user writes, e.g. `--alerts-interval-seconds=20` or `POSTURE_INTERVAL_SECONDS=50`. */
+export function formatChange(config: Pick<Config, 'intervalSetting'>, portal: PortalConfig, change: Pick<IntervalChange, 'sources' | 'interval'>): string {
+  const parts = SOURCES.filter((s) => change.sources[s] !== undefined).map((s) => formatSetting(sourceSetting(portal, s), change.sources[s]!));
+  if (change.interval !== undefined) parts.unshift(formatSetting(config.intervalSetting ?? { kind: 'env', name: 'POSTURE_INTERVAL_SECONDS' }, change.interval));
+  return parts.join(' ');
+}
+
+/** Every source's interval set for the source itself, as a user writes them (the smallest intervals that fit). */
+export function formatIntervals(portal: PortalConfig, intervals: Readonly<Record<Source, number>>): string {
+  return SOURCES.map((s) => formatSetting(sourceSetting(portal, s), intervals[s])).join(' ');
+}
+
+/**
+ * Checks `serve`-only constraints: each portal's intervals must fit its share; returns problems
+ * (empty when fine). Each names the change that changes least, and POSTURE_INTERVAL_SECONDS when it
+ * alone also fixes it; each of them, applied alone, makes the plan fit.
+ */
 export function checkServeConfig(config: Config): ConfigError[] {
   const out: ConfigError[] = [];
   for (const p of config.portals) {
     const plan = planOf(p);
-    if (plan.fits || !plan.suggested) continue;
+    if (plan.fits) continue;
     const at = config.portals.length > 1 ? `portal ${p.name}: ` : '';
-    const s = plan.suggested;
-    out.push(
-      new ConfigError(
-        'POSTURE_INTERVAL_SECONDS',
-        `${at}the intervals need ${Math.ceil(plan.requestsPerHour)} requests per hour but the share allows ${plan.capacityPerHour} (${p.requestsPerMinute}/min): set POSTURE_ALERTS_INTERVAL_SECONDS=${s.alerts} POSTURE_VITALS_INTERVAL_SECONDS=${s.vitals} POSTURE_DEVICES_INTERVAL_SECONDS=${s.devices} or more (or POSTURE_INTERVAL_SECONDS=${Math.max(s.alerts, s.vitals, s.devices)}), or raise POSTURE_REQUESTS_PER_MINUTE.`,
-      ),
-    );
+    const long = plan.sources.find((s) => runSeconds(s.requestsPerRun, p.requestsPerMinute) >= s.intervalSeconds);
+    const why =
+      plan.requestsPerHour > plan.capacityPerHour
+        ? `the intervals need ${Math.ceil(plan.requestsPerHour)} requests per hour but the share allows ${plan.capacityPerHour} (${p.requestsPerMinute}/min)`
+        : `a run of ${long!.source} (${long!.requestsPerRun} requests at ${p.requestsPerMinute}/min) takes at least ${runSeconds(long!.requestsPerRun, p.requestsPerMinute)} s, not less than its interval of ${long!.intervalSeconds} s`;
+    const change = plan.change;
+    if (!change) {
+      out.push(new ConfigError('POSTURE_REQUESTS_PER_MINUTE', `${at}${why}, and no interval up to ${MAX_INTERVAL_SECONDS} s fits: raise POSTURE_REQUESTS_PER_MINUTE or give fewer POSTURE_VITALS_TAGS.`));
+      continue;
+    }
+    const alone = plan.intervalAlone !== undefined && change.interval === undefined ? ` (or ${formatChange(config, p, { sources: {}, interval: plan.intervalAlone })})` : '';
+    const first = SOURCES.find((s) => change.sources[s] !== undefined);
+    out.push(new ConfigError(first ? `POSTURE_${first.toUpperCase()}_INTERVAL_SECONDS` : 'POSTURE_INTERVAL_SECONDS', `${at}${why}: set ${formatChange(config, p, change)}${alone}, or raise POSTURE_REQUESTS_PER_MINUTE.`));
   }
   return out;
 }

@@ -30,6 +30,24 @@ export function editDistance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
+/**
+ * The name of `known` nearest to `name` (a mistyped variable or flag), and whether it is close enough
+ * to be a likely typo. A name cut short (POSTURE_WEB_CONFIG, --interval) means the shortest name it
+ * begins before `separator`; else the least edit distance, close within a third of the part after
+ * the first `prefixLength` characters (INTERVAL_SECOND is close to INTERVAL_SECONDS, LOG not to API_KEY).
+ */
+export function nearestName(name: string, known: readonly string[], separator: string, prefixLength = 0): { nearest: string; close: boolean } {
+  const extended = known.filter((k) => k.startsWith(name + separator)).sort((a, b) => a.length - b.length)[0];
+  if (extended !== undefined) return { nearest: extended, close: true };
+  let nearest = known[0] ?? '';
+  let best = Infinity;
+  for (const k of known) {
+    const dist = editDistance(name, k);
+    if (dist < best) [nearest, best] = [k, dist];
+  }
+  return { nearest, close: best <= Math.max(2, Math.floor((name.length - prefixLength) / 3)) };
+}
+
 /** The names of every setting's environment variable. */
 export const SETTING_ENV_NAMES: readonly string[] = SETTINGS.map((s) => envName(s));
 
@@ -44,20 +62,7 @@ export function unknownSettings(env: Readonly<Record<string, string | undefined>
     const upper = name.toUpperCase();
     if (!upper.startsWith('POSTURE_') || names.has(name) || env[name] === undefined) continue;
     if (OTHER_NAMESPACES.some((p) => upper.startsWith(p))) continue;
-    // A name cut short (POSTURE_WEB_CONFIG, POSTURE_API_KEY_SSM) means the shortest setting it begins.
-    const extended = known.filter((k) => k.startsWith(upper + '_')).sort((a, b) => a.length - b.length)[0];
-    if (extended !== undefined) {
-      out.push({ name, nearest: extended, close: true });
-      continue;
-    }
-    let nearest = known[0] ?? '';
-    let best = Infinity;
-    for (const k of known) {
-      const dist = editDistance(upper, k);
-      if (dist < best) [nearest, best] = [k, dist];
-    }
-    // A third of the part after the prefix: INTERVAL_SECOND is close to INTERVAL_SECONDS, LOG is not close to API_KEY.
-    const close = best <= Math.max(2, Math.floor((upper.length - 'POSTURE_'.length) / 3));
+    const { nearest, close } = nearestName(upper, known, '_', 'POSTURE_'.length);
     out.push({ name, nearest, close });
   }
   return out;

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { checkServeConfig, loadConfig, parseListen, type Config } from '../config/load.js';
+import { checkApiPaths, checkServeConfig, loadConfig, parseListen, type Config } from '../config/load.js';
 import { SETTINGS, envName, flagName, type SettingKey } from '../config/settings.js';
-import { unknownSettingMessage, unknownSettings } from '../config/unknown.js';
+import { nearestName, unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, redact, type Logger, type LogLevel } from '../core/log.js';
 import { ConfigError, ConfigErrors, ListenError } from '../errors.js';
@@ -59,6 +59,15 @@ ${SETTINGS.filter((s) => s.flag)
   .join('\n')}
   --devices N --alerts N --integrations N --seed S   simulated portal size (simulate, demo)
 
+Backfill flags (posture-exporter backfill ...):
+  --days N                       the past N days, or --from and --to:
+  --from yyyyMMdd                the first day
+  --to yyyyMMdd                  the last day (included)
+  --output FILE                  write OpenMetrics for promtool tsdb create-blocks-from openmetrics
+  --push remote_write            push to POSTURE_REMOTE_WRITE_URL (with --output, or alone)
+  --resume                       continue an earlier run recorded in the state file (days written are skipped)
+  --state FILE                   where progress is recorded (default: named after --output)
+
 Secrets (POSTURE_API_KEY, POSTURE_REMOTE_WRITE_BEARER_TOKEN, POSTURE_REMOTE_WRITE_PASSWORD) are read
 from the environment only, never from flags; each may instead come from SSM Parameter Store or
 Secrets Manager (its _SSM_PARAMETER or _SECRET_ID setting). See README.md for every setting and metric.
@@ -68,6 +77,7 @@ function parseCli(argv: string[]): { command: string | undefined; flags: Partial
   const options: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' }, version: { type: 'boolean' }, ...BACKFILL_FLAGS };
   for (const s of SETTINGS) if (s.flag) options[flagName(s)] = { type: 'string' };
   for (const f of SIM_FLAGS) options[f] = { type: 'string' };
+  checkFlags(argv, options);
   const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   if (positionals.length > 1) throw new ConfigError('command', `unexpected argument ${JSON.stringify(positionals[1])}: give one command (see --help).`);
   const flags: Partial<Record<SettingKey, string>> = {};
@@ -82,6 +92,33 @@ function parseCli(argv: string[]): { command: string | undefined; flags: Partial
   const backfill = Object.fromEntries(Object.keys(BACKFILL_FLAGS).filter((f) => values[f] !== undefined).map((f) => [f, values[f]])) as BackfillFlags;
   return { command: positionals[0], flags, sim, backfill, help: values.help === true, version: values.version === true };
 }
+
+/**
+ * One usage line per mistake before the strict parse, whose own messages quote the argument
+ * (unbalanced) and would echo a value given to a flag that does not exist, such as a key.
+ */
+function checkFlags(argv: string[], options: Record<string, { type: 'string' | 'boolean' }>): void {
+  const { tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
+  for (const t of tokens) {
+    if (t.kind !== 'option') continue;
+    const def = options[t.name] ? undefined : SETTINGS.find((d) => !d.flag && flagName(d) === t.name);
+    if (def) {
+      // A secret on the command line shows in `ps`: say where it goes instead, never what was given.
+      const file = SETTINGS.find((d) => d.key === `${def.key}_file` && d.flag);
+      throw new UsageError(`${t.rawName} is not a flag (secrets on the command line show in ps): set ${envName(def)} in the environment${file ? `, or give --${flagName(file)} FILE` : ''}.`);
+    }
+    const type = options[t.name]?.type;
+    if (type === undefined) {
+      const { nearest, close } = nearestName(t.name, Object.keys(options), '-');
+      throw new UsageError(`unknown flag ${t.rawName}${close ? `: did you mean --${nearest}?` : ' (see posture-exporter --help).'}`);
+    }
+    if (type === 'string' && t.value === undefined) throw new UsageError(`${t.rawName} needs a value: give ${t.rawName} VALUE or ${t.rawName}=VALUE.`);
+    if (type === 'boolean' && t.inlineValue) throw new UsageError(`${t.rawName} takes no value: give ${t.rawName} alone.`);
+  }
+}
+
+/** A mistake on the command line (exit 2), told apart from a bad setting. */
+class UsageError extends Error {}
 
 function simulatorOptions(sim: Partial<Record<(typeof SIM_FLAGS)[number], string>>): SimulatorOptions {
   const out: SimulatorOptions = {};
@@ -117,6 +154,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     parsed = parseCli(argv);
   } catch (err) {
     if (err instanceof ConfigError) return printProblems(err, io);
+    if (err instanceof UsageError) {
+      io.stderr(`usage error: ${err.message}\n`);
+      return EXIT_USAGE;
+    }
     io.stderr(`usage error: ${(err as Error).message.split('\n')[0]} (see posture-exporter --help)\n`);
     return EXIT_USAGE;
   }
@@ -129,7 +170,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return parsed.command === undefined && !parsed.help ? EXIT_USAGE : EXIT_OK;
   }
   const clock = io.clock ?? systemClock;
-  warnUnknownSettings(parsed.command, io, clock);
+  const unknown = warnUnknownSettings(parsed.command, io, clock);
   try {
     switch (parsed.command) {
       case 'once':
@@ -137,7 +178,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       case 'serve':
         return await runServe(parsed.flags, io, clock);
       case 'check-config':
-        return await runCheckConfig(parsed.flags, io);
+        return await runCheckConfig(parsed.flags, io, unknown);
       case 'simulate':
         return await runSimulate(parsed.flags, simulatorOptions(parsed.sim), io, clock);
       case 'demo':
@@ -153,20 +194,21 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-/** One warning per `POSTURE_*` variable that is not a setting (a typo would otherwise pass silently). */
-function warnUnknownSettings(command: string, io: CliIo, clock: Clock): void {
-  if (!['once', 'serve', 'demo', 'check-config'].includes(command)) return;
+/** One warning per `POSTURE_*` variable that is not a setting (a typo would otherwise pass silently); returns how many. */
+function warnUnknownSettings(command: string, io: CliIo, clock: Clock): number {
+  if (!['once', 'serve', 'demo', 'check-config'].includes(command)) return 0;
   const unknown = unknownSettings(io.env);
-  if (unknown.length === 0) return;
+  if (unknown.length === 0) return 0;
   if (command === 'check-config') {
     for (const u of unknown) io.stderr(`warning: ${unknownSettingMessage(u)}\n`);
-    return;
+    return unknown.length;
   }
   // Before the settings are loaded (a typo may be why they are invalid), at the level asked for if it is valid.
   const asked = io.env.POSTURE_LOG_LEVEL?.trim();
   const level = (['debug', 'info', 'warn', 'error'] as const).find((l) => l === asked) ?? 'info';
   const { logger } = makeLogger(undefined, io, clock, level);
   for (const u of unknown) logger.warn(unknownSettingMessage(u), { variable: u.name, nearest: u.nearest });
+  return unknown.length;
 }
 
 function makeLogger(config: Pick<Config, 'logLevel' | 'secrets'> | undefined, io: CliIo, clock: Clock, level?: LogLevel): { logger: Logger; secrets: string[] } {
@@ -221,9 +263,10 @@ async function runServe(flags: Partial<Record<SettingKey, string>>, io: CliIo, c
   return serveWith(loadConfig({ env: io.env, flags }), io, clock);
 }
 
-async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: CliIo): Promise<number> {
+/** `check-config`: exit 0 only when nothing is wrong, not even a variable it warned about (`unknown`, the count). */
+async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: CliIo, unknown: number): Promise<number> {
   const config = loadConfig({ env: io.env, flags });
-  const problems = checkServeConfig(config);
+  const problems = [...checkApiPaths(config), ...checkServeConfig(config)];
   // A key file that cannot be read is a settings problem too; key stores are only reached at run time.
   for (const p of config.portals) {
     if (p.key.kind !== 'file') continue;
@@ -245,6 +288,11 @@ async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: Cl
   if (problems.length) {
     io.stdout(`${explainPlan(config).join('\n')}\n`);
     throw new ConfigErrors(problems);
+  }
+  if (unknown > 0) {
+    // The warnings above are the problems: the settings meant there are not in effect.
+    io.stdout(`${explainPlan(config).join('\n')}\n`);
+    return EXIT_USAGE;
   }
   io.stdout(`configuration is valid: ${config.portals.length} portal(s)${config.push.sinks.length ? `; push to ${config.push.sinks.join(', ')}` : ''}\n${explainPlan(config).join('\n')}\n`);
   return EXIT_OK;
@@ -269,6 +317,13 @@ async function runSimulate(flags: Partial<Record<SettingKey, string>>, sim: Simu
 async function runDemo(flags: Partial<Record<SettingKey, string>>, sim: SimulatorOptions, io: CliIo, clock: Clock): Promise<number> {
   const configured = ['POSTURE_BASE_URL', 'POSTURE_CLOUD_ID', 'POSTURE_CONFIG', 'POSTURE_CONFIG_FILE'].some((k) => io.env[k]) || flags.base_url || flags.cloud_id || flags.config_file;
   if (configured) return runServe(flags, io, clock);
+  // The simulated portal brings its own key: a key given without an address is a real portal's, its address mistyped or missing.
+  const keyKeys: SettingKey[] = ['api_key', 'api_key_file', 'api_key_ssm_parameter', 'api_key_secret_id'];
+  const keySet = keyKeys.map((k) => SETTINGS.find((d) => d.key === k)!).filter((d) => io.env[envName(d)] || flags[d.key as SettingKey]);
+  if (keySet.length) {
+    const names = keySet.map((d) => (flags[d.key as SettingKey] ? `--${flagName(d)}` : envName(d))).join(', ');
+    throw new ConfigError('POSTURE_BASE_URL', `${names} is set but no portal address is: set POSTURE_BASE_URL (or POSTURE_CLOUD_ID and POSTURE_API_HOST) for the real portal, or unset ${names} for the simulated portal, which uses its own key.`);
+  }
   const { startSimulator } = await import('../simulator/index.js');
   const portal = await startSimulator({ ...sim, clock, host: '127.0.0.1', port: 0 });
   try {

@@ -1,7 +1,6 @@
 /** The plan in words, for `check-config`: one block per portal, one line per source. */
 import type { Config } from '../config/load.js';
-import { planOf } from '../config/load.js';
-import { SOURCES } from '../metrics/catalogue.js';
+import { formatIntervals, planOf } from '../config/load.js';
 import { alertsPagesAllowed, oneShotSeconds } from './plan.js';
 
 /** Lines explaining each portal's budget: requests per run and per hour for each source, against the share. */
@@ -26,7 +25,8 @@ export function explainPlan(config: Config): string[] {
       `  serve: ${per(plan.requestsPerHour)} of ${plan.capacityPerHour} requests per hour${plan.fits ? '' : ' — does NOT fit'}; once/Lambda: one run of every source with ${config.maxRetries} retries takes up to ${oneShot} s${capped} (give the Lambda a timeout of at least ${oneShot + config.lambdaMarginSeconds} s)`,
     );
     if (!plan.fits && plan.suggested) {
-      lines.push(`  smallest intervals that fit: ${SOURCES.map((s) => `POSTURE_${s.toUpperCase()}_INTERVAL_SECONDS=${plan.suggested![s]}`).join(' ')}`);
+      // Each interval set for its source, so the line applied alone fits whatever else is set.
+      lines.push(`  smallest intervals that fit: ${formatIntervals(p, plan.suggested)}`);
     }
   }
   return lines;

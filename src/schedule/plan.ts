@@ -3,8 +3,11 @@
  * the share, the smallest intervals that do, how large the /alerts pages should be, and how long a
  * one-shot run (`once`, Lambda) may take. Pure: numbers in, numbers out.
  */
-import type { Source } from '../metrics/catalogue.js';
+import { SOURCES, type Source } from '../metrics/catalogue.js';
 import { WINDOW_MS } from './scheduler.js';
+
+/** The longest interval a setting takes (POSTURE_*_INTERVAL_SECONDS): a suggestion beyond it could not be set. */
+export const MAX_INTERVAL_SECONDS = 86_400;
 
 /** What the plan needs to know of a portal. */
 export interface PlanInput {
@@ -17,6 +20,21 @@ export interface PlanInput {
   readonly alertsTotal?: number;
   /** The largest page the portal returns, when it caps pages. */
   readonly pageCap?: number;
+  /**
+   * The sources whose interval is POSTURE_INTERVAL_SECONDS (no per-source setting): raising that one
+   * setting moves all of them. Unset: none, so only per-source changes are suggested.
+   */
+  readonly inherited?: readonly Source[];
+}
+
+/** A change of interval settings that, applied alone, makes the plan fit. */
+export interface IntervalChange {
+  /** New per-source intervals (only the sources that change). */
+  readonly sources: Partial<Record<Source, number>>;
+  /** A new POSTURE_INTERVAL_SECONDS, for the sources that inherit it. */
+  readonly interval?: number;
+  /** Every source's interval once the change is applied. */
+  readonly intervals: Readonly<Record<Source, number>>;
 }
 
 export interface SourcePlan {
@@ -33,8 +51,23 @@ export interface PortalPlan {
   readonly capacityPerHour: number;
   /** Whether every source can run on its interval within the share. */
   readonly fits: boolean;
-  /** When it does not fit: the smallest intervals (same proportions, whole 10 s) that do. */
+  /**
+   * When it does not fit: the smallest intervals that do, minimal in this sense: each is at least
+   * its configured interval, a changed one is a whole multiple of 10 s, the plan fits, and none
+   * can be lowered (by 10 s, or back to its configured value) with the plan still fitting. Of
+   * those, the one reached by stretching every interval by the same factor and then lowering each
+   * source as far as it goes, /alerts first (open alerts change by the minute), then Vitals, devices.
+   * Unset when even the longest intervals do not fit.
+   */
   readonly suggested?: Readonly<Record<Source, number>>;
+  /**
+   * When it does not fit: the change that changes least: the fewest sources, then the fewest
+   * requests per hour given up; one source to the smallest multiple of 10 s that fits, or
+   * POSTURE_INTERVAL_SECONDS when only it fixes the inheriting sources together; else `suggested`.
+   */
+  readonly change?: IntervalChange;
+  /** When it does not fit and raising POSTURE_INTERVAL_SECONDS alone fixes it: the smallest such value (a multiple of 10 s). */
+  readonly intervalAlone?: number;
 }
 
 /** Requests a run of /vitals needs: the whole portal plus one per tag. */
@@ -80,25 +113,83 @@ export function requestsPerRun(input: PlanInput): Record<Source, number> {
 /** The plan of one portal in `serve`. */
 export function planPortal(input: PlanInput): PortalPlan {
   const perRun = requestsPerRun(input);
-  const sources = (['vitals', 'alerts', 'devices'] as const).map((source) => {
-    const intervalSeconds = input.intervals[source];
+  const at = (intervals: Readonly<Record<Source, number>>) => evaluate(perRun, intervals, input.requestsPerMinute);
+  const { sources, requestsPerHour, capacityPerHour, fits } = at(input.intervals);
+  if (fits) return { sources, requestsPerHour, capacityPerHour, fits };
+  const suggested = smallestThatFit(input.intervals, at, (s) => runSeconds(perRun[s], input.requestsPerMinute));
+  const inherited = SOURCES.filter((s) => input.inherited?.includes(s));
+  const intervalAlone = inherited.length ? smallestFitting(Math.max(...inherited.map((s) => input.intervals[s])), (v) => at(withValue(input.intervals, inherited, v))) : undefined;
+  // One-setting changes: each source alone, or POSTURE_INTERVAL_SECONDS for the sources that inherit it.
+  const candidates: IntervalChange[] = [];
+  for (const s of SOURCES) {
+    const v = smallestFitting(input.intervals[s], (x) => at(withValue(input.intervals, [s], x)));
+    if (v !== undefined) candidates.push({ sources: { [s]: v }, intervals: withValue(input.intervals, [s], v) });
+  }
+  if (intervalAlone !== undefined) candidates.push({ sources: {}, interval: intervalAlone, intervals: withValue(input.intervals, inherited, intervalAlone) });
+  const changed = (c: IntervalChange) => SOURCES.filter((s) => c.intervals[s] !== input.intervals[s]).length;
+  candidates.sort((a, b) => changed(a) - changed(b) || at(b.intervals).requestsPerHour - at(a.intervals).requestsPerHour);
+  const fallback = suggested && { sources: Object.fromEntries(SOURCES.filter((s) => suggested[s] !== input.intervals[s]).map((s) => [s, suggested[s]])), intervals: suggested };
+  const change = candidates[0] ?? fallback;
+  return { sources, requestsPerHour, capacityPerHour, fits, ...(suggested && { suggested }), ...(change && { change }), ...(intervalAlone !== undefined && { intervalAlone }) };
+}
+
+type Evaluation = Pick<PortalPlan, 'sources' | 'requestsPerHour' | 'capacityPerHour' | 'fits'>;
+
+/** Requests per hour of each source at `intervals`, and whether they fit the share (every suggestion is checked with this). */
+function evaluate(perRun: Readonly<Record<Source, number>>, intervals: Readonly<Record<Source, number>>, requestsPerMinute: number): Evaluation {
+  const sources = SOURCES.map((source) => {
+    const intervalSeconds = intervals[source];
     return { source, requestsPerRun: perRun[source], intervalSeconds, requestsPerHour: (perRun[source] * 3600) / intervalSeconds };
   });
   const requestsPerHour = sources.reduce((n, s) => n + s.requestsPerHour, 0);
-  const capacityPerHour = (input.requestsPerMinute * 3_600_000) / WINDOW_MS;
-  const runFits = (s: SourcePlan, interval: number) => runSeconds(s.requestsPerRun, input.requestsPerMinute) < interval;
-  const fits = requestsPerHour <= capacityPerHour && sources.every((s) => runFits(s, s.intervalSeconds));
-  if (fits) return { sources, requestsPerHour, capacityPerHour, fits };
-  // Stretch every interval by the same factor (load), and each to fit its own run.
-  const factor = Math.max(1, requestsPerHour / capacityPerHour);
-  const suggested = Object.fromEntries(
-    sources.map((s) => {
-      let seconds = Math.max(10, Math.ceil((s.intervalSeconds * factor) / 10) * 10);
-      while (!runFits(s, seconds)) seconds += 10;
-      return [s.source, seconds];
-    }),
-  ) as Record<Source, number>;
-  return { sources, requestsPerHour, capacityPerHour, fits, suggested };
+  const capacityPerHour = (requestsPerMinute * 3_600_000) / WINDOW_MS;
+  // A run must also end before the source is due again.
+  const fits = requestsPerHour <= capacityPerHour && sources.every((s) => runSeconds(s.requestsPerRun, requestsPerMinute) < s.intervalSeconds);
+  return { sources, requestsPerHour, capacityPerHour, fits };
+}
+
+function withValue(intervals: Readonly<Record<Source, number>>, which: readonly Source[], value: number): Record<Source, number> {
+  const out = { ...intervals };
+  for (const s of which) out[s] = value;
+  return out;
+}
+
+/**
+ * The smallest value at least `current` that fits: `current` itself, else the smallest multiple of
+ * 10 s above it, up to MAX_INTERVAL_SECONDS; undefined when none does. Fitting only gets easier as
+ * the value grows, so the first that fits is the smallest.
+ */
+function smallestFitting(current: number, fitsWith: (value: number) => Evaluation): number | undefined {
+  if (fitsWith(current).fits) return current;
+  if (!fitsWith(MAX_INTERVAL_SECONDS).fits) return undefined;
+  // Bisect over the multiples of 10 s above `current` (the top one, 86400, fits).
+  let lo = Math.floor(current / 10) + 1;
+  let hi = MAX_INTERVAL_SECONDS / 10;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (fitsWith(mid * 10).fits) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo * 10;
+}
+
+/** `suggested` of PortalPlan (see there for the sense in which it is smallest). */
+function smallestThatFit(current: Readonly<Record<Source, number>>, at: (intervals: Readonly<Record<Source, number>>) => Evaluation, run: (s: Source) => number): Record<Source, number> | undefined {
+  const longest = withValue(current, SOURCES, MAX_INTERVAL_SECONDS);
+  if (!at(longest).fits) return undefined;
+  const now = at(current);
+  const factor = Math.max(1, now.requestsPerHour / now.capacityPerHour);
+  // Same proportions, whole 10 s: at most the share's load (a value clamped at the longest interval may not be).
+  const out = Object.fromEntries(SOURCES.map((s) => [s, Math.min(MAX_INTERVAL_SECONDS, Math.max(current[s], Math.ceil((current[s] * factor) / 10) * 10))])) as Record<Source, number>;
+  // A run that outlasts its interval needs that source longer still (the next multiple of 10 s past the run).
+  for (const s of SOURCES) if (run(s) >= out[s]) out[s] = Math.min(MAX_INTERVAL_SECONDS, (Math.floor(run(s) / 10) + 1) * 10);
+  if (!at(out).fits) Object.assign(out, longest);
+  // Lowering one source only adds load, so a source lowered earlier stays as low as it can go.
+  for (const s of ['alerts', 'vitals', 'devices'] as const) {
+    const cap = out[s];
+    out[s] = Math.min(cap, smallestFitting(current[s], (v) => at({ ...out, [s]: Math.min(v, cap) })) ?? cap);
+  }
+  return out;
 }
 
 /** Seconds a run of `requests` takes at least at `share` per window: one window less than the windows it spans. */

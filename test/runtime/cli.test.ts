@@ -58,6 +58,12 @@ describe('posture-exporter check-config', () => {
     expect(r.stdout).toMatch(/serve: 48 of 300 requests per hour; once\/Lambda: one run of every source with 3 retries takes up to \d+ s/);
   });
 
+  it('refuses a base URL that does not end in /public-api/v1, exit 2', async () => {
+    const r = await cli(['check-config'], { POSTURE_BASE_URL: 'https://acme.example.com/api/v1' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('config error: POSTURE_BASE_URL="https://acme.example.com/api/v1" does not end in /public-api/v1: give https://<cloud_id>.<host>/public-api/v1 (the portal answers 404 elsewhere).\n');
+  });
+
   it('refuses a key file it cannot read, naming the setting', async () => {
     const r = await cli(['check-config'], { POSTURE_API_KEY: '', POSTURE_API_KEY_FILE: '/nonexistent/posture-key' });
     expect(r.code).toBe(2);
@@ -67,7 +73,8 @@ describe('posture-exporter check-config', () => {
   it('refuses an interval that cannot fit the budget, naming the smallest that fits', async () => {
     const r = await cli(['check-config', '--interval-seconds', '60', '--cycle-timeout-seconds', '30', '--requests-per-minute', '2', '--vitals-tags', 'a,b']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('set POSTURE_ALERTS_INTERVAL_SECONDS=180 POSTURE_VITALS_INTERVAL_SECONDS=180 POSTURE_DEVICES_INTERVAL_SECONDS=180 or more');
+    // Named as given (a flag), so applying it alone fits.
+    expect(r.stderr).toContain('set --interval-seconds=180, or raise POSTURE_REQUESTS_PER_MINUTE.');
     expect(r.stdout).toContain('smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=180 POSTURE_ALERTS_INTERVAL_SECONDS=180 POSTURE_DEVICES_INTERVAL_SECONDS=180');
   });
 });
@@ -94,10 +101,36 @@ describe('posture-exporter simulate', () => {
 });
 
 describe('usage', () => {
-  it('refuses an unknown flag with a usage line', async () => {
+  it('refuses an unknown flag with one usage line', async () => {
     const r = await cli(['once', '--nope']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^usage error: Unknown option '--nope'/);
+    expect(r.stderr).toBe('usage error: unknown flag --nope (see posture-exporter --help).\n');
+  });
+
+  it.each([
+    [['check-config', '--intervl-seconds', '400'], 'unknown flag --intervl-seconds: did you mean --interval-seconds?'],
+    [['check-config', '--interval-second=400'], 'unknown flag --interval-second: did you mean --interval-seconds?'],
+    [['backfill', '--dayz', '3'], 'unknown flag --dayz: did you mean --days?'],
+    [['check-config', '--interval'], 'unknown flag --interval: did you mean --interval-seconds?'],
+    [['backfill', '--days'], '--days needs a value: give --days VALUE or --days=VALUE.'],
+    [['backfill', '--resume=yes'], '--resume takes no value: give --resume alone.'],
+  ])('%j: one line with the nearest flag, exit 2', async (argv, line) => {
+    const r = await cli(argv);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`usage error: ${line}\n`);
+  });
+
+  it.each([['--api-key', 'sk-live-cli-9f8e7d'], ['--api-key=sk-live-cli-9f8e7d']])('%s points to POSTURE_API_KEY and --api-key-file, never echoing the value', async (...argv) => {
+    const r = await cli(['check-config', ...argv]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('usage error: --api-key is not a flag (secrets on the command line show in ps): set POSTURE_API_KEY in the environment, or give --api-key-file FILE.\n');
+    expect(r.stdout + r.stderr).not.toContain('sk-live-cli-9f8e7d');
+  });
+
+  it.each([[['--help']], [['backfill', '--help']]])('%j lists the backfill flags', async (argv) => {
+    const r = await cli(argv);
+    expect(r.code).toBe(0);
+    for (const flag of ['--days', '--from', '--to', '--output', '--push', '--resume', '--state']) expect(r.stdout).toMatch(new RegExp(`^ {2}${flag} `, 'm'));
   });
 
   it('refuses an unknown command', async () => {

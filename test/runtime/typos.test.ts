@@ -22,9 +22,10 @@ async function cli(argv: string[], env: Record<string, string>, stopSignal?: Pro
 }
 
 describe('unknown POSTURE_* variables', () => {
-  it('check-config warns once per typo on stderr and still validates', async () => {
+  it('check-config warns once per typo on stderr, still prints the plan, and exits 2 (the setting meant is not in effect)', async () => {
     const r = await cli(['check-config'], { POSTURE_INTERVAL_SECOND: '120', POSTURE_PAGESIZE: '10' });
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(2);
+    expect(r.stdout).not.toContain('configuration is valid');
     expect(r.stderr).toBe(`warning: ${TYPO}\nwarning: POSTURE_PAGESIZE is not a setting and is ignored: did you mean POSTURE_PAGE_SIZE?\n`);
     expect(r.stdout).toContain('alerts  every   300 s');
   });
@@ -35,6 +36,16 @@ describe('unknown POSTURE_* variables', () => {
     const lines = r.stderr.trim().split('\n');
     expect(lines[0]).toBe('warning: POSTURE_BASE_ULR is not a setting and is ignored: did you mean POSTURE_BASE_URL?');
     expect(lines[1]).toMatch(/^config error: no portal is configured/);
+  });
+
+  it('demo with a key file but a mistyped address names the typo and what is missing, not two key sources', async () => {
+    const r = await cli(['demo'], { POSTURE_BASE_URL: '', POSTURE_API_KEY: '', POSTURE_BASEURL: sim().baseUrl, POSTURE_API_KEY_FILE: '/run/secrets/posture-key' });
+    expect(r.code).toBe(2);
+    const lines = r.stderr.trim().split('\n');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'warn', msg: 'POSTURE_BASEURL is not a setting and is ignored: did you mean POSTURE_BASE_URL?' });
+    expect(lines.slice(1)).toEqual([
+      'config error: POSTURE_API_KEY_FILE is set but no portal address is: set POSTURE_BASE_URL (or POSTURE_CLOUD_ID and POSTURE_API_HOST) for the real portal, or unset POSTURE_API_KEY_FILE for the simulated portal, which uses its own key.',
+    ]);
   });
 
   it('once logs one warning line naming the typo and the setting', async () => {
@@ -61,6 +72,7 @@ describe('unknown POSTURE_* variables', () => {
   it('says nothing when every variable is a setting', async () => {
     const r = await cli(['check-config'], { POSTURE_INTERVAL_SECONDS: '600' });
     expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
   });
 
   it('the Lambda handler logs the typo, and names it in the invalid-settings error', async () => {

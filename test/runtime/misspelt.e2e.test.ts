@@ -1,0 +1,50 @@
+// Through the built CLI (`npm run build`): a misspelt flag gets one line naming the flag meant, check-config
+// exits 2 on a mistyped variable and on an overspending interval, and its suggestion applied alone passes.
+import { execFile } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
+const ENV = { PATH: process.env.PATH ?? '', POSTURE_BASE_URL: 'http://127.0.0.1:9/public-api/v1', POSTURE_API_KEY: 'misspelt-e2e-key-0123456789' };
+
+function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...ENV, ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('the built CLI', () => {
+  it('a misspelt flag: one line with the flag meant, exit 2', async () => {
+    const r = await run(['check-config', '--intervl-seconds', '400']);
+    expect(r).toMatchObject({ code: 2, stdout: '', stderr: 'usage error: unknown flag --intervl-seconds: did you mean --interval-seconds?\n' });
+  });
+
+  it('check-config: a mistyped variable exits 2; without it, 0', async () => {
+    const bad = await run(['check-config'], { POSTURE_INTERVAL_SECOND: '600' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('warning: POSTURE_INTERVAL_SECOND is not a setting and is ignored: did you mean POSTURE_INTERVAL_SECONDS?\n');
+    expect((await run(['check-config'], { POSTURE_INTERVAL_SECONDS: '600' })).code).toBe(0);
+  });
+
+  it('check-config: an overspending /alerts interval exits 2, and the suggestion applied alone exits 0', async () => {
+    const bad = await run(['check-config', '--alerts-interval-seconds', '10']);
+    expect(bad.code).toBe(2);
+    const suggestion = /set (\S+), or raise/.exec(bad.stderr)?.[1];
+    expect(suggestion).toBe('--alerts-interval-seconds=20');
+    const smallest = /smallest intervals that fit: (.*)$/m.exec(bad.stdout)![1]!.split(' ');
+    expect((await run(['check-config', '--alerts-interval-seconds', '10', suggestion!])).code).toBe(0);
+    // The smallest intervals, each set as named (flags as flags, variables in the environment).
+    const flags = smallest.filter((s) => s.startsWith('--'));
+    const env = Object.fromEntries(smallest.filter((s) => !s.startsWith('--')).map((s) => s.split('=') as [string, string]));
+    const applied = await run(['check-config', '--alerts-interval-seconds', '10', ...flags], env);
+    expect(applied.stdout).toMatch(/^configuration is valid/);
+    expect(applied.code).toBe(0);
+  });
+
+  it('check-config: a base URL not ending in /public-api/v1 exits 2', async () => {
+    const r = await run(['check-config'], { POSTURE_BASE_URL: 'http://127.0.0.1:9/api' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('config error: POSTURE_BASE_URL="http://127.0.0.1:9/api" does not end in /public-api/v1');
+  });
+});
