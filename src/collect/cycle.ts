@@ -19,8 +19,13 @@ export interface SourceValues {
 export interface SourceRun<S extends Source = Source> {
   readonly source: S;
   readonly result: SourceResult<SourceValues[S]>;
+  /** Wall time (epoch ms) of the start and the end: timestamps. */
   readonly startedAt: number;
   readonly finishedAt: number;
+  /** The end on the monotonic clock: staleness is counted from it. */
+  readonly finishedMonotonic: number;
+  /** How long the run took, on the monotonic clock (a wall clock step does not change it). */
+  readonly durationMs: number;
   /** Requests sent, by `endpoint\u0000code`. */
   readonly requests: ReadonlyMap<string, number>;
   /** /alerts only: the page size used (0 = all in one request). */
@@ -30,8 +35,13 @@ export interface SourceRun<S extends Source = Source> {
 /** Everything a one-shot run (`once`, Lambda) learned about one portal: a run of every source. */
 export interface CycleResult {
   readonly portal: string;
+  /** Wall time (epoch ms) of the first run's start and the last run's end. */
   readonly startedAt: number;
   readonly finishedAt: number;
+  /** The last run's end on the monotonic clock. */
+  readonly finishedMonotonic: number;
+  /** From the first run's start to the last run's end, on the monotonic clock. */
+  readonly durationMs: number;
   readonly vitals: SourceResult<VitalsList[]>;
   readonly alerts: SourceResult<AlertsAggregate>;
   readonly devices: SourceResult<DevicesTotals>;
@@ -61,6 +71,9 @@ export function cycleOf(portal: string, runs: { [S in Source]: SourceRun<S> }, b
     portal,
     startedAt: Math.min(...all.map((r) => r.startedAt)),
     finishedAt: Math.max(...all.map((r) => r.finishedAt)),
+    // The runs start together, so the longest run spans the whole.
+    finishedMonotonic: Math.max(...all.map((r) => r.finishedMonotonic)),
+    durationMs: Math.max(...all.map((r) => r.durationMs)),
     vitals: runs.vitals.result,
     alerts: runs.alerts.result,
     devices: runs.devices.result,

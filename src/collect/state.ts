@@ -4,7 +4,10 @@ import type { CycleFacts, PortalView, SourceView } from './samples.js';
 
 interface Kept {
   value?: unknown;
+  /** Wall time of the last success (the timestamp metric). */
   lastSuccessAt?: number;
+  /** The last success on the monotonic clock (staleness). */
+  lastSuccessMonotonic?: number;
   /** Whether the last run succeeded; undefined until the source's first run ends. */
   success?: boolean;
   invalid?: number;
@@ -25,18 +28,18 @@ export class PortalState {
 
   /** Takes in one run of one source. */
   recordRun(run: SourceRun): void {
-    this.take(run.source, run.result, run.finishedAt, run.finishedAt - run.startedAt, run.requests);
+    this.take(run.source, run.result, run.finishedAt, run.finishedMonotonic, run.durationMs, run.requests);
     if (run.alertsPageSize !== undefined) this.alertsPageSize = run.alertsPageSize;
   }
 
   /** Takes in a one-shot run of every source. */
   record(result: CycleResult): void {
     // Stamped with the end of the whole run, so its view at that instant holds every source.
-    for (const run of result.runs) this.take(run.source, run.result, result.finishedAt, run.finishedAt - run.startedAt, run.requests);
+    for (const run of result.runs) this.take(run.source, run.result, result.finishedAt, result.finishedMonotonic, run.durationMs, run.requests);
     if (result.alertsPageSize !== undefined) this.alertsPageSize = result.alertsPageSize;
   }
 
-  private take(source: Source, r: SourceResult<unknown>, at: number, durationMs: number | undefined, requests: ReadonlyMap<string, number>): void {
+  private take(source: Source, r: SourceResult<unknown>, at: number, atMonotonic: number, durationMs: number | undefined, requests: ReadonlyMap<string, number>): void {
     const kept = this.sources[source];
     kept.invalid = r.invalid;
     kept.durationMs = durationMs;
@@ -44,6 +47,7 @@ export class PortalState {
     if (r.ok) {
       kept.value = r.value;
       kept.lastSuccessAt = at;
+      kept.lastSuccessMonotonic = atMonotonic;
       kept.success = true;
     } else {
       kept.success = false;
@@ -51,7 +55,7 @@ export class PortalState {
   }
 
   /**
-   * The view to render at `now`. A source whose last run succeeded has its values; one whose last
+   * The view to render at `now` (monotonic ms). A source whose last run succeeded has its values; one whose last
    * run failed keeps its last good values while `now` is within its staleness limit (ms) of its
    * last success, and none with a limit of 0. A source that has not run yet has an empty view (no
    * series); the portal's budget is there from the start.
@@ -61,7 +65,7 @@ export class PortalState {
     const viewOf = <T>(source: Source): SourceView<T> => {
       const k = this.sources[source];
       if (k.success === undefined) return {};
-      const kept = k.success || (limit(source) > 0 && k.lastSuccessAt !== undefined && now - k.lastSuccessAt <= limit(source));
+      const kept = k.success || (limit(source) > 0 && k.lastSuccessMonotonic !== undefined && now - k.lastSuccessMonotonic <= limit(source));
       return { value: kept ? (k.value as T) : undefined, success: k.success, lastSuccessAt: k.lastSuccessAt, invalid: k.invalid };
     };
     const requests = new Map<string, number>();
@@ -84,5 +88,5 @@ export class PortalState {
 export function viewOfCycle(result: CycleResult): PortalView {
   const state = new PortalState(result.portal);
   state.record(result);
-  return state.view(result.finishedAt, 0, result.budget);
+  return state.view(result.finishedMonotonic, 0, result.budget);
 }

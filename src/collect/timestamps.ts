@@ -29,7 +29,8 @@ function isSpace(c: number): boolean {
 
 /**
  * Parses an API timestamp (spec 2.2: `yyyy-MM-ddTHH:mm:ss.fffffff`, no zone, UTC) to Unix
- * seconds. Returns null for the minimum date (unset) and undefined when malformed. Accepts 0–7
+ * seconds. Returns null for the minimum date (unset: any well-formed date in year 1) and undefined
+ * when malformed (a malformed year-1 value too). Accepts 0–7
  * fractional digits and a trailing `Z`, as a lenient reader should. A character-level parser
  * (no regular expression, no Date object): it runs twice per alert.
  */
@@ -60,11 +61,12 @@ export function parseApiTimestamp(value: string): number | null | undefined {
     if (f < 0) return undefined;
     frac = f / POW10[n]!;
   }
-  if (year <= 1) return null;
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
+  // Year 0 does not exist in the portal's calendar (.NET dates start at year 1).
+  if (year === 0 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
   const leap = month === 2 && ((year % 4 === 0 && year % 100 !== 0) || year % 400 === 0);
   if (day > DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0)) return undefined;
-  // Date.UTC reads years 0-99 as 1900-1999; keep that reading for them.
-  if (year < 100) return Date.UTC(year, month - 1, day, hour, minute, second) / 1000 + frac;
+  // A well-formed date in year 1 is the unset value written another way (fewer fraction digits, a Z).
+  if (year === 1) return null;
+  // Years 2-99 are those years (proleptic Gregorian), not 1902-1999 as Date.UTC would read them.
   return daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second + frac;
 }

@@ -2,7 +2,7 @@ import { systemClock, type Clock } from './clock.js';
 
 /** What ends a wait early: a deadline, a cancel signal, and the errors each one rejects with. */
 export interface UntilDeadlineOptions {
-  /** Epoch ms, read on `clock`; the wait lasts the time left, measured in real time (as an invocation's own timeout runs). */
+  /** Ms on `clock.monotonic()`; the wait lasts the time left, measured in real time (as an invocation's own timeout runs). */
   deadline?: number;
   /** @default systemClock */
   clock?: Clock;
@@ -34,7 +34,7 @@ export function untilDeadline<T>(promise: Promise<T>, options: UntilDeadlineOpti
     const onAbort = () => finish(() => reject(options.onAbort ? options.onAbort(signal?.reason) : signal?.reason));
     if (deadline !== undefined) {
       const onDeadline = () => finish(() => reject(options.onDeadline ? options.onDeadline() : new Error('the deadline passed')));
-      timer = setTimeout(onDeadline, Math.max(0, deadline - clock.now()));
+      timer = setTimeout(onDeadline, Math.max(0, deadline - clock.monotonic()));
     }
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) onAbort();

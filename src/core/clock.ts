@@ -1,7 +1,12 @@
 /** Time source and sleeper, injected everywhere so tests never wait on real time. */
 export interface Clock {
-  /** Milliseconds since the Unix epoch. */
+  /** Wall time, milliseconds since the Unix epoch: for timestamps only (it may step back or forward). */
   now(): number;
+  /**
+   * Milliseconds on a clock that never steps back: for budgets, pauses, deadlines and durations.
+   * Its origin is the process start in epoch ms, so it reads close to wall time but ignores steps.
+   */
+  monotonic(): number;
   /** Resolves after `ms` (clock) milliseconds; rejects with the signal's reason when aborted. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /**
@@ -11,9 +16,10 @@ export interface Clock {
   hold?(): () => void;
 }
 
-/** The wall clock. */
+/** The machine's clocks: `Date.now()` for wall time, `performance.now()` for the monotonic one. */
 export const systemClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.timeOrigin + performance.now(),
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
@@ -38,10 +44,12 @@ interface Sleeper {
 /**
  * A manual clock: time moves only when `advance` or `set` is called, or, with `autoAdvance`,
  * when every pending sleeper would otherwise wait (so a cycle that must wait a 60 s window
- * finishes at once in a test while the clock still reads the later time).
+ * finishes at once in a test while the clock still reads the later time). Its monotonic and wall
+ * readings start equal; `stepWall` moves the wall reading alone, as an NTP step or an operator does.
  */
 export class FakeClock implements Clock {
   private current: number;
+  private wallOffset = 0;
   private sleepers: Sleeper[] = [];
   private readonly autoAdvance: boolean;
 
@@ -51,7 +59,16 @@ export class FakeClock implements Clock {
   }
 
   now(): number {
+    return this.current + this.wallOffset;
+  }
+
+  monotonic(): number {
     return this.current;
+  }
+
+  /** Steps the wall clock by `ms` (negative: back), leaving the monotonic clock and the sleepers alone. */
+  stepWall(ms: number): void {
+    this.wallOffset += ms;
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -112,7 +129,7 @@ export class FakeClock implements Clock {
     this.set(this.current + ms);
   }
 
-  /** Sets the time (never backwards) and wakes every sleeper that is due. */
+  /** Sets the monotonic time (never backwards) and wakes every sleeper that is due. */
   set(time: number): void {
     if (time < this.current) throw new Error('FakeClock cannot go backwards');
     this.current = time;

@@ -112,7 +112,7 @@ export async function retry<T>(attempt: (n: number) => Promise<T>, opts: RetryOp
     if (!decision.retry) throw giveUp({ cause: 'not-retryable', attempt: n, error });
     const { waitMs, reason } = decision;
     if (n >= opts.maxRetries) throw giveUp({ cause: 'retries-exhausted', attempt: n, error, waitMs, reason });
-    if (opts.deadline !== undefined && opts.clock.now() + waitMs >= opts.deadline) {
+    if (opts.deadline !== undefined && opts.clock.monotonic() + waitMs >= opts.deadline) {
       throw giveUp({ cause: 'deadline', attempt: n, error, waitMs, reason });
     }
     opts.onRetry?.({ attempt: n, error, waitMs, reason });

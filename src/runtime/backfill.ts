@@ -130,7 +130,7 @@ export async function runBackfill(options: BackfillOptions, deps: BackfillDeps):
     const days = daysOf(portal);
     const portalState = state.portals[portal.name]!;
     // A run resumed at once must not add its first burst to the previous run's last minute.
-    const wait = (portalState.lastRequestAt ?? -Infinity) + 60_000 - clock.now();
+    const wait = (portalState.lastRequestAt ?? -Infinity) + 60_000 - clock.monotonic();
     if (wait > 0 && options.days.some((d) => needsOf(portal, days[d]).length > 0)) {
       logger.info('backfill: waiting for the previous run\'s requests to leave the 60 s window', { portal: portal.name, waitMs: wait });
       try {
@@ -165,7 +165,7 @@ export async function runBackfill(options: BackfillOptions, deps: BackfillDeps):
       let reason: string | undefined;
       for (const [i, key] of needs.entries()) {
         try {
-          const list = await fetchDay(portal, day, tagOfKey(key), signal).finally(() => (portalState.lastRequestAt = clock.now()));
+          const list = await fetchDay(portal, day, tagOfKey(key), signal).finally(() => (portalState.lastRequestAt = clock.monotonic()));
           // An empty archive is a day the portal cannot serve: never written as zeros.
           if (list.records.length === 0) throw new EmptyArchive();
           (ds.lists ??= {})[key] = [...list.records];
@@ -194,7 +194,7 @@ export async function runBackfill(options: BackfillOptions, deps: BackfillDeps):
           await sink!.push([{ portal: portal.name, snapshot: { collectedAt: dayTimestamp(day), samples: samplesOfDay(portal.name, day, lists) }, succeeded: ['vitals'] }], {
             clock,
             logger,
-            deadline: clock.now() + (options.pushTimeoutMs ?? 60_000),
+            deadline: clock.monotonic() + (options.pushTimeoutMs ?? 60_000),
             signal,
             ...deps.push,
           });

@@ -228,7 +228,7 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
     // Loaded only when pushing: the OpenTelemetry SDK and the AWS signer are large.
     const { pushAll } = await import('../sinks/index.js');
     const { buildBatches, sinksOf } = await import('./push.js');
-    const outcomes = await pushAll(sinksOf(config, { onSecret: (s) => secrets.push(s) }), buildBatches(results, samples), { clock, logger, deadline: clock.now() + (config.cycleTimeoutSeconds ?? 60) * 1000, env: io.env });
+    const outcomes = await pushAll(sinksOf(config, { onSecret: (s) => secrets.push(s) }), buildBatches(results, samples), { clock, logger, deadline: clock.monotonic() + (config.cycleTimeoutSeconds ?? 60) * 1000, env: io.env });
     for (const o of outcomes) if (!o.ok) logger.error('push failed', { sink: o.sink, err: o.error });
     samples = exporter.samplesOf(results, { ...facts, push: outcomes });
   }

@@ -88,7 +88,7 @@ export class Exporter {
    * an explicit POSTURE_CYCLE_TIMEOUT_SECONDS caps it.
    */
   async collect(options: { cap?: number; signal?: AbortSignal } = {}): Promise<CycleResult[]> {
-    const now = this.deps.clock.now();
+    const now = this.deps.clock.monotonic();
     const explicit = this.config.cycleTimeoutSeconds !== undefined ? now + this.config.cycleTimeoutSeconds * 1000 : Infinity;
     const cap = Math.min(options.cap ?? Infinity, explicit);
     return Promise.all(this.portals.map((p) => this.collectPortal(p, { deadline: Math.min(now + this.oneShotMs(p), cap), cap, signal: options.signal })));
@@ -111,7 +111,7 @@ export class Exporter {
     const failed = SOURCES.filter((s) => !result[s].ok);
     this.deps.logger.info('collection finished', {
       portal: p.config.name,
-      durationMs: result.finishedAt - result.startedAt,
+      durationMs: result.durationMs,
       requests: totalRequests(result.requests),
       failed,
     });
@@ -138,6 +138,7 @@ export class Exporter {
     const { clock } = this.deps;
     const logger = this.deps.logger.child({ portal: p.config.name });
     const startedAt = clock.now();
+    const started = clock.monotonic();
     const requests = new Map<string, number>();
     let alertsPageSize: number | undefined;
     const key = apiKey ?? (await this.apiKeyOf(p));
@@ -146,6 +147,8 @@ export class Exporter {
       result: result as SourceRun<S>['result'],
       startedAt,
       finishedAt: clock.now(),
+      finishedMonotonic: clock.monotonic(),
+      durationMs: clock.monotonic() - started,
       requests,
       ...(alertsPageSize !== undefined ? { alertsPageSize } : {}),
     });
@@ -228,7 +231,7 @@ export class Exporter {
 
   /** After a 429: every one-shot run of the portal may take what the plan needs at the share now in force. */
   private replan(p: PortalRuntime): void {
-    const until = this.deps.clock.now() + this.oneShotMs(p);
+    const until = this.deps.clock.monotonic() + this.oneShotMs(p);
     for (const d of p.oneShots) d.extendTo(until);
   }
 
@@ -254,7 +257,7 @@ export class Exporter {
    * source's as soon as its first run ends; a failed source keeps its last values until stale.
    */
   samples(facts: Partial<ExporterFacts> = {}): Sample[] {
-    const now = this.deps.clock.now();
+    const now = this.deps.clock.monotonic();
     const views = this.portals.map((p) => ({ ...p.state.view(now, stalenessMs(this.config, p.config), this.budgetOf(p)), maxSeriesPerFamily: p.config.maxSeriesPerFamily }));
     return this.checked(toSamples(views, { version: VERSION, runtime: this.deps.runtime, ...facts }));
   }

@@ -147,7 +147,7 @@ function summarize(results: readonly CycleResult[], outcomes: readonly PushOutco
       portal: r.portal,
       sources: Object.fromEntries(SOURCES.map((s) => [s, r[s].ok ? 'ok' : scrub(r[s].error.message)])) as InvocationSummary['portals'][number]['sources'],
       requests: totalRequests(r.requests),
-      durationMs: r.finishedAt - r.startedAt,
+      durationMs: r.durationMs,
     })),
     sinks: outcomes.map((o) => ({ sink: o.sink, ok: o.ok, durationMs: o.durationMs, ...(o.error ? { error: scrub(o.error.message) } : {}) })),
   };
@@ -183,7 +183,7 @@ export function createHandler(deps: HandlerDeps = {}) {
     });
     const logger = c.logger;
     const scrub = (text: string) => redact(text, c.secrets);
-    const started = clock.now();
+    const started = clock.monotonic();
     const remaining = context.getRemainingTimeInMillis();
     // Collect until the margin, then push with what there is; never past the invocation's end.
     const collectMs = Math.min((c.config.cycleTimeoutSeconds ?? Infinity) * 1000, Math.max(0, remaining - c.config.lambdaMarginSeconds * 1000));
@@ -199,7 +199,7 @@ export function createHandler(deps: HandlerDeps = {}) {
     const outcomes = await pushAll(c.sinks, buildBatches(results, samples), { clock, logger, deadline: started + Math.max(0, remaining - 1000), env });
     c.lastPush = outcomes.map(({ sink, ok, durationMs }) => ({ sink, ok, durationMs }));
     const summary = summarize(results, outcomes, scrub);
-    logger.info('invocation finished', { durationMs: clock.now() - started, failed: failedSources(results), portals: summary.portals, sinks: summary.sinks });
+    logger.info('invocation finished', { durationMs: clock.monotonic() - started, failed: failedSources(results), portals: summary.portals, sinks: summary.sinks });
     const failure = failureOf(results, outcomes);
     if (failure !== undefined) {
       const message = scrub(failure);

@@ -53,7 +53,7 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
     const every = p.config.intervals[source] * 1000;
     for (let k = 0; !stopper.signal.aborted; ) {
       const due = start + (k + 1) * every;
-      const deadline = config.cycleTimeoutSeconds !== undefined ? Math.min(due, deps.clock.now() + config.cycleTimeoutSeconds * 1000) : due;
+      const deadline = config.cycleTimeoutSeconds !== undefined ? Math.min(due, deps.clock.monotonic() + config.cycleTimeoutSeconds * 1000) : due;
       const run = await exporter.runSource(p, source, { deadline, signal: stopper.signal });
       if (stopper.signal.aborted) break;
       p.state.recordRun(run);
@@ -61,20 +61,20 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
         portal: p.config.name,
         source,
         ok: run.result.ok,
-        durationMs: run.finishedAt - run.startedAt,
+        durationMs: run.durationMs,
         requests: totalRequests(run.requests),
       });
       finished();
       // The next slot on the grid; a run that overran skips the slots it missed.
-      k = Math.max(k + 1, Math.floor((deps.clock.now() - start) / every) + 1);
+      k = Math.max(k + 1, Math.floor((deps.clock.monotonic() - start) / every) + 1);
       try {
-        await deps.clock.sleep(start + k * every - deps.clock.now(), stopper.signal);
+        await deps.clock.sleep(start + k * every - deps.clock.monotonic(), stopper.signal);
       } catch {
         break;
       }
     }
   };
-  const start = deps.clock.now();
+  const start = deps.clock.monotonic();
   const loops = Promise.all(exporter.portals.flatMap((p) => SOURCES.map((s) => loop(p, s, start))));
 
   return {

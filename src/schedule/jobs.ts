@@ -6,7 +6,7 @@
 import type { PortalConfig } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import { fullJitterBackoffMs, retry, type RetryDecision } from '../core/retry.js';
+import { equalJitterBackoffMs, fullJitterBackoffMs, retry, type RetryDecision } from '../core/retry.js';
 import { AlertsSink, mergeAlerts, type AlertsAggregate } from '../collect/alerts.js';
 import type { DevicesTotals } from '../collect/devices.js';
 import { VitalsSink, type VitalsList } from '../collect/vitals.js';
@@ -28,12 +28,13 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 /** A run's deadline: fixed in `serve` (the source's next run), extendable in one-shot runs as the plan learns the list sizes. */
 export class Deadline {
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Cancels the pending wait for the deadline (re-armed when it moves). */
+  private timer: AbortController | undefined;
   private readonly controller = new AbortController();
   private readonly unlink: () => void;
 
   /**
-   * @param at epoch ms on `clock`
+   * @param at ms on `clock.monotonic()`
    * @param cap the latest it may be extended to (undefined: fixed)
    */
   constructor(
@@ -42,6 +43,8 @@ export class Deadline {
     private readonly cap: number | undefined,
     outer?: AbortSignal,
   ) {
+    // Once aborted, from outside or at the deadline, nothing waits for the deadline any more.
+    this.controller.signal.addEventListener('abort', () => this.timer?.abort(), { once: true });
     const onOuter = () => this.controller.abort(outer?.reason);
     if (outer?.aborted) onOuter();
     outer?.addEventListener('abort', onOuter, { once: true });
@@ -70,20 +73,27 @@ export class Deadline {
 
   /** Ends the deadline's timer (the run is over). */
   close(): void {
-    clearTimeout(this.timer);
+    this.timer?.abort();
     this.unlink();
   }
 
-  // Real time, as the portal's answers arrive in real time: this cuts a request still in flight
-  // when the deadline passes. Slots after the deadline are refused by the scheduler on the clock.
+  // A wait on the run's own clock (real time in production, the fake clock in tests): this cuts a
+  // request still in flight when the deadline passes. Slots after the deadline are refused by the
+  // scheduler on the same clock.
   private arm(): void {
-    clearTimeout(this.timer);
+    this.timer?.abort();
+    this.timer = undefined;
     if (this.controller.signal.aborted) return;
-    const ms = Math.max(0, this.atMs - this.clock.now());
-    // No deadline (backfill), or one beyond what a timer can hold (about 24.8 days): no timer.
+    const ms = Math.max(0, this.atMs - this.clock.monotonic());
+    // No deadline (backfill), or one beyond what a timer can hold (about 24.8 days): no wait.
     if (ms > MAX_TIMER_MS) return;
-    this.timer = setTimeout(() => this.controller.abort(new DOMException('the deadline passed', 'TimeoutError')), ms);
-    this.timer.unref?.();
+    const timer = (this.timer = new AbortController());
+    this.clock.sleep(ms, timer.signal).then(
+      () => {
+        if (this.timer === timer) this.controller.abort(new DOMException('the deadline passed', 'TimeoutError'));
+      },
+      () => {},
+    );
   }
 }
 
@@ -105,6 +115,12 @@ export interface RunContext {
 }
 
 const BACKOFF = { baseMs: 1_000, maxMs: 30_000 };
+/**
+ * A 429 without Retry-After: the spec asks for exponential backoff, and the portal counts 60 s
+ * windows, so the pause starts at 10 s and doubles up to the window, with equal jitter (never
+ * less than half) so it never comes back at once into a window that is still full.
+ */
+const RATE_LIMITED_BACKOFF = { baseMs: 10_000, maxMs: 60_000 };
 /** A portal that could not be reached: a few quick tries (it may be restarting), no long waits. */
 const UNREACHABLE_BACKOFF = { baseMs: 500, maxMs: 4_000 };
 
@@ -123,7 +139,7 @@ interface Abandoned {
 function classifier(ctx: RunContext, endpoint: () => string, abandoned: Abandoned): (err: unknown, n: number) => RetryDecision {
   let serverErrors = 0;
   return (err, n) => {
-    const now = ctx.clock.now();
+    const now = ctx.clock.monotonic();
     const status = err instanceof UpstreamHttpError ? err.status : err instanceof PortalUnreachableError ? err.code : err instanceof Error ? err.name : 'error';
     let decision: RetryDecision = { retry: false };
     if (err instanceof RateLimitedError) {
@@ -219,7 +235,7 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
         // No connection was made, so the portal counted nothing: the slot goes back to the budget.
         if (reachedNoPortal(err)) permit.refund();
         else if (err instanceof RateLimitedError) {
-          ctx.scheduler.rateLimited(err.retryAfterMs, backoff(ctx, n));
+          ctx.scheduler.rateLimited(err.retryAfterMs, equalJitterBackoffMs(n, { ...RATE_LIMITED_BACKOFF, random: ctx.random }));
           // One-shot runs wait for as many windows as the lowered share needs.
           ctx.replan?.();
         }
@@ -292,7 +308,6 @@ export interface AlertsRun {
 export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => void): Promise<AlertsRun> {
   const { portal, memory, logger } = ctx;
   const nowSeconds = ctx.clock.now() / 1000;
-  const pagesAllowed = alertsPagesAllowed({ requestsPerMinute: ctx.scheduler.share.effective, vitalsTags: portal.vitalsTags });
   let offset = 0;
   let total: number | undefined;
   let aggregate: AlertsAggregate | undefined;
@@ -301,6 +316,8 @@ export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => 
   for (;;) {
     // Before the first page the last run's total is the best guess of what is left.
     const remaining = total === undefined ? memory.alertsTotal : total - offset;
+    // Read per page: a 429 during the run cuts the share, and the pages left must fit the cut share.
+    const pagesAllowed = alertsPagesAllowed({ requestsPerMinute: ctx.scheduler.share.effective, vitalsTags: portal.vitalsTags });
     const limit = alertsLimit({ pageSize: portal.pageSize, remaining, pagesAllowed: Math.max(1, pagesAllowed - pages), pageCap: memory.pageCap });
     if (limit !== portal.pageSize && limit !== memory.pageCap) logger.info('planned a larger /alerts page to fit the rate budget', { pageSize: portal.pageSize, limit, offset, total: total ?? memory.alertsTotal });
     pageSize = limit === 0 || pageSize === 0 ? 0 : Math.max(pageSize ?? 0, limit);
@@ -327,7 +344,7 @@ export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => 
     // A one-shot run may take as long as the remaining pages need.
     const perPage = memory.pageCap ?? (limit === 0 ? total : limit);
     const left = Math.ceil((total - offset) / Math.max(1, perPage));
-    ctx.deadline.extendTo(ctx.clock.now() + (runSeconds(left + ctx.maxRetries, ctx.scheduler.share.effective) + WINDOW_MS / 1000 + 1 + 60) * 1000);
+    ctx.deadline.extendTo(ctx.clock.monotonic() + (runSeconds(left + ctx.maxRetries, ctx.scheduler.share.effective) + WINDOW_MS / 1000 + 1 + 60) * 1000);
   }
   if (offset !== total) {
     throw new ListMismatchError('/alerts', total, offset, `/alerts returned ${offset} records but its total says ${total}: the list was truncated or moved while paged.`);

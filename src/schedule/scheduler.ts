@@ -136,7 +136,7 @@ export class PortalScheduler {
    * Returns how long the portal is paused from now.
    */
   rateLimited(retryAfterMs: number | undefined, fallbackMs: number): number {
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     this.throttled.push(now);
     this.rateLimitedInLastHour(now);
     const wait = Math.min(retryAfterMs ?? fallbackMs, this.maxRetryAfterMs);
@@ -157,19 +157,19 @@ export class PortalScheduler {
 
   /** A request got an answer other than 429 (the share may grow back). */
   answered(): void {
-    if (this.share.succeeded(this.clock.now())) {
+    if (this.share.succeeded(this.clock.monotonic())) {
       this.logger.info('a clean window: the share grows back by one request', { share: this.share.effective, configured: this.share.configured });
       this.wake();
     }
   }
 
-  /** Epoch ms until which every request waits (0 when not paused). */
+  /** Monotonic ms until which every request waits (0 when not paused). */
   get pausedUntilMs(): number {
     return this.pausedUntil;
   }
 
   /** 429s received in the hour before `now`. */
-  rateLimitedInLastHour(now = this.clock.now()): number {
+  rateLimitedInLastHour(now = this.clock.monotonic()): number {
     this.throttled = this.throttled.filter((t) => t > now - 3_600_000);
     return this.throttled.length;
   }
@@ -233,7 +233,7 @@ export class PortalScheduler {
       for (;;) {
         const head = this.head();
         if (!head) return;
-        const now = this.clock.now();
+        const now = this.clock.monotonic();
         const slot = this.nextSlot(now);
         const deadline = typeof head.deadline === 'function' ? head.deadline() : head.deadline;
         if (slot > deadline) {

@@ -83,7 +83,7 @@ export async function deliver(opts: DeliveryOptions): Promise<HttpResult> {
   const scrub = (text: string) => redact(text, opts.secrets);
 
   const attempt = async (n: number): Promise<HttpResult> => {
-    const remaining = ctx.deadline - ctx.clock.now();
+    const remaining = ctx.deadline - ctx.clock.monotonic();
     if (remaining <= 0) throw new SinkError(sink, `${where}: the push deadline passed before attempt ${n + 1}`);
     let res: HttpResult;
     try {

@@ -67,15 +67,15 @@ export function createSinks(settings: PushSettings): Sink[] {
 export async function pushAll(sinks: readonly Sink[], batches: readonly PushBatch[], ctx: PushContext): Promise<PushOutcome[]> {
   return Promise.all(
     sinks.map(async (sink): Promise<PushOutcome> => {
-      const started = ctx.clock.now();
+      const started = ctx.clock.monotonic();
       try {
         await sink.push(batches, ctx);
-        const durationMs = ctx.clock.now() - started;
+        const durationMs = ctx.clock.monotonic() - started;
         ctx.logger.info('push succeeded', { sink: sink.name, durationMs });
         return { sink: sink.name, ok: true, durationMs };
       } catch (err) {
         const error = err instanceof SinkError ? err : new SinkError(sink.name, `unexpected failure: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-        const durationMs = ctx.clock.now() - started;
+        const durationMs = ctx.clock.monotonic() - started;
         ctx.logger.warn('push failed', { sink: sink.name, durationMs, err: error });
         return { sink: sink.name, ok: false, durationMs, error };
       }

@@ -154,7 +154,7 @@ export class OtlpSink implements Sink {
 
   async push(batches: readonly PushBatch[], ctx: PushContext): Promise<void> {
     const target = resolveOtlpTarget(this.settings, ctx.env ?? process.env, ctx.logger);
-    const remaining = ctx.deadline - ctx.clock.now();
+    const remaining = ctx.deadline - ctx.clock.monotonic();
     if (remaining <= 0) throw new SinkError(this.name, 'the push deadline passed before the OTLP export started');
     const secrets = Object.values(target.headers);
     // Everything that matters is passed explicitly, so `ctx.env` decides; the exporter still falls

@@ -19,7 +19,7 @@ export interface PushBatch {
 export interface PushContext {
   clock: Clock;
   logger: Logger;
-  /** Epoch ms (in `clock` time) by which the push must be over, retries included. */
+  /** Ms on `clock.monotonic()` by which the push must be over, retries included. */
   deadline: number;
   signal?: AbortSignal;
   /** undici dispatcher for remote write and the Pushgateway (tests, proxies). */

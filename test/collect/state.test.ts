@@ -16,10 +16,10 @@ const VALUES = {
 };
 const BUDGET = { configuredShare: 5, effectiveShare: 5, rateLimitedLastHour: 0 };
 
-/** One run of `source` ending at `at` (1 s long): a success with the fixture's values, or a failure. */
+/** One run of `source` ending at `at` (1 s long; the monotonic and wall clocks agree): a success with the fixture's values, or a failure. */
 function run(source: Source, at: number, ok: boolean): SourceRun {
   const result: SourceResult<unknown> = ok ? { ok: true, value: VALUES[source], invalid: 0 } : { ok: false, error: new Error('portal down') };
-  return { source, result, startedAt: at - 1000, finishedAt: at, requests: new Map([[`/${source}\u0000${ok ? 200 : 503}`, 1]]) } as SourceRun;
+  return { source, result, startedAt: at - 1000, finishedAt: at, finishedMonotonic: at, durationMs: 1000, requests: new Map([[`/${source}\u0000${ok ? 200 : 503}`, 1]]) } as SourceRun;
 }
 
 const names = (state: PortalState, now: number, limit: number | Record<Source, number>) => new Set(toSamples([state.view(now, limit, BUDGET)], { version: 't', runtime: 'serve' }).map((s) => s.name));

@@ -6,6 +6,7 @@ import { LateError, ListMismatchError, TimeoutError } from '../../src/errors.js'
 import { Exporter, samplesOfCycles } from '../../src/runtime/exporter.js';
 import { startSimulator, type Fault, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { runBuiltCli } from '../support/cli.js';
+import { followRealTime } from '../support/real-time.js';
 
 const KEY = 'sim-hostile-key-0123456789abcdef';
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -67,7 +68,9 @@ describe('bodies that never end, against the deadline', () => {
     const config = loadConfig({ env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_CYCLE_TIMEOUT_SECONDS: '2' } });
     const exporter = new Exporter(config, { clock, logger: memoryLogger(), runtime: 'once', random: () => 0.5 });
     const started = Date.now();
-    const [r] = await exporter.collect();
+    // The bodies take real time: the fake clock follows it, so the deadline on it comes.
+    const stop = followRealTime(clock);
+    const [r] = await exporter.collect().finally(stop);
     return { r: r!, seconds: (Date.now() - started) / 1000 };
   }
 

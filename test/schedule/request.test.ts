@@ -210,14 +210,26 @@ describe('request() against the simulated portal', () => {
     const { ctx, scheduler } = setup(sim, clock, { random: () => 1 });
     sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429 } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
-    // random() = 1: the whole first backoff window, 1 s.
+    // random() = 1: the whole first backoff window, 10 s (the portal counts 60 s windows).
     expect(log()).toEqual([
       [0, 429],
-      [1_000, 200],
+      [10_000, 200],
     ]);
-    expect(scheduler.pausedUntilMs).toBe(t0 + 1_000);
+    expect(scheduler.pausedUntilMs).toBe(t0 + 10_000);
     // One request of ours in the window cannot explain a 429: others spend the budget.
     expect(scheduler.share.effective).toBe(5);
+  });
+
+  it.each([
+    [0, 5_000, 10_000, 20_000],
+    [0.999, 9_995, 19_990, 39_980],
+  ])('pauses a 429 without Retry-After exponentially from 10 s to the 60 s window, never less than half (random %s)', async (random, ...pauses) => {
+    const { ctx, scheduler } = setup(sim, clock, { random: () => random });
+    sim.addFault({ path: '/vitals', times: 3, fault: { kind: 'status', status: 429 } });
+    await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
+    const times = log().map(([t]) => t);
+    expect(times.slice(1).map((t, i) => t - times[i]!)).toEqual(pauses.slice(0, 3));
+    expect(scheduler.pausedUntilMs).toBe(t0 + times[3]!);
   });
 
   it('does not wait a Retry-After that ends after the deadline', async () => {
@@ -404,7 +416,8 @@ describe('request() against the simulated portal', () => {
     const { ctx } = setup(sim, still, { signal: stop.signal });
     sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '30' } });
     const pending = request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
-    while (still.pending === 0) await new Promise((r) => setTimeout(r, 5));
+    // Two waits on the clock: the run's deadline, and the retry's pause until the Retry-After.
+    while (still.pending < 2) await new Promise((r) => setTimeout(r, 5));
     expect(still.nextWakeAt).toBe(t0 + 30_000);
     stop.abort(new Error('shutting down'));
     await expect(pending).rejects.toThrow('shutting down');
@@ -413,11 +426,15 @@ describe('request() against the simulated portal', () => {
   });
 
   it('cuts a request in flight at the deadline and does not retry it', async () => {
-    const still = new FakeClock(clock.now()); // the Deadline's timer runs in real time
+    const still = new FakeClock(clock.now()); // moves only when the test says: the deadline fires on it
     const { ctx } = setup(sim, still, { deadline: still.now() + 100 });
     sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'stall', afterBytes: 200 } });
     const started = Date.now();
-    const err = await failure(request(ctx, alerts, sinks().newSink, PRIORITY.alerts));
+    const pending = failure(request(ctx, alerts, sinks().newSink, PRIORITY.alerts));
+    // The body has started and stalls; the fake clock reaches the deadline while the request is in flight.
+    while (sim.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    still.advance(100);
+    const err = await pending;
     expect(err).toBeInstanceOf(TimeoutError);
     expect((err as TimeoutError).phase).toBe('deadline');
     expect(Date.now() - started).toBeLessThan(2_000);
