@@ -32,9 +32,18 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: E2E, setupFiles: ['test/support/unit-tier.ts'] },
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: E2E,
+          setupFiles: ['test/support/unit-tier.ts'],
+          // In-process tests share a core well (vitest's default keeps one core free: one worker on
+          // two cores); they run first, then the end-to-end tests with the default.
+          maxWorkers: '100%',
+          sequence: { groupOrder: 0 },
+        },
       },
-      { extends: true, test: { name: 'e2e', include: E2E } },
+      { extends: true, test: { name: 'e2e', include: E2E, sequence: { groupOrder: 1 } } },
     ],
   },
 });

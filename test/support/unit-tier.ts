@@ -1,15 +1,17 @@
 /**
  * Setup of the unit tier (`npm run test:unit`): its tests run in this process, briefly. A test there
- * that starts a process (the built CLI, Prometheus, promtool, buildah, openssl, ...) or runs for
- * longer than UNIT_TEST_SECONDS fails with the fix, instead of slowing the inner loop down
- * unnoticed; vitest.config.ts says which files are end-to-end.
+ * that starts a process (the built CLI, Prometheus, promtool, buildah, openssl, ...) or waits on
+ * real time for long fails with the fix, instead of slowing the inner loop down unnoticed;
+ * vitest.config.ts says which files are end-to-end.
  */
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach } from 'vitest';
 
-/** Longest a unit-tier test may take, its beforeEach and afterEach included: seconds of real time mean an end-to-end test. */
-const UNIT_TEST_SECONDS = 15;
+/** A unit-tier test that runs this long, its beforeEach and afterEach included, mostly waiting on timers, fails. */
+const WAITING = { seconds: 10, busy: 0.05 };
+/** No unit-tier test runs longer than this, however busy (the slowest take a few seconds). */
+const LONGEST_SECONDS = 60;
 
 const require = createRequire(import.meta.url);
 const childProcess = require('node:child_process') as Record<string, unknown>;
@@ -23,15 +25,21 @@ for (const name of ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execF
 // `import { spawn } from 'node:child_process'` sees the stand-ins too.
 syncBuiltinESMExports();
 
-// Wall time, whatever timeout the test gives itself: a test that waits through real budget windows
-// passes its own timeout but does not belong in the inner loop.
-let started = 0;
+// Whatever timeout a test gives itself: a test that waits through real time (budget windows,
+// timeouts) passes its own timeout but does not belong in the inner loop. A test that waits shows
+// as wall time with the CPU idle; a busy machine stretches a CPU-bound test's wall time, not that.
+let started = { wall: 0, cpu: { user: 0, system: 0 } };
 beforeEach(() => {
-  started = performance.now();
+  started = { wall: performance.now(), cpu: process.cpuUsage() };
 });
 afterEach((ctx) => {
-  const seconds = (performance.now() - started) / 1000;
-  if (seconds > UNIT_TEST_SECONDS) {
-    throw new Error(`"${ctx.task.name}" took ${seconds.toFixed(1)} s, over the unit tier's ${UNIT_TEST_SECONDS} s: make it faster (FakeClock) or name its file *.e2e.test.ts (see vitest.config.ts)`);
+  const wall = (performance.now() - started.wall) / 1000;
+  const { user, system } = process.cpuUsage(started.cpu);
+  const busy = (user + system) / 1e6 / wall;
+  if ((wall > WAITING.seconds && busy < WAITING.busy) || wall > LONGEST_SECONDS) {
+    throw new Error(
+      `"${ctx.task.name}" took ${wall.toFixed(1)} s (${Math.round(busy * 100)} % of it on the CPU), too long for the unit tier: ` +
+        'wait on a FakeClock instead of real time, or name its file *.e2e.test.ts (see vitest.config.ts)',
+    );
   }
 });
