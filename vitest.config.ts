@@ -37,13 +37,9 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: E2E,
           setupFiles: ['test/support/unit-tier.ts'],
-          // In-process tests share a core well (vitest's default keeps one core free: one worker on
-          // two cores); they run first, then the end-to-end tests with the default.
-          maxWorkers: '100%',
-          sequence: { groupOrder: 0 },
         },
       },
-      { extends: true, test: { name: 'e2e', include: E2E, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'e2e', include: E2E } },
     ],
   },
 });
