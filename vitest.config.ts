@@ -1,10 +1,45 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The end-to-end tests: they start processes (the built CLI, Prometheus, the Pushgateway,
+ * VictoriaMetrics, promtool, openssl, buildah, kubectl, osls) or wait on real time. `npm test` runs
+ * them with the rest; `npm run test:unit` leaves them out. A new one is named `*.e2e.test.ts`; the
+ * unit tier refuses to start a process (test/support/unit-tier.ts), so one that is not fails there.
+ */
+const E2E = [
+  'test/**/*.e2e.test.ts',
+  'test/e2e/**/*.test.ts',
+  'test/image/**/*.test.ts',
+  'test/k8s/**/*.test.ts',
+  'test/serverless/**/*.test.ts',
+  // Named before the convention.
+  'test/backfill/e2e.test.ts',
+  'test/collect/bounded.test.ts',
+  'test/infra/rules.test.ts',
+  'test/integration/hostile-portal.test.ts',
+  'test/lambda/handler.test.ts',
+  'test/metrics/catalogue.test.ts',
+  'test/runtime/flags.test.ts',
+  'test/runtime/pipe.test.ts',
+  'test/runtime/server-tls.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: E2E,
+          setupFiles: ['test/support/unit-tier.ts'],
+        },
+      },
+      { extends: true, test: { name: 'e2e', include: E2E } },
+    ],
   },
 });

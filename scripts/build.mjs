@@ -1,7 +1,14 @@
-// Bundles the CLI and the Lambda handler with esbuild into dist/.
+// Bundles the CLI and the Lambda handler with esbuild into dist/; with --declarations (npm pack and
+// publish run it so, see prepack in package.json) also the library's type declarations.
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { chmodSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+
+const unknown = process.argv.slice(2).filter((a) => a !== '--declarations');
+if (unknown.length > 0) {
+  console.error(`build: unknown argument ${unknown[0]}; the only one is --declarations`);
+  process.exit(2);
+}
 
 // undici (and a few CommonJS dependencies) call require(); an ESM bundle needs one.
 // zod's JIT compiles every object schema with `new Function` on its first parse: about 80 ms of
@@ -67,6 +74,32 @@ await build({
   target: 'node22',
   banner: { js: banner },
 });
-import { chmodSync } from 'node:fs';
 chmodSync('dist/cli.js', 0o755);
-console.log('built dist/cli.js, dist/index.js and dist/lambda/index.mjs');
+
+/**
+ * dist/types/: declarations of src/index.ts and what its types reach, for the package's `types`.
+ * tsc needs the whole checker for them (about 8 s of CPU, four times the bundles), so only a packed
+ * package gets them; `npm test` type-checks the same sources with `tsc --noEmit`.
+ */
+async function emitDeclarations() {
+  const { default: ts } = await import('typescript');
+  const { config } = ts.readConfigFile('tsconfig.json', ts.sys.readFile);
+  const overrides = { noEmit: false, declaration: true, emitDeclarationOnly: true, rootDir: 'src', outDir: 'dist/types' };
+  const { options, fileNames } = ts.parseJsonConfigFileContent(config, ts.sys, '.', overrides);
+  // Ambient declarations in src/ (a module that ships no types) are not imported: name them.
+  const ambient = fileNames.filter((f) => /^(\.\/)?src\/.*\.d\.ts$/.test(f));
+  const program = ts.createProgram(['src/index.ts', ...ambient], options);
+  const { diagnostics, emitSkipped } = program.emit(undefined, undefined, undefined, true);
+  if (diagnostics.length > 0 || emitSkipped) {
+    const host = { getCanonicalFileName: (f) => f, getCurrentDirectory: ts.sys.getCurrentDirectory, getNewLine: () => '\n' };
+    console.error(ts.formatDiagnostics(diagnostics, host));
+    throw new Error('build: the declarations of src/index.ts could not be emitted');
+  }
+}
+
+if (process.argv.includes('--declarations')) {
+  await emitDeclarations();
+  console.log('built dist/cli.js, dist/index.js, dist/lambda/index.mjs and dist/types/');
+} else {
+  console.log('built dist/cli.js, dist/index.js and dist/lambda/index.mjs');
+}

@@ -12,7 +12,7 @@ import { VERSION } from '../version.js';
 
 const DAY_MS = 86_400_000;
 /** The longest span `--days` and `--from/--to` accept (ten years): a typo, not a plan, beyond it. */
-export const MAX_DAYS = 3660;
+const MAX_DAYS = 3660;
 
 /** `yyyyMMdd` → Unix ms of that UTC day's start, or undefined when it is not a real date. */
 export function parseDay(text: string): number | undefined {
@@ -26,7 +26,7 @@ export function parseDay(text: string): number | undefined {
 }
 
 /** Unix ms → the `yyyyMMdd` of its UTC day. */
-export function formatDay(ms: number): string {
+function formatDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10).replaceAll('-', '');
 }
 

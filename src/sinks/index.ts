@@ -2,7 +2,7 @@ import { SinkError } from './errors.js';
 import type { PushBatch, PushContext, PushSettings, Sink, SinkName } from './types.js';
 
 export { SinkError } from './errors.js';
-export type { PushBatch, PushContext, PushSettings, PushgatewayAuth, RemoteWriteAuth, Sink, SinkName } from './types.js';
+export type { PushBatch, PushContext, PushSettings, Sink, SinkName } from './types.js';
 
 /** The outcome of one sink's push. */
 export interface PushOutcome {
