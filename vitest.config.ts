@@ -12,16 +12,6 @@ const E2E = [
   'test/image/**/*.test.ts',
   'test/k8s/**/*.test.ts',
   'test/serverless/**/*.test.ts',
-  // Named before the convention.
-  'test/backfill/e2e.test.ts',
-  'test/collect/bounded.test.ts',
-  'test/infra/rules.test.ts',
-  'test/integration/hostile-portal.test.ts',
-  'test/lambda/handler.test.ts',
-  'test/metrics/catalogue.test.ts',
-  'test/runtime/flags.test.ts',
-  'test/runtime/pipe.test.ts',
-  'test/runtime/server-tls.test.ts',
 ];
 
 export default defineConfig({

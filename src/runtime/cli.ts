@@ -221,14 +221,19 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   const config = loadConfig({ env: io.env, flags });
   const { logger, secrets } = makeLogger(config, io, clock);
   const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (s) => secrets.push(s) });
-  const results = await exporter.collect();
+  // SIGTERM/SIGINT stop the run at once (requests in flight, waits for the budget, pushes).
+  const stop = new AbortController();
+  void io.stopSignal?.then(() => stop.abort(new Error('interrupted')));
+  const results = await exporter.collect({ signal: stop.signal });
+  if (stop.signal.aborted) return interrupted(io);
   const facts = { version: VERSION, runtime: 'once' as const };
   let samples = exporter.samplesOf(results, facts);
   if (config.push.sinks.length > 0) {
     // Loaded only when pushing: the OpenTelemetry SDK and the AWS signer are large.
     const { pushAll } = await import('../sinks/index.js');
     const { buildBatches, sinksOf } = await import('./push.js');
-    const outcomes = await pushAll(sinksOf(config, { onSecret: (s) => secrets.push(s) }), buildBatches(results, samples), { clock, logger, deadline: clock.monotonic() + (config.cycleTimeoutSeconds ?? 60) * 1000, env: io.env });
+    const outcomes = await pushAll(sinksOf(config, { onSecret: (s) => secrets.push(s) }), buildBatches(results, samples), { clock, logger, deadline: clock.monotonic() + (config.cycleTimeoutSeconds ?? 60) * 1000, signal: stop.signal, env: io.env });
+    if (stop.signal.aborted) return interrupted(io);
     for (const o of outcomes) if (!o.ok) logger.error('push failed', { sink: o.sink, err: o.error });
     samples = exporter.samplesOf(results, { ...facts, push: outcomes });
   }
@@ -243,6 +248,12 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
     return EXIT_FAILED;
   }
   return EXIT_OK;
+}
+
+/** `once` stopped by a signal: one line, nothing on stdout (a partial collection is not a result). */
+function interrupted(io: CliIo): number {
+  io.stderr('posture-exporter: interrupted by a signal before the run finished: nothing written\n');
+  return EXIT_FAILED;
 }
 
 /** `serve` until the stop signal; `onListening` runs once /metrics is really served (banners wait for it). */

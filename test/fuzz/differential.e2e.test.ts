@@ -271,7 +271,7 @@ describe('once --format json against random bodies in random chunks', () => {
         POSTURE_LOG_LEVEL: 'warn',
         POSTURE_MAX_SERIES_PER_FAMILY: '1000000',
       });
-      const replay = `FUZZ_SEED=${seed} FUZZ_CASES=1 npx vitest run test/fuzz/differential.test.ts`;
+      const replay = `FUZZ_SEED=${seed} FUZZ_CASES=1 npx vitest run test/fuzz/differential.e2e.test.ts`;
       expect(r.code, `${replay}\n${r.stderr.slice(0, 2000)}`).toBe(0);
       const want = expected(current.served);
       const got = new Map<string, Family>();

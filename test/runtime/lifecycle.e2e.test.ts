@@ -157,3 +157,30 @@ describe('stopping the metrics server', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
   }, 15_000);
 });
+
+describe('once stopped by a signal', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('stops at once on %s while waiting out a 429, exit 1, one line, nothing on stdout', async (signal) => {
+    const { startSimulator } = await import('../../src/simulator/index.js');
+    const sim = await startSimulator({ alerts: 20, moving: false });
+    try {
+      // Every request waits out a 60 s Retry-After: without the signal the run would take minutes.
+      sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 429, retryAfter: '60' } });
+      const child = spawn(process.execPath, [BUILT_CLI, 'once'], { env: cleanEnv({ POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey }), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      await until("a 429", () => (sim.requests.some((r) => r.status === 429) ? true : undefined), 10_000);
+      const sent = performance.now();
+      child.kill(signal);
+      const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+      expect(performance.now() - sent).toBeLessThan(3_000);
+      expect(code).toBe(1);
+      expect(stdout).toBe('');
+      expect(stderr.trimEnd().split('\n').at(-1)).toBe('posture-exporter: interrupted by a signal before the run finished: nothing written');
+      expect(stderr).not.toContain(sim.apiKey);
+    } finally {
+      await sim.close();
+    }
+  }, 30_000);
+});
