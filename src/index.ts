@@ -4,8 +4,8 @@
  */
 export { handler, createHandler, InvocationFailedError, type InvocationSummary } from './runtime/lambda.js';
 export { startServe, type ServeHandle } from './runtime/serve.js';
-export { startMetricsServer } from './runtime/server.js';
-export { Exporter, samplesOfCycles, VERSION } from './runtime/exporter.js';
+export { startMetricsServer } from './http/server.js';
+export { Exporter, samplesOfCycles, VERSION } from './exporter/exporter.js';
 export { main as runCli } from './runtime/cli.js';
 export { loadConfig, checkServeConfig, planOf, type Config, type PortalConfig, type KeySource } from './config/load.js';
 export { SETTINGS } from './config/settings.js';

@@ -8,13 +8,13 @@ import { ConfigError, ConfigErrors, ListenError } from '../errors.js';
 import { SOURCES } from '../metrics/catalogue.js';
 import { renderJson, renderText } from '../metrics/render.js';
 import type { SimulatorOptions } from '../simulator/index.js';
-import { Exporter, failedSources, VERSION } from './exporter.js';
+import { Exporter, failedSources, VERSION } from '../exporter/exporter.js';
 import { explainPlan } from '../schedule/explain.js';
-import type { BackfillFlags } from './backfill-command.js';
-import { resolveSecret } from './keys.js';
+import type { BackfillFlags } from '../backfill/command.js';
+import { resolveSecret } from '../config/secrets.js';
 import { startServe } from './serve.js';
-import { asListenError } from './server.js';
-import { loadWebConfig } from './web-config.js';
+import { asListenError } from '../http/server.js';
+import { loadWebConfig } from '../http/web-config.js';
 
 /** Process-level I/O, injected so the CLI can run inside tests. */
 export interface CliIo {
@@ -184,7 +184,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       case 'demo':
         return await runDemo(parsed.flags, simulatorOptions(parsed.sim), io, clock);
       case 'backfill':
-        return await (await import('./backfill-command.js')).backfillCommand(parsed.flags, parsed.backfill, io, clock);
+        return await (await import('../backfill/command.js')).backfillCommand(parsed.flags, parsed.backfill, io, clock);
       default:
         io.stderr(`usage error: unknown command ${JSON.stringify(parsed.command)}: use once, serve, simulate, demo, check-config or backfill (see --help)\n`);
         return EXIT_USAGE;
@@ -231,7 +231,7 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   if (config.push.sinks.length > 0) {
     // Loaded only when pushing: the OpenTelemetry SDK and the AWS signer are large.
     const { pushAll } = await import('../sinks/index.js');
-    const { buildBatches, sinksOf } = await import('./push.js');
+    const { buildBatches, sinksOf } = await import('../sinks/configured.js');
     const outcomes = await pushAll(sinksOf(config, { onSecret: (s) => secrets.push(s) }), buildBatches(results, samples), { clock, logger, deadline: clock.monotonic() + (config.cycleTimeoutSeconds ?? 60) * 1000, signal: stop.signal, env: io.env });
     if (stop.signal.aborted) return interrupted(io);
     for (const o of outcomes) if (!o.ok) logger.error('push failed', { sink: o.sink, err: o.error });

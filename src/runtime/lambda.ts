@@ -9,9 +9,9 @@ import { SOURCES } from '../metrics/catalogue.js';
 import { pushAll, type PushOutcome } from '../sinks/index.js';
 import type { CycleResult } from '../collect/cycle.js';
 import type { Sink, SinkName } from '../sinks/types.js';
-import { Exporter, failedSources, totalRequests, VERSION } from './exporter.js';
-import type { KeyStoreOptions } from './keys.js';
-import { buildBatches, sinksOf } from './push.js';
+import { Exporter, failedSources, totalRequests, VERSION } from '../exporter/exporter.js';
+import type { KeyStoreOptions } from '../config/secrets.js';
+import { buildBatches, sinksOf } from '../sinks/configured.js';
 
 /** What one invocation did; returned to Lambda (visible in the console and in async destinations). */
 export interface InvocationSummary {

@@ -2,8 +2,8 @@ import type { Config } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { SOURCES, type Source } from '../metrics/catalogue.js';
-import { Exporter, totalRequests, type ExporterDeps, type PortalRuntime } from './exporter.js';
-import { startMetricsServer } from './server.js';
+import { Exporter, totalRequests, type ExporterDeps, type PortalRuntime } from '../exporter/exporter.js';
+import { startMetricsServer } from '../http/server.js';
 
 /** A running `serve`: stop it to end the loops and close the server. */
 export interface ServeHandle {

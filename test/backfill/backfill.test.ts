@@ -5,9 +5,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import type { PortalConfig } from '../../src/config/load.js';
-import { defaultStatePath, loadState } from '../../src/runtime/backfill-state.js';
-import { runBackfill, schedulerFetchDay, type FetchDay } from '../../src/runtime/backfill.js';
-import { Exporter } from '../../src/runtime/exporter.js';
+import { defaultStatePath, loadState } from '../../src/backfill/state.js';
+import { runBackfill, schedulerFetchDay, type FetchDay } from '../../src/backfill/backfill.js';
+import { Exporter } from '../../src/exporter/exporter.js';
 import { loadConfig } from '../../src/config/load.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { runMain } from '../support/cli.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { foldVitals } from '../../src/collect/vitals.js';
 import { ConfigError } from '../../src/errors.js';
 import { renderTimestampedOpenMetrics } from '../../src/metrics/openmetrics-timestamped.js';
-import { dayTimestamp, daysToFetch, etaSeconds, parseDay, progressBar, samplesOfDay } from '../../src/runtime/backfill-plan.js';
+import { dayTimestamp, daysToFetch, etaSeconds, parseDay, progressBar, samplesOfDay } from '../../src/backfill/plan.js';
 import { isAlreadyIngested, isDuplicateSample } from '../../src/sinks/remote-write.js';
 
 const NOW = Date.UTC(2026, 10, 22, 0, 0, 1); // just after midnight UTC: yesterday is the 21st

@@ -4,7 +4,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
-import { defaultStatePath, loadState } from '../../src/runtime/backfill-state.js';
+import { defaultStatePath, loadState } from '../../src/backfill/state.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { runMain } from '../support/cli.js';
 import { closeAfterEach } from '../support/closing.js';

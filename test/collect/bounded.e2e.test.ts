@@ -9,7 +9,7 @@ import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { renderText } from '../../src/metrics/render.js';
 import type { Sample } from '../../src/metrics/sample.js';
-import { Exporter } from '../../src/runtime/exporter.js';
+import { Exporter } from '../../src/exporter/exporter.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 
 const run = promisify(execFile);

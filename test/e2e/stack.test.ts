@@ -12,7 +12,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import bcrypt from 'bcryptjs';
 import { makeWebConfig, parseStackOptions, renderGrafanaProvisioning, renderPrometheusConfig, stackEnvName } from '../../scripts/stack.js';
-import { loadWebConfig } from '../../src/runtime/web-config.js';
+import { loadWebConfig } from '../../src/http/web-config.js';
 import { ConfigError, ConfigErrors } from '../../src/errors.js';
 import { loadRuleExpressions, REPO_ROOT, runPromtool } from '../infra/support.js';
 import { freePort, queryPrometheusApi } from '../support/peers.js';

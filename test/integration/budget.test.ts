@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseApiTimestamp } from '../../src/collect/timestamps.js';
 import type { Sample } from '../../src/metrics/sample.js';
-import { Exporter, samplesOfCycles } from '../../src/runtime/exporter.js';
+import { Exporter, samplesOfCycles } from '../../src/exporter/exporter.js';
 import { startServe, type ServeHandle } from '../../src/runtime/serve.js';
 import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
 import { closeAfterEach } from '../support/closing.js';

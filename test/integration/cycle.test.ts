@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { AuthenticationError, ListMismatchError, PermissionError } from '../../src/errors.js';
-import { Exporter, samplesOfCycles } from '../../src/runtime/exporter.js';
+import { Exporter, samplesOfCycles } from '../../src/exporter/exporter.js';
 import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { parseApiTimestamp } from '../../src/collect/timestamps.js';

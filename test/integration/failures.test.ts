@@ -10,7 +10,7 @@ import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger, type LogFields } from '../../src/core/log.js';
 import { PortalUnreachableError, RateLimitedError } from '../../src/errors.js';
 import { SOURCES, type Source } from '../../src/metrics/catalogue.js';
-import { Exporter } from '../../src/runtime/exporter.js';
+import { Exporter } from '../../src/exporter/exporter.js';
 import { startServe, type ServeHandle } from '../../src/runtime/serve.js';
 import { startSimulator, type SimulatorKey, type SimulatorOptions } from '../../src/simulator/index.js';
 import { closeAfterEach } from '../support/closing.js';

@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { LateError, ListMismatchError, TimeoutError } from '../../src/errors.js';
-import { Exporter, samplesOfCycles } from '../../src/runtime/exporter.js';
+import { Exporter, samplesOfCycles } from '../../src/exporter/exporter.js';
 import { startSimulator, type Fault, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { runBuiltCli } from '../support/cli.js';
 import { followRealTime } from '../support/real-time.js';

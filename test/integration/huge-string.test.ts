@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
-import { Exporter, samplesOfCycles } from '../../src/runtime/exporter.js';
+import { Exporter, samplesOfCycles } from '../../src/exporter/exporter.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import type { Sample } from '../../src/metrics/sample.js';
 

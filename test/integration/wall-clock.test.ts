@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { FakeClock, type Clock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
-import { Exporter } from '../../src/runtime/exporter.js';
+import { Exporter } from '../../src/exporter/exporter.js';
 import { startServe, type ServeHandle } from '../../src/runtime/serve.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { closeAfterEach } from '../support/closing.js';

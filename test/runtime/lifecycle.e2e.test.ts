@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/core/log.js';
-import { startMetricsServer } from '../../src/runtime/server.js';
+import { startMetricsServer } from '../../src/http/server.js';
 import { BUILT_CLI, runProcess } from '../support/cli.js';
 import { freePort } from '../support/peers.js';
 import { commandOf, descendantsOf, exists, until } from '../support/processes.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { systemClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
-import { sinksOf } from '../../src/runtime/push.js';
+import { sinksOf } from '../../src/sinks/configured.js';
 import { pushAll } from '../../src/sinks/index.js';
 import { queryPrometheusApi, startPrometheus, startPushgateway, peerForAll, type Peer } from '../support/peers.js';
 import { batchFor } from './fixtures.js';

@@ -12,7 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/core/log.js';
 import { ConfigError } from '../../src/errors.js';
 import { main } from '../../src/runtime/cli.js';
-import { startMetricsServer, type MetricsSource } from '../../src/runtime/server.js';
+import { startMetricsServer, type MetricsSource } from '../../src/http/server.js';
 import { startSimulator } from '../../src/simulator/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'posture-tls-'));

@@ -2,7 +2,7 @@ import bcrypt from 'bcryptjs';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { BasicAuthChecker, clientCertAccepted, parseBasicAuth, parseWebConfig } from '../../src/runtime/web-config.js';
+import { BasicAuthChecker, clientCertAccepted, parseBasicAuth, parseWebConfig } from '../../src/http/web-config.js';
 
 const PATH = '/etc/posture/web.yml';
 const HASH = bcrypt.hashSync('s3cret', 4);

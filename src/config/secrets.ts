@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { KeySource } from '../config/load.js';
+import type { KeySource } from './load.js';
 import { ConfigError } from '../errors.js';
 
 /** AWS client settings for the key stores (tests point `endpoint` at a loopback fake). */

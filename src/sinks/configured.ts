@@ -3,10 +3,10 @@ import { untilDeadline } from '../core/abort.js';
 import type { CycleResult } from '../collect/cycle.js';
 import { PORTAL_LABEL, SOURCES } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
-import { createSinks } from '../sinks/index.js';
-import { SinkError } from '../sinks/errors.js';
-import type { PushBatch, PushContext, PushgatewayAuth, PushSettings, RemoteWriteAuth, Sink, SinkName } from '../sinks/types.js';
-import { forgetSecret, PUSHGATEWAY_PASSWORD, REMOTE_WRITE_BEARER_TOKEN, REMOTE_WRITE_PASSWORD, resolveSecret, type KeyStoreOptions, type SecretKind } from './keys.js';
+import { createSinks } from './index.js';
+import { SinkError } from './errors.js';
+import type { PushBatch, PushContext, PushgatewayAuth, PushSettings, RemoteWriteAuth, Sink, SinkName } from './types.js';
+import { forgetSecret, PUSHGATEWAY_PASSWORD, REMOTE_WRITE_BEARER_TOKEN, REMOTE_WRITE_PASSWORD, resolveSecret, type KeyStoreOptions, type SecretKind } from '../config/secrets.js';
 
 /** What resolving push credentials needs: AWS client settings, and where to report each secret read (for log redaction). */
 export interface PushDeps {

@@ -8,13 +8,13 @@ import { createLogger } from '../core/log.js';
 import { ConfigError } from '../errors.js';
 import { safeUrl } from '../sinks/http.js';
 import { RemoteWriteSink } from '../sinks/remote-write.js';
-import { daysToFetch } from './backfill-plan.js';
-import { defaultStatePath, loadState } from './backfill-state.js';
+import { daysToFetch } from './plan.js';
+import { defaultStatePath, loadState } from './state.js';
 import { runBackfill, schedulerFetchDay } from './backfill.js';
-import { Exporter } from './exporter.js';
-import type { CliIo } from './cli.js';
-import { resolveSecret } from './keys.js';
-import { pushSettingsOf } from './push.js';
+import { Exporter } from '../exporter/exporter.js';
+import type { CliIo } from '../runtime/cli.js';
+import { resolveSecret } from '../config/secrets.js';
+import { pushSettingsOf } from '../sinks/configured.js';
 
 /** Carriage return and erase-line, as the progress bar starts its line. */
 const CLEAR_LINE = new RegExp(`^\r${String.fromCharCode(27)}\\[K`);

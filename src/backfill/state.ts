@@ -9,7 +9,7 @@ import { isAbsolute, join } from 'node:path';
 import { foldVitals, type VitalsList } from '../collect/vitals.js';
 import { ConfigError } from '../errors.js';
 import type { VitalsRecord } from '../upstream/schemas.js';
-import { tagOfKey } from './backfill-plan.js';
+import { tagOfKey } from './plan.js';
 
 /** One portal's day. */
 export interface DayState {

@@ -11,7 +11,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { ConfigError } from '../../src/errors.js';
 import { SinkError } from '../../src/sinks/errors.js';
-import { pushSettingsOf, sinksOf } from '../../src/runtime/push.js';
+import { pushSettingsOf, sinksOf } from '../../src/sinks/configured.js';
 import { startAwsFake, type AwsFake } from '../lambda/aws-fake.js';
 
 const base = { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-secret-value-123' };

@@ -11,9 +11,9 @@ import type { Logger } from '../core/log.js';
 import { AuthenticationError, PermissionError, UpstreamHttpError } from '../errors.js';
 import { renderTimestampedOpenMetrics, type TimestampedSample } from '../metrics/openmetrics-timestamped.js';
 import type { PushContext, Sink } from '../sinks/types.js';
-import type { Exporter } from './exporter.js';
-import { dayTimestamp, listKeys, progressBar, etaSeconds, samplesOfDay, tagOfKey, type ProgressSnapshot } from './backfill-plan.js';
-import { saveState, storedLists, writeFileAtomic, type BackfillState, type DayState } from './backfill-state.js';
+import type { Exporter } from '../exporter/exporter.js';
+import { dayTimestamp, listKeys, progressBar, etaSeconds, samplesOfDay, tagOfKey, type ProgressSnapshot } from './plan.js';
+import { saveState, storedLists, writeFileAtomic, type BackfillState, type DayState } from './state.js';
 
 /** Fetches one archived day of one portal, whole (`tag` undefined) or for one tag; throws the typed errors of src/errors.ts. */
 export type FetchDay = (portal: PortalConfig, day: string /* yyyyMMdd */, tag: string | undefined, signal?: AbortSignal) => Promise<VitalsList>;

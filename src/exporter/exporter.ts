@@ -15,7 +15,7 @@ import { PortalScheduler } from '../schedule/scheduler.js';
 import { PortalReader } from '../upstream/reader.js';
 import { VERSION } from '../version.js';
 import { failureLine } from './failures.js';
-import { forgetSecret, resolveSecret, type KeyStoreOptions } from './keys.js';
+import { forgetSecret, resolveSecret, type KeyStoreOptions } from '../config/secrets.js';
 
 /** What the exporter needs from outside. */
 export interface ExporterDeps {
