@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock.js';
 import { silentLogger, type Logger } from '../core/log.js';
 import { LateError } from '../errors.js';
 import { AdaptiveShare } from './share.js';
-import { SlidingWindow } from './window.js';
+import { SlidingWindow, WINDOW_MARGIN_MS } from './window.js';
 
 /** The portal's documented limit (spec 8): 10 requests per 60 s for all its clients together. */
 export const PORTAL_LIMIT = 10;
@@ -52,14 +52,8 @@ export interface SchedulerOptions {
   logger?: Logger;
   /** @default 60_000 */
   windowMs?: number;
-  /** The portal's own limit per window, to tell a 429 we caused from one others caused. @default 10 */
-  portalLimit?: number;
   /** A Retry-After longer than this pauses the portal only this long, and the request that got it is deferred to its next run. @default 120_000 */
   maxRetryAfterMs?: number;
-  /** Requests in flight at once. @default 1 */
-  concurrency?: number;
-  /** Spacing kept beyond the window (latency and clock skew). @default 1_000 */
-  marginMs?: number;
 }
 
 /**
@@ -74,8 +68,6 @@ export class PortalScheduler {
   readonly maxRetryAfterMs: number;
   private readonly clock: Clock;
   private readonly logger: Logger;
-  private readonly portalLimit: number;
-  private readonly concurrency: number;
   private queue: Waiter[] = [];
   private seq = 0;
   private inFlight = 0;
@@ -87,13 +79,11 @@ export class PortalScheduler {
 
   constructor(options: SchedulerOptions) {
     const windowMs = options.windowMs ?? WINDOW_MS;
-    this.window = new SlidingWindow(windowMs, options.marginMs ?? 1_000);
+    this.window = new SlidingWindow(windowMs, WINDOW_MARGIN_MS);
     this.share = new AdaptiveShare(options.share, windowMs);
     this.clock = options.clock;
     this.logger = options.logger ?? silentLogger;
-    this.portalLimit = options.portalLimit ?? PORTAL_LIMIT;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 120_000;
-    this.concurrency = options.concurrency ?? 1;
   }
 
   /** Waits for a slot for one request. Rejects with LateError when the earliest slot is after the deadline, or with the signal's reason when aborted. */
@@ -143,7 +133,7 @@ export class PortalScheduler {
     this.pausedUntil = Math.max(this.pausedUntil, now + wait);
     const own = this.window.countAt(now);
     const before = this.share.effective;
-    if (this.share.rateLimited(now, own >= this.portalLimit)) {
+    if (this.share.rateLimited(now, own >= PORTAL_LIMIT)) {
       this.logger.warn('the portal answered 429 although this exporter stayed within its share: other clients are using the budget, so the share is lowered', {
         share: this.share.effective,
         was: before,
@@ -241,7 +231,7 @@ export class PortalScheduler {
           head.reject(new LateError(head.endpoint, slot, deadline, this.share.effective, this.window.windowMs));
           continue;
         }
-        if (this.inFlight >= this.concurrency) {
+        if (this.inFlight > 0) {
           // A request is being read: wait for it (its `done`), then look again.
           await new Promise<void>((resolve) => (this.wakePump = resolve));
           continue;

@@ -3,6 +3,13 @@
  * the next one may start under a share of N requests per window. Pure bookkeeping on numbers; the
  * scheduler owns the clock.
  */
+
+/**
+ * Spacing a start keeps beyond the window from the start it pushes out of it, so network latency
+ * and clock skew never make the portal count one request too many (the plan counts it too).
+ */
+export const WINDOW_MARGIN_MS = 1_000;
+
 export class SlidingWindow {
   /** Start times still inside the window, oldest first. */
   private starts: number[] = [];

@@ -9,7 +9,7 @@ import type { Sample } from '../metrics/sample.js';
 import { SinkError } from './errors.js';
 import { safeUrl } from './http.js';
 import type { PushBatch, PushContext, PushSettings, Sink } from './types.js';
-import { USER_AGENT } from './user-agent.js';
+import { USER_AGENT } from '../version.js';
 
 /** OTLP over HTTP; gRPC is not supported. */
 export type OtlpProtocol = 'http/protobuf' | 'http/json';

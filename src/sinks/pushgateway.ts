@@ -4,7 +4,7 @@ import type { Sample } from '../metrics/sample.js';
 import { SinkError } from './errors.js';
 import { basicAuth, deliver } from './http.js';
 import type { PushBatch, PushContext, PushSettings, Sink } from './types.js';
-import { USER_AGENT } from './user-agent.js';
+import { USER_AGENT } from '../version.js';
 
 const DEFAULT_JOB = 'posture-exporter';
 const DEFAULT_TIMEOUT_MS = 10_000;

@@ -5,7 +5,7 @@ import { basicAuth, deliver, type HttpResult } from './http.js';
 import { ProtoWriter } from './protobuf.js';
 import { credentialsFromEnv, signSigV4 } from './sigv4.js';
 import type { PushBatch, PushContext, PushSettings, Sink } from './types.js';
-import { USER_AGENT } from './user-agent.js';
+import { USER_AGENT } from '../version.js';
 
 /** One series of a WriteRequest: labels sorted by name (with `__name__`), one sample. */
 export interface RemoteWriteSeries {

@@ -5,6 +5,7 @@ import { parseRetryAfter } from '../core/retry.js';
 import { redact, silentLogger, type Logger } from '../core/log.js';
 import { AuthenticationError, ConfigError, InvalidResponseError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
 import { EnvelopeParser, type RawEnvelope } from './json-stream.js';
+import { USER_AGENT } from '../version.js';
 
 /** One GET of a list endpoint: the path under the base URL and its query (undefined values are left out). */
 export interface ListRequest {
@@ -46,8 +47,6 @@ export interface PortalReaderOptions {
   headersTimeoutMs?: number;
   /** Max idle time between body chunks. @default 30_000 */
   bodyTimeoutMs?: number;
-  /** @default 'posture-exporter' */
-  userAgent?: string;
 }
 
 const BODY_SNIPPET_BYTES = 64 * 1024;
@@ -117,7 +116,6 @@ export class PortalReader {
   private readonly headersTimeoutMs: number;
   private readonly bodyTimeoutMs: number;
   private readonly connectTimeoutMs: number;
-  private readonly userAgent: string;
 
   constructor(options: PortalReaderOptions) {
     let url: URL;
@@ -138,7 +136,6 @@ export class PortalReader {
     this.headersTimeoutMs = options.headersTimeoutMs ?? 30_000;
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
     this.dispatcher = options.dispatcher ?? defaultAgent(this.connectTimeoutMs, this.headersTimeoutMs, this.bodyTimeoutMs);
-    this.userAgent = options.userAgent ?? 'posture-exporter';
   }
 
   /**
@@ -192,7 +189,7 @@ export class PortalReader {
       return await undiciRequest(this.url(req), {
         method: 'GET',
         dispatcher: this.dispatcher,
-        headers: { [this.apiKeyHeader]: this.apiKey, accept: 'application/json', 'user-agent': this.userAgent },
+        headers: { [this.apiKeyHeader]: this.apiKey, accept: 'application/json', 'user-agent': USER_AGENT },
         headersTimeout: this.headersTimeoutMs,
         bodyTimeout: this.bodyTimeoutMs,
         signal,

@@ -67,7 +67,7 @@ describe('AdaptiveShare', () => {
 describe('PortalScheduler', () => {
   it('grants at most the share per window and never fails a request because the window is full', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
-    const sched = new PortalScheduler({ share: 3, clock, concurrency: 10 });
+    const sched = new PortalScheduler({ share: 3, clock });
     const starts: number[] = [];
     await Promise.all(
       Array.from({ length: 7 }, () => sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity }).then((p) => (starts.push(p.startedAt), p.done()))),
@@ -177,10 +177,10 @@ describe('PortalScheduler', () => {
 
   it('keeps the share after a 429 its own requests explain (the portal window was full of them)', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
-    const sched = new PortalScheduler({ share: 10, clock, concurrency: 10 });
-    const permits = await Promise.all(Array.from({ length: 10 }, () => sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity })));
+    const sched = new PortalScheduler({ share: 10, clock });
+    // Ten requests of ours, one after the other, fill the portal's window: the 429 is ours.
+    for (let i = 0; i < 10; i++) (await sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity })).done();
     sched.rateLimited(2_000, 1_000);
-    for (const p of permits) p.done();
     expect(sched.share.effective).toBe(10);
   });
 
@@ -190,7 +190,7 @@ describe('PortalScheduler', () => {
       const clock = new FakeClock(T0, { autoAdvance: true });
       const share = 1 + Math.floor(random() * 10);
       const maxRetryAfterMs = 5_000 + Math.floor(random() * 20_000);
-      const sched = new PortalScheduler({ share, clock, concurrency: 1 + Math.floor(random() * 3), maxRetryAfterMs });
+      const sched = new PortalScheduler({ share, clock, maxRetryAfterMs });
       const n = 5 + Math.floor(random() * 40);
       const what = `seed ${seed} share ${share}`;
       const starts: number[] = [];

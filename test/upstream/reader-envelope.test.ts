@@ -10,6 +10,7 @@ import { memoryLogger } from '../../src/core/log.js';
 import { ConfigError, InvalidResponseError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../../src/errors.js';
 import { PortalReader, type PortalReaderOptions } from '../../src/upstream/reader.js';
 import { failure } from '../support/upstream.js';
+import { USER_AGENT } from '../../src/version.js';
 
 const ORIGIN = 'http://127.0.0.1:9';
 const BASE = `${ORIGIN}/public-api/v1`;
@@ -62,14 +63,16 @@ describe('PortalReader request shape', () => {
         requests.push({ path: opts.path, headers: opts.headers as Record<string, string> });
         return { statusCode: 200, data: JSON.stringify({ total: 0, data: [] }) };
       });
-    const { r } = reader({ baseUrl: BASE + '//', userAgent: 'posture-exporter/9.9' });
+    const { r } = reader({ baseUrl: BASE + '//' });
     await r.read({ endpoint: 'alerts', query: { filter: 'allunresolved', systemName: undefined, offset: 0, limit: 250 } }, counting);
     expect(requests).toHaveLength(1);
     expect(requests[0]!.path).toBe('/public-api/v1/alerts?filter=allunresolved&offset=0&limit=250');
     const headers = Object.fromEntries(Object.entries(requests[0]!.headers).map(([k, v]) => [k.toLowerCase(), v]));
     expect(headers['x-service-apikey']).toBe(KEY);
     expect(headers.accept).toBe('application/json');
-    expect(headers['user-agent']).toBe('posture-exporter/9.9');
+    // The same User-Agent as every push request: the exporter and its version.
+    expect(headers['user-agent']).toBe(USER_AGENT);
+    expect(USER_AGENT).toMatch(/^posture-exporter\/\d+\.\d+\.\d+/);
   });
 
   it('sends the key in a configured header instead', async () => {
