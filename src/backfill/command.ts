@@ -71,12 +71,8 @@ export async function backfillCommand(flags: Partial<Record<SettingKey, string>>
     write: (line) => io.stderr(isTTY && bar ? `\r\x1b[K${line}\n${bar}` : `${line}\n`),
   });
 
-  const apiKeys = new Map<string, string>();
-  for (const p of config.portals) {
-    const key = await resolveSecret(p.key);
-    secrets.push(key);
-    apiKeys.set(p.name, key);
-  }
+  // Read every key up front: a key that cannot be read stops here, and each is redacted from then on.
+  for (const p of config.portals) secrets.push(await resolveSecret(p.key));
   let remoteWrite: RemoteWriteSink | undefined;
   if (push.length) {
     const settings = await pushSettingsOf(config, { onSecret: (s) => secrets.push(s) });

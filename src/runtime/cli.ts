@@ -234,7 +234,6 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
     const { buildBatches, sinksOf } = await import('../sinks/configured.js');
     const outcomes = await pushAll(sinksOf(config, { onSecret: (s) => secrets.push(s) }), buildBatches(results, samples), { clock, logger, deadline: clock.monotonic() + (config.cycleTimeoutSeconds ?? 60) * 1000, signal: stop.signal, env: io.env });
     if (stop.signal.aborted) return interrupted(io);
-    for (const o of outcomes) if (!o.ok) logger.error('push failed', { sink: o.sink, err: o.error });
     samples = exporter.samplesOf(results, { ...facts, push: outcomes });
   }
   const collectedAt = Math.max(...results.map((r) => r.finishedAt), 0);

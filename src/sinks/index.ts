@@ -76,7 +76,7 @@ export async function pushAll(sinks: readonly Sink[], batches: readonly PushBatc
       } catch (err) {
         const error = err instanceof SinkError ? err : new SinkError(sink.name, `unexpected failure: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
         const durationMs = ctx.clock.monotonic() - started;
-        ctx.logger.warn('push failed', { sink: sink.name, durationMs, err: error });
+        ctx.logger.error('push failed', { sink: sink.name, durationMs, err: error });
         return { sink: sink.name, ok: false, durationMs, error };
       }
     }),
