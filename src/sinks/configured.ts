@@ -3,7 +3,7 @@ import { untilDeadline } from '../core/abort.js';
 import type { CycleResult } from '../collect/cycle.js';
 import { PORTAL_LABEL, SOURCES } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
-import { createSinks } from './index.js';
+import { loadSink } from './index.js';
 import { SinkError } from './errors.js';
 import type { PushBatch, PushContext, PushgatewayAuth, PushSettings, RemoteWriteAuth, Sink, SinkName } from './types.js';
 import { forgetSecret, PUSHGATEWAY_PASSWORD, REMOTE_WRITE_BEARER_TOKEN, REMOTE_WRITE_PASSWORD, resolveSecret, type KeyStoreOptions, type SecretKind } from '../config/secrets.js';
@@ -79,11 +79,12 @@ export async function pushSettingsOf(config: Config, deps: PushDeps = {}, only: 
 }
 
 /**
- * One configured sink, built on its first push once its credentials are read, so a key store that
- * cannot be read fails this sink only (a SinkError in its outcome), never the collection or the
- * other sinks, and a store that hangs fails it at the push's deadline. The built sink is kept (one
- * read per container); a failed read, or a 401 from the receiver (a rotated credential), makes the
- * next push read the store again.
+ * One configured sink, built on its first push: its credentials read and its module imported, so
+ * a process loads only the sinks it pushes to, and a key store that cannot be read (or a module
+ * that cannot load) fails this sink only (a SinkError in its outcome), never the collection or the
+ * other sinks; a store that hangs fails it at the push's deadline. The built sink is kept (one
+ * read per container); a failed build, or a 401 from the receiver (a rotated credential), makes
+ * the next push build it again.
  */
 class ConfiguredSink implements Sink {
   private sink: Promise<Sink> | undefined;
@@ -122,8 +123,7 @@ class ConfiguredSink implements Sink {
   }
 
   private async build(): Promise<Sink> {
-    const [sink] = await createSinks(await pushSettingsOf(this.config, this.deps, [this.name]));
-    return sink!;
+    return loadSink(this.name, await pushSettingsOf(this.config, this.deps, [this.name]));
   }
 }
 

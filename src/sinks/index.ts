@@ -13,54 +13,24 @@ export interface PushOutcome {
 }
 
 /**
- * A sink whose code is imported on its first push: a process loads only the sinks it is
- * configured with (the OpenTelemetry SDK alone is most of the Lambda bundle and its start-up).
+ * The sink `name` with its settings, its module imported now: a process loads only the sinks it
+ * pushes to (the OpenTelemetry SDK alone is most of the Lambda bundle and its start-up).
+ * `settings` must hold the sink's settings (loadConfig guarantees it for every configured sink).
  */
-class LazySink implements Sink {
-  private real: Promise<Sink> | undefined;
-  constructor(
-    readonly name: SinkName,
-    private readonly load: () => Promise<Sink>,
-  ) {}
-
-  async push(batches: readonly PushBatch[], ctx: PushContext): Promise<void> {
-    // A failed import is retried on the next push rather than remembered.
-    const pending = (this.real ??= this.load().catch((err: unknown) => {
-      this.real = undefined;
-      throw new SinkError(this.name, `could not load the ${this.name} sink: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-    }));
-    await (await pending).push(batches, ctx);
-  }
-}
-
-/** Builds the sinks `settings.sinks` names (each once, in order); loadConfig guarantees each named sink its settings. Each sink's module is imported on its first push. */
-export function createSinks(settings: PushSettings): Sink[] {
-  const sinks: Sink[] = [];
-  for (const name of new Set(settings.sinks)) {
-    switch (name) {
-      case 'remote_write': {
-        const rw = settings.remoteWrite!;
-        sinks.push(new LazySink(name, async () => new (await import('./remote-write.js')).RemoteWriteSink(rw)));
-        break;
-      }
-      case 'pushgateway': {
-        const pg = settings.pushgateway!;
-        sinks.push(new LazySink(name, async () => new (await import('./pushgateway.js')).PushgatewaySink(pg)));
-        break;
-      }
-      case 'otlp': {
-        const otlp = settings.otlp;
-        sinks.push(new LazySink(name, async () => new (await import('./otlp.js')).OtlpSink(otlp)));
-        break;
-      }
-      default: {
-        // Every sink name is handled (checked at compile time).
-        const unhandled: never = name;
-        void unhandled;
-      }
+export async function loadSink(name: SinkName, settings: PushSettings): Promise<Sink> {
+  switch (name) {
+    case 'remote_write':
+      return new (await import('./remote-write.js')).RemoteWriteSink(settings.remoteWrite!);
+    case 'pushgateway':
+      return new (await import('./pushgateway.js')).PushgatewaySink(settings.pushgateway!);
+    case 'otlp':
+      return new (await import('./otlp.js')).OtlpSink(settings.otlp);
+    default: {
+      // Every sink name is handled (checked at compile time).
+      const unhandled: never = name;
+      throw new Error(`unknown sink ${String(unhandled)}`);
     }
   }
-  return sinks;
 }
 
 /** Pushes to every sink concurrently; one failed sink never stops the others; returns each outcome. */

@@ -1,19 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
-import { createSinks, pushAll, SinkError, type Sink } from '../../src/sinks/index.js';
+import { loadSink, pushAll, SinkError, type Sink } from '../../src/sinks/index.js';
 import { batchFor } from './fixtures.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 
-describe('createSinks', () => {
-  it('builds each named sink once, in order', () => {
-    const sinks = createSinks({
-      sinks: ['pushgateway', 'otlp', 'remote_write', 'otlp'],
+describe('loadSink', () => {
+  it.each(['remote_write', 'pushgateway', 'otlp'] as const)('imports and builds the %s sink from its settings', async (name) => {
+    const sink = await loadSink(name, {
+      sinks: [name],
       remoteWrite: { url: 'https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-1/api/v1/remote_write', auth: { kind: 'sigv4', region: 'eu-west-1' } },
       pushgateway: { url: 'http://pushgateway:9091' },
+      otlp: {},
     });
-    expect(sinks.map((s) => s.name)).toEqual(['pushgateway', 'otlp', 'remote_write']);
+    expect(sink.name).toBe(name);
   });
 });
 
