@@ -69,8 +69,7 @@ describe('alert conventions', () => {
     expect(['critical', 'warning', 'info']).toContain(alert.labels.severity);
     expect(alert.annotations.summary).toBeTruthy();
     const shardingAlert = basename(alert.file) === 'posture-shards.rules.yml';
-    if (SHARD_SET_ALERTS.has(alert.name)) expect(alert.annotations.description).toContain('$labels.job');
-    else expect(alert.annotations.description).toContain('$labels.portal');
+    expect(alert.annotations.description).toContain(SHARD_SET_ALERTS.has(alert.name) ? '$labels.job' : '$labels.portal');
     const anchor = alert.name.toLowerCase();
     expect(alert.annotations.runbook_url).toBe((shardingAlert ? SHARDING_RUNBOOK_BASE : RUNBOOK_BASE) + anchor);
     const doc = shardingAlert ? 'docs/sharding.md' : 'docs/runbooks.md';
