@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { shardOf } from '../../src/config/shard.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { startFleet } from '../../src/simulator/fleet.js';
 import { startSimulator } from '../../src/simulator/index.js';
@@ -107,6 +108,26 @@ describe('startFleet', () => {
     expect((await get(`${fleet.baseUrl(last)}/devices?filter=all`, fleet.apiKey(last))).json.total).toBe(20);
     expect(fleet.built()).toBe(1);
     expect(fleet.overBudget()).toEqual([]);
+  });
+
+  it('tells sharded collectors (each portal once) from replicas (each portal twice) by the portals over budget', async () => {
+    const clock = new FakeClock(T0);
+    const fleet = closing(await startFleet({ portals: 30, clock }));
+    // One collection of a portal: 6 requests, within its 10 per 60 s alone, over it when done twice.
+    const collect = async (name: string) => {
+      for (const path of ['/vitals', '/alerts?filter=allunresolved', '/devices?filter=all', '/settings/integrations', '/vitals/integrations', '/users?filter=all']) {
+        await get(`${fleet.baseUrl(name)}${path}`, fleet.apiKey(name));
+      }
+    };
+    for (let shard = 0; shard < 3; shard++) {
+      for (const name of fleet.names.filter((n) => shardOf(n, 3) === shard)) await collect(name);
+    }
+    expect(fleet.overBudget()).toEqual([]);
+    for (const name of fleet.names) expect(fleet.requests(name)).toHaveLength(6);
+    clock.advance(60_000);
+    // Two replicas of one exporter, each collecting every portal.
+    for (let replica = 0; replica < 2; replica++) for (const name of fleet.names.slice(0, 5)) await collect(name);
+    expect(fleet.overBudget()).toEqual(fleet.names.slice(0, 5));
   });
 
   it('leaves startSimulator serving one portal at the plain base path', async () => {
