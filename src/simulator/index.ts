@@ -139,8 +139,18 @@ function validate(options: SimulatorOptions): void {
   }
 }
 
-/** Starts a simulated portal on loopback (by default) and resolves once it listens. */
-export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+/** One portal without its HTTP server: the request handler and the controls of `Simulator`. */
+export interface PortalInstance {
+  /** Entry point for `http.createServer`; the request URL must start with the base path. */
+  readonly handle: SimServer['handle'];
+  readonly keys: readonly SimulatorKey[];
+  readonly control: Omit<Simulator, 'baseUrl' | 'apiKey' | 'close'>;
+  /** Cancels pending latency and drip timers (on close). */
+  cancelTimers(): void;
+}
+
+/** Builds one simulated portal (data, auth, rate limit, faults) without listening; `startSimulator` and the fleet serve it. */
+export function createPortal(options: Omit<SimulatorOptions, 'host' | 'port'> = {}): PortalInstance {
   validate(options);
   const seed = options.seed ?? 1;
   const clock = options.clock ?? systemClock;
@@ -160,7 +170,61 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     requests,
     maxPageSize: options.maxPageSize,
   });
-  const server: Server = createServer(handler.handle);
+  return {
+    handle: handler.handle,
+    keys,
+    cancelTimers: () => handler.cancelTimers(),
+    control: {
+      requests,
+      addFault(rule) {
+        const times = rule.times ?? 1;
+        if (!(times >= 1)) throw new RangeError('addFault: times must be >= 1 (or Infinity)');
+        if (rule.fault.kind === 'drip' && rule.fault.intervalMs !== undefined && !(rule.fault.intervalMs >= 0 && Number.isFinite(rule.fault.intervalMs))) {
+          throw new RangeError('addFault: drip intervalMs must be a finite number >= 0');
+        }
+        handler.addFault(rule.path, times, rule.fault);
+      },
+      clearFaults() {
+        handler.clearFaults();
+      },
+      setFixture(fixture) {
+        portal.fixture = fixture ? { ...fixture } : null;
+      },
+      data(at) {
+        const t = dataTime(at ?? clock.now());
+        return {
+          vitals: (tag) => portal.vitals(t, tag),
+          alerts: () => portal.allAlerts(t),
+          devices: () => portal.allDevices(t),
+        };
+      },
+      injectRegression(opts = {}) {
+        const fraction = opts.fraction ?? 0.3;
+        if (!(fraction > 0 && fraction <= 1)) throw new RangeError('injectRegression: fraction must be in (0, 1]');
+        const candidates = portal.vitalsKeys();
+        const want = opts.integration?.toLowerCase();
+        const target = want === undefined
+          ? candidates.find((c) => c.vitalsEnabled)
+          : candidates.find((c) => c.key.toLowerCase() === want || c.name.toLowerCase() === want);
+        if (!target) throw new RangeError(`injectRegression: no ${want === undefined ? 'Vitals-enabled integration' : `integration '${opts.integration}'`}`);
+        if (!target.vitalsEnabled) throw new RangeError(`injectRegression: integration '${target.key}' has Vitals disabled`);
+        portal.injected.set(target.key, fraction);
+      },
+      clearRegression() {
+        portal.injected.clear();
+      },
+      spend(n) {
+        if (!Number.isInteger(n) || n < 0) throw new RangeError('spend: n must be a non-negative integer');
+        handler.spend(n);
+      },
+    },
+  };
+}
+
+/** Starts a simulated portal on loopback (by default) and resolves once it listens. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const instance = createPortal(options);
+  const server: Server = createServer(instance.handle);
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -174,53 +238,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   let closed: Promise<void> | undefined;
 
   return {
+    ...instance.control,
     baseUrl: `http://${urlHost}:${address.port}${BASE_PATH}`,
-    apiKey: keys[0]!.key,
-    requests,
-    addFault(rule) {
-      const times = rule.times ?? 1;
-      if (!(times >= 1)) throw new RangeError('addFault: times must be >= 1 (or Infinity)');
-      if (rule.fault.kind === 'drip' && rule.fault.intervalMs !== undefined && !(rule.fault.intervalMs >= 0 && Number.isFinite(rule.fault.intervalMs))) {
-        throw new RangeError('addFault: drip intervalMs must be a finite number >= 0');
-      }
-      handler.addFault(rule.path, times, rule.fault);
-    },
-    clearFaults() {
-      handler.clearFaults();
-    },
-    setFixture(fixture) {
-      portal.fixture = fixture ? { ...fixture } : null;
-    },
-    data(at) {
-      const t = dataTime(at ?? clock.now());
-      return {
-        vitals: (tag) => portal.vitals(t, tag),
-        alerts: () => portal.allAlerts(t),
-        devices: () => portal.allDevices(t),
-      };
-    },
-    injectRegression(opts = {}) {
-      const fraction = opts.fraction ?? 0.3;
-      if (!(fraction > 0 && fraction <= 1)) throw new RangeError('injectRegression: fraction must be in (0, 1]');
-      const candidates = portal.vitalsKeys();
-      const want = opts.integration?.toLowerCase();
-      const target = want === undefined
-        ? candidates.find((c) => c.vitalsEnabled)
-        : candidates.find((c) => c.key.toLowerCase() === want || c.name.toLowerCase() === want);
-      if (!target) throw new RangeError(`injectRegression: no ${want === undefined ? 'Vitals-enabled integration' : `integration '${opts.integration}'`}`);
-      if (!target.vitalsEnabled) throw new RangeError(`injectRegression: integration '${target.key}' has Vitals disabled`);
-      portal.injected.set(target.key, fraction);
-    },
-    clearRegression() {
-      portal.injected.clear();
-    },
-    spend(n) {
-      if (!Number.isInteger(n) || n < 0) throw new RangeError('spend: n must be a non-negative integer');
-      handler.spend(n);
-    },
+    apiKey: instance.keys[0]!.key,
     close() {
       closed ??= new Promise<void>((resolve) => {
-        handler.cancelTimers();
+        instance.cancelTimers();
         server.close(() => resolve());
         server.closeAllConnections();
       });

@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Service } from 'kubernetes-models/v1/Service';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { prometheusRule } from '../../scripts/k8s.js';
+import { prometheusRule, TARGETS } from '../../scripts/k8s.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const CLI = join(ROOT, 'dist/cli.js');
@@ -21,6 +23,8 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'v1/ConfigMap': ConfigMap,
   'v1/Service': Service,
   'apps/v1/Deployment': Deployment,
+  'apps/v1/StatefulSet': StatefulSet,
+  'monitoring.coreos.com/v1/PodMonitor': PodMonitor,
   'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
   'monitoring.coreos.com/v1/PrometheusRule': PrometheusRule,
 };
@@ -236,5 +240,94 @@ describe('kubectl kustomize infra/k8s/overlays/web-config', () => {
     const sm = one(overlay, 'ServiceMonitor');
     expect(sm.spec.endpoints).toHaveLength(1);
     expect(sm.spec.endpoints[0]).toMatchObject({ port: 'metrics', scheme: 'https', basicAuth: { username: { name: 'posture-exporter-scrape-auth' } } });
+  });
+});
+
+describe('kubectl kustomize infra/k8s/overlays/sharded', () => {
+  let base: K8sObject[];
+  let sharded: K8sObject[];
+  beforeAll(() => {
+    base = render('infra/k8s');
+    sharded = render('infra/k8s/overlays/sharded');
+  });
+
+  const statefulSet = () => one(sharded, 'StatefulSet');
+  const exporter = () => {
+    const containers = statefulSet().spec.template.spec.containers as Container[];
+    expect(containers).toHaveLength(1);
+    return containers[0]!;
+  };
+  /** The value after `flag` in the args, with $(VAR) resolved from the container env the way the kubelet does. */
+  const argValue = (flag: string) => {
+    const args = exporter().args;
+    const at = args.indexOf(flag);
+    expect(at, `${flag} in ${args.join(' ')}`).toBeGreaterThan(0);
+    return args[at + 1]!;
+  };
+  const envFrom = (name: string) => (exporter().env as { name: string; valueFrom?: any }[]).find((e) => e.name === name);
+
+  it('renders valid objects: a StatefulSet and no Deployment, a headless Service, a PodMonitor and no ServiceMonitor', () => {
+    expect(sharded.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'ConfigMap', 'PodMonitor', 'PrometheusRule', 'PrometheusRule', 'Service', 'StatefulSet']);
+    validateAll(sharded);
+    const bad = structuredClone(statefulSet());
+    bad.spec.podManagementPolicy = 7;
+    expect(() => new StatefulSet(bad as never).validate()).toThrow(/podManagementPolicy/);
+  });
+
+  it('sets replicas and --total-shards from the one total-shards value, and starts the pods in parallel', () => {
+    const sts = statefulSet();
+    expect(sts.spec.podManagementPolicy).toBe('Parallel');
+    expect(Number.isInteger(sts.spec.replicas)).toBe(true);
+    expect(sts.spec.replicas).toBeGreaterThan(1);
+    expect(exporter().args[0]).toBe('serve');
+    expect(argValue('--total-shards')).toBe('$(TOTAL_SHARDS)');
+    const ref = envFrom('TOTAL_SHARDS')!.valueFrom.configMapKeyRef as { name: string; key: string };
+    const shards = sharded.filter((o) => o.kind === 'ConfigMap' && o.metadata.name === ref.name);
+    expect(shards).toHaveLength(1);
+    expect(Number(shards[0]!.data![ref.key])).toBe(sts.spec.replicas);
+    // The one place the count is written: the overlay's kustomization.
+    const kustomization = parse(readFileSync(join(ROOT, 'infra/k8s/overlays/sharded/kustomization.yaml'), 'utf8')) as { configMapGenerator: { literals: string[] }[] };
+    expect(kustomization.configMapGenerator[0]!.literals).toEqual([`total-shards=${sts.spec.replicas}`]);
+  });
+
+  it("passes the pod's own name to --shard through the downward API", () => {
+    expect(argValue('--shard')).toBe('$(POD_NAME)');
+    expect(envFrom('POD_NAME')!.valueFrom).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
+    // The StatefulSet's pods are <name>-<ordinal>, which --shard reads.
+    expect(statefulSet().metadata.name).toBe('posture-exporter');
+  });
+
+  it("keeps the base pod unchanged otherwise (image, security, key file, probes, resources)", () => {
+    const basePod = one(base, 'Deployment').spec.template;
+    const pod = structuredClone(statefulSet().spec.template);
+    const c = pod.spec.containers[0];
+    c.args = ['serve'];
+    c.env = c.env.filter((e: { name: string }) => e.name !== 'POD_NAME' && e.name !== 'TOTAL_SHARDS');
+    expect(pod).toEqual(basePod);
+  });
+
+  it('has a headless Service naming the StatefulSet, and a PodMonitor scraping every pod', () => {
+    const sts = statefulSet();
+    const svc = one(sharded, 'Service');
+    expect(svc.spec.clusterIP).toBe('None');
+    expect(sts.spec.serviceName).toBe(svc.metadata.name);
+    const podLabels = sts.spec.template.metadata.labels as Record<string, string>;
+    expect(podLabels).toMatchObject(svc.spec.selector);
+    expect(podLabels).toMatchObject(sts.spec.selector.matchLabels);
+    const pm = one(sharded, 'PodMonitor');
+    expect(Object.keys(pm.spec.selector.matchLabels).length).toBeGreaterThan(0);
+    expect(podLabels).toMatchObject(pm.spec.selector.matchLabels);
+    expect(pm.spec.podMetricsEndpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '60s', scrapeTimeout: '10s' }]);
+    expect(exporter().ports.map((p) => p.name)).toContain('metrics');
+  });
+
+  it('has the base PrometheusRule and one equal to the sharding rule file (one source of truth)', () => {
+    const rules = sharded.filter((o) => o.kind === 'PrometheusRule');
+    const target = TARGETS.find((t) => t.name === 'posture-exporter-shards')!;
+    const rulesText = readFileSync(target.rulesFile, 'utf8');
+    const shardRule = rules.find((r) => r.metadata.name === 'posture-exporter-shards')!;
+    expect(shardRule.spec).toEqual({ groups: (parse(rulesText) as { groups: unknown[] }).groups });
+    expect(rules.find((r) => r.metadata.name === 'posture-exporter')!.spec).toEqual(one(base, 'PrometheusRule').spec);
+    expect(readFileSync(target.outFile, 'utf8')).toBe(prometheusRule(rulesText, target));
   });
 });

@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.js';
+import {
+  jumpHash, MAX_TOTAL_SHARDS, ownsPortal, parseShard, parseTotalShards, portalKey, shardOf, SHARD_SETTING, TOTAL_SHARDS_SETTING, validateShards,
+} from '../../src/config/shard.js';
+
+const names = (n: number, prefix = 'customer-') => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+describe('jumpHash (Lamping & Veach)', () => {
+  // Expected values from the paper's reference C++ (JumpConsistentHash) compiled with gcc and run on
+  // these keys for 1, 2, 3, 10, 100 and 1000 buckets; not from this implementation.
+  it.each([
+    [0n, [0, 0, 0, 0, 0, 0]],
+    [1n, [0, 0, 0, 6, 55, 549]],
+    [2n, [0, 0, 0, 6, 62, 338]],
+    [3n, [0, 0, 2, 8, 8, 961]],
+    [42n, [0, 1, 2, 2, 43, 571]],
+    [0xdeadbeefn, [0, 1, 2, 5, 87, 285]],
+    [0xffffffffffffffffn, [0, 1, 2, 9, 92, 313]],
+    [1234567890123456789n, [0, 1, 2, 9, 96, 888]],
+  ])('key %s gives the reference buckets', (key, want) => {
+    expect([1, 2, 3, 10, 100, 1000].map((n) => jumpHash(key, n))).toEqual(want);
+  });
+
+  it('puts every key in bucket 0 of 1, and a key only ever moves to the newest bucket as buckets grow', () => {
+    for (let i = 0; i < 200; i++) {
+      const key = portalKey(`k${i}`);
+      expect(jumpHash(key, 1)).toBe(0);
+      let prev = 0;
+      for (let n = 2; n <= 60; n++) {
+        const b = jumpHash(key, n);
+        expect(b === prev || b === n - 1, `key k${i}, ${n - 1} -> ${n} buckets: ${prev} -> ${b}`).toBe(true);
+        prev = b;
+      }
+    }
+  });
+
+  it('rejects a bucket count below 1', () => {
+    expect(() => jumpHash(1n, 0)).toThrow(RangeError);
+  });
+});
+
+describe('shardOf', () => {
+  it('keys a portal by the first 8 bytes of SHA-256 of its name (values from sha256sum and the reference C++)', () => {
+    // printf acme | sha256sum → 822b33ad87c148a0…
+    expect(portalKey('acme')).toBe(0x822b33ad87c148a0n);
+    expect(portalKey('globex')).toBe(0x5bc1a08d28e40fe7n);
+    expect([3, 4, 10, 1000].map((n) => shardOf('acme', n))).toEqual([1, 1, 1, 126]);
+    expect([3, 4, 10, 1000].map((n) => shardOf('globex', n))).toEqual([0, 0, 6, 779]);
+    expect([3, 4, 10, 1000].map((n) => shardOf('initech', n))).toEqual([0, 0, 7, 321]);
+  });
+
+  it('partitions 300 portals over 3 shards exactly once each, balanced within 25 %', () => {
+    const portals = names(300);
+    const owners = portals.map((p) => [0, 1, 2].filter((s) => ownsPortal(p, s, 3)));
+    for (const o of owners) expect(o).toHaveLength(1);
+    const counts = [0, 0, 0];
+    for (const p of portals) counts[shardOf(p, 3)]!++;
+    expect(counts.reduce((a, b) => a + b)).toBe(300);
+    for (const c of counts) {
+      expect(c).toBeGreaterThanOrEqual(75);
+      expect(c).toBeLessThanOrEqual(125);
+    }
+  });
+
+  it('going from 3 to 4 shards moves at most 35 % of the portals, all to the new shard', () => {
+    const portals = names(300);
+    const moved = portals.filter((p) => shardOf(p, 3) !== shardOf(p, 4));
+    expect(moved.length).toBeGreaterThan(0);
+    expect(moved.length / portals.length).toBeLessThanOrEqual(0.35);
+    for (const p of moved) expect(shardOf(p, 4)).toBe(3);
+  });
+
+  it('going from n to n + 1 shards moves about 1/(n + 1) of many portals', () => {
+    const portals = names(20_000, 'portal-');
+    for (const n of [1, 2, 5, 9, 31, 99]) {
+      const moved = portals.filter((p) => shardOf(p, n) !== shardOf(p, n + 1)).length / portals.length;
+      expect(moved, `${n} -> ${n + 1}`).toBeGreaterThan(0.8 / (n + 1));
+      expect(moved, `${n} -> ${n + 1}`).toBeLessThan(1.2 / (n + 1));
+    }
+  });
+
+  it('is stable: the same name gives the same shard every time', () => {
+    for (const p of names(50)) expect(shardOf(p, 7)).toBe(shardOf(`${p}`, 7));
+  });
+});
+
+describe('parseShard', () => {
+  it.each([
+    ['0', 0],
+    ['2', 2],
+    [' 7 ', 7],
+    ['999', 999],
+    ['posture-exporter-0', 0],
+    ['posture-exporter-2', 2],
+    ['posture-exporter-12', 12],
+    ['exporter-v2-3', 3],
+    ['web-0', 0],
+  ])('reads %j as shard %i', (value, want) => {
+    expect(parseShard(value, SHARD_SETTING)).toBe(want);
+  });
+
+  it.each([
+    ['posture-exporter-'],
+    ['posture-exporter'],
+    ['-2'],
+    ['-1'],
+    ['two'],
+    ['1.5'],
+    ['2x'],
+    [''],
+    ['posture-exporter--'],
+  ])('rejects %j with a ConfigError naming the setting and the fix', (value) => {
+    let error: unknown;
+    try {
+      parseShard(value, SHARD_SETTING);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const e = error as ConfigError;
+    expect(e.setting).toBe(SHARD_SETTING);
+    expect(e.message).toContain('POSTURE_SHARD (--shard)');
+    expect(e.message).toContain('posture-exporter-2');
+    expect(e.message.split('\n')).toHaveLength(1);
+  });
+});
+
+describe('parseTotalShards and validateShards', () => {
+  it.each([['1', 1], ['3', 3], [String(MAX_TOTAL_SHARDS), MAX_TOTAL_SHARDS]])('reads %j', (value, want) => {
+    expect(parseTotalShards(value, TOTAL_SHARDS_SETTING)).toBe(want);
+  });
+
+  it.each([['0'], ['1001'], ['-3'], ['three'], ['2.5'], ['']])('rejects total %j naming POSTURE_TOTAL_SHARDS', (value) => {
+    expect(() => parseTotalShards(value, TOTAL_SHARDS_SETTING)).toThrow(ConfigError);
+    expect(() => parseTotalShards(value, TOTAL_SHARDS_SETTING)).toThrow(/^POSTURE_TOTAL_SHARDS \(--total-shards\): .*1 to 1000/);
+  });
+
+  it('accepts every shard below the total', () => {
+    for (let s = 0; s < 5; s++) expect(() => validateShards(s, 5)).not.toThrow();
+    expect(() => validateShards(0, 1)).not.toThrow();
+    expect(() => validateShards(999, 1000)).not.toThrow();
+  });
+
+  it.each([
+    [3, 3, SHARD_SETTING, /POSTURE_SHARD \(--shard\): shard 3 is not below POSTURE_TOTAL_SHARDS \(--total-shards\) 3: give 0 to 2/],
+    [5, 2, SHARD_SETTING, /give 0 to 1/],
+    [-1, 2, SHARD_SETTING, /POSTURE_SHARD \(--shard\).*0 to 1/],
+    [0, 0, TOTAL_SHARDS_SETTING, /POSTURE_TOTAL_SHARDS \(--total-shards\).*1 to 1000/],
+    [0, 1001, TOTAL_SHARDS_SETTING, /POSTURE_TOTAL_SHARDS \(--total-shards\).*1 to 1000/],
+  ])('rejects shard %i of %i', (shard, total, setting, message) => {
+    let error: unknown;
+    try {
+      validateShards(shard, total);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).setting).toBe(setting);
+    expect((error as ConfigError).message).toMatch(message);
+    expect((error as ConfigError).message).not.toContain('\n');
+  });
+});
