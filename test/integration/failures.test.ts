@@ -3,7 +3,6 @@
  * level (`error`, `warn` when late), naming portal, source and cause, never the key; and a portal
  * that cannot be reached fails at once, spending none of its budget, never reported late.
  */
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
@@ -14,6 +13,8 @@ import { Exporter } from '../../src/exporter/exporter.js';
 import { startServe, type ServeHandle } from '../../src/runtime/serve.js';
 import { startSimulator, type SimulatorKey, type SimulatorOptions } from '../../src/simulator/index.js';
 import { closeAfterEach } from '../support/closing.js';
+// A port that was free a moment ago: nothing listens on it, so connecting is refused.
+import { freePort as closedPort } from '../support/peers.js';
 import { T0 } from './support.js';
 
 const KEY = 'sim-failures-key-0123456789abcdef';
@@ -37,15 +38,6 @@ function exporterFor(env: Record<string, string>, runtime: 'once' | 'serve' = 'o
 
 async function portal(keys: SimulatorKey[] = [{ key: KEY }], opts: SimulatorOptions = {}) {
   return closing(await startSimulator({ clock: new FakeClock(T0), keys, moving: false, rateLimit: false, ...opts }));
-}
-
-/** A loopback port nothing listens on (bound, then closed). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** The failure lines (warn or error) of each source, and every warn/error line. */

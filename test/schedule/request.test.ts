@@ -3,7 +3,6 @@
  * a FakeClock that jumps over every wait, against the simulated portal. Each test asserts the
  * portal's exact request log (clock time from the test's start, status; 0 = connection reset).
  */
-import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PortalConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
@@ -14,6 +13,8 @@ import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { PortalReader, type ListRequest, type PortalReaderOptions } from '../../src/upstream/reader.js';
 import { failure, itemIds, loopbackAgent, sinks } from '../support/upstream.js';
+// A port that was free a moment ago: nothing listens on it, so connecting is refused.
+import { freePort as closedPort } from '../support/peers.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const MINUTE = 60_000;
@@ -475,15 +476,6 @@ describe("request() and the portal's own rate limit", () => {
 });
 
 describe('request() when the portal cannot be reached', () => {
-  /** A loopback port nothing listens on (bound, then closed). */
-  async function closedPort(): Promise<number> {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    return port;
-  }
-
   let sim: Simulator;
   beforeAll(async () => {
     sim = await startSimulator({ seed: 7, rateLimit: false, moving: false });
