@@ -12,19 +12,15 @@ import {
   SPAN_NULLS_MS,
   VITALS,
   barGaugePanel,
-  builtInAnnotation,
   dashedThresholds,
-  datasourceVariable,
-  firingAlertsAnnotation,
   fixedColor,
   integrationVariable,
   lastNotNull,
   normalStacking,
   numberPanels,
-  portalVariable,
+  postureDashboard,
   promQuery,
   quantityOverTime,
-  siblingDashboardsLink,
   statPanel,
   tagVariable,
   thresholds,
@@ -236,20 +232,7 @@ function devicesNow(): stat.PanelBuilder {
 
 /** The posture overview: Vitals health and funnel, open alerts, devices. */
 export function overviewDashboard(): dashboard.Dashboard {
-  const d = new dashboard.DashboardBuilder('Security posture overview')
-    .uid(OVERVIEW_UID)
-    .description('Vitals funnel and health, open alerts and devices from posture-exporter.')
-    .tags([DASHBOARD_TAG, 'security'])
-    .editable()
-    .timezone('browser')
-    .time({ from: 'now-7d', to: 'now' })
-    .refresh('5m')
-    .tooltip(dashboard.DashboardCursorSync.Crosshair)
-    .link(siblingDashboardsLink())
-    .annotation(builtInAnnotation())
-    .annotation(firingAlertsAnnotation())
-    .withVariable(datasourceVariable())
-    .withVariable(portalVariable())
+  const d = postureDashboard({ title: 'Security posture overview', uid: OVERVIEW_UID, description: 'Vitals funnel and health, open alerts and devices from posture-exporter.', tags: [DASHBOARD_TAG, 'security'], from: 'now-7d', refresh: '5m' })
     .withVariable(integrationVariable())
     .withVariable(tagVariable())
     .withRow(vitalsRow())
