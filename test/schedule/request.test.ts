@@ -87,6 +87,12 @@ describe('request() against the simulated portal', () => {
   let t0: number;
   /** The portal's request log: [ms since the test started, status]. */
   const log = () => sim.requests.map((r) => [r.time - t0, r.status]);
+  /** The request threw the portal's `status`, after one attempt at each of `attemptsAt` (ms), each answered `status`. */
+  function expectGaveUp(err: unknown, status: number, attemptsAt: number[]) {
+    expect(err).toBeInstanceOf(UpstreamHttpError);
+    expect((err as UpstreamHttpError).status).toBe(status);
+    expect(log()).toEqual(attemptsAt.map((t) => [t, status]));
+  }
 
   beforeAll(async () => {
     clock = new FakeClock(T0, { autoAdvance: true });
@@ -143,25 +149,14 @@ describe('request() against the simulated portal', () => {
 
   it('retries a 500 only once', async () => {
     const { ctx, err } = await alwaysAnswered(500, { maxRetries: 3 });
-    expect(err).toBeInstanceOf(UpstreamHttpError);
-    expect((err as UpstreamHttpError).status).toBe(500);
-    expect(log()).toEqual([
-      [0, 500],
-      [500, 500],
-    ]);
+    expectGaveUp(err, 500, [0, 500]);
     expect(counts(ctx)).toEqual({ '/vitals 500': 2 });
   });
 
   it('gives up after maxRetries and throws the last error', async () => {
     const { err, warnings } = await alwaysAnswered(502, { maxRetries: 2 });
-    expect(err).toBeInstanceOf(UpstreamHttpError);
-    expect((err as UpstreamHttpError).status).toBe(502);
     // Full jitter at 0.5: 500 ms, then 1 s.
-    expect(log()).toEqual([
-      [0, 502],
-      [500, 502],
-      [1_500, 502],
-    ]);
+    expectGaveUp(err, 502, [0, 500, 1_500]);
     expect(warnings().at(-1)).toMatchObject({ msg: 'upstream request failed, retries used up', status: 502, attempt: 3 });
   });
 
