@@ -1,3 +1,4 @@
+import type * as cog from '@grafana/grafana-foundation-sdk/cog';
 import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import * as common from '@grafana/grafana-foundation-sdk/common';
 import * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
@@ -263,14 +264,20 @@ export interface DashboardSpec {
   /** Start of the default time range, e.g. `now-24h`. */
   readonly from: string;
   readonly refresh: string;
+  /** Variables after datasource and portal. */
+  readonly variables?: readonly dashboard.QueryVariableBuilder[];
 }
 
+/** A dashboard's panels top to bottom: a panel, or a string that opens a row of that title. */
+export type Layout = ReadonlyArray<cog.Builder<dashboard.Panel> | string>;
+
 /**
- * The start every posture-exporter dashboard shares: browser time, crosshair, the link to its
- * siblings, the built-in and firing-alert annotations, and the datasource and portal variables.
+ * A posture-exporter dashboard: what they share (browser time, crosshair, the link to its
+ * siblings, the built-in and firing-alert annotations, the datasource and portal variables),
+ * then its own variables and layout, its panels numbered.
  */
-export function postureDashboard(spec: DashboardSpec): dashboard.DashboardBuilder {
-  return new dashboard.DashboardBuilder(spec.title)
+export function postureDashboard(spec: DashboardSpec, layout: Layout): dashboard.Dashboard {
+  const d = new dashboard.DashboardBuilder(spec.title)
     .uid(spec.uid)
     .description(spec.description)
     .tags(spec.tags)
@@ -284,6 +291,12 @@ export function postureDashboard(spec: DashboardSpec): dashboard.DashboardBuilde
     .annotation(firingAlertsAnnotation())
     .withVariable(datasourceVariable())
     .withVariable(portalVariable());
+  for (const variable of spec.variables ?? []) d.withVariable(variable);
+  for (const item of layout) {
+    if (typeof item === 'string') d.withRow(new dashboard.RowBuilder(item));
+    else d.withPanel(item);
+  }
+  return numberPanels(d.build());
 }
 
 /**

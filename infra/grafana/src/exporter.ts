@@ -10,7 +10,6 @@ import {
   SPAN_NULLS_MS,
   dashedThresholds,
   normalStacking,
-  numberPanels,
   postureDashboard,
   promQuery,
   quantityOverTime,
@@ -157,24 +156,13 @@ function buildInfo(): stat.PanelBuilder {
 
 /** The exporter's own health: collection per source, portal API budget, data quality, pushes. */
 export function exporterDashboard(): dashboard.Dashboard {
-  const d = postureDashboard({ title: 'posture-exporter health', uid: EXPORTER_UID, description: 'Is posture-exporter collecting, how much of the portal\'s API budget it spends, and whether its pushes land.', tags: [DASHBOARD_TAG], from: 'now-24h', refresh: '1m' })
-    .withPanel(buildInfo())
-    .withRow(new dashboard.RowBuilder('Collection'))
-    .withPanel(collectionSuccess())
-    .withPanel(lastSuccessAge())
-    .withPanel(cycleDuration())
-    .withPanel(invalidRecords())
-    .withPanel(seriesFolded())
-    .withRow(new dashboard.RowBuilder('Portal API budget'))
-    .withPanel(apiRequests())
-    .withPanel(rateLimited())
-    .withPanel(rateLimitedInRange())
-    .withPanel(alertsPageSize())
-    .withPanel(budgetShare())
-    .withPanel(throttledLastHour())
-    .withRow(new dashboard.RowBuilder('Push mode'))
-    .withPanel(pushSuccess())
-    .withPanel(pushDuration())
-    .build();
-  return numberPanels(d);
+  return postureDashboard({ title: 'posture-exporter health', uid: EXPORTER_UID, description: 'Is posture-exporter collecting, how much of the portal\'s API budget it spends, and whether its pushes land.', tags: [DASHBOARD_TAG], from: 'now-24h', refresh: '1m' }, [
+    buildInfo(),
+    'Collection',
+    ...[collectionSuccess(), lastSuccessAge(), cycleDuration(), invalidRecords(), seriesFolded()],
+    'Portal API budget',
+    ...[apiRequests(), rateLimited(), rateLimitedInRange(), alertsPageSize(), budgetShare(), throttledLastHour()],
+    'Push mode',
+    ...[pushSuccess(), pushDuration()],
+  ]);
 }
