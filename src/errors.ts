@@ -42,14 +42,21 @@ export class ListenError extends PostureError {
   }
 }
 
-/** The portal answered with a non-success HTTP status. */
-export class UpstreamHttpError extends PostureError {
-  readonly status: number;
+/** An error about one request to the portal; `endpoint` names it (e.g. `/alerts`). */
+export class EndpointError extends PostureError {
   readonly endpoint: string;
-  constructor(endpoint: string, status: number, message: string, options?: { cause?: unknown }) {
+  constructor(endpoint: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.status = status;
     this.endpoint = endpoint;
+  }
+}
+
+/** The portal answered with a non-success HTTP status. */
+export class UpstreamHttpError extends EndpointError {
+  readonly status: number;
+  constructor(endpoint: string, status: number, message: string, options?: { cause?: unknown }) {
+    super(endpoint, message, options);
+    this.status = status;
   }
 }
 
@@ -69,13 +76,7 @@ export class RateLimitedError extends UpstreamHttpError {
 }
 
 /** No HTTP response: DNS, connect, reset, or a timeout. */
-export class NetworkError extends PostureError {
-  readonly endpoint: string;
-  constructor(endpoint: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.endpoint = endpoint;
-  }
-}
+export class NetworkError extends EndpointError {}
 
 /** A timeout on connect, headers or body. */
 export class TimeoutError extends NetworkError {
@@ -104,13 +105,7 @@ export class PortalUnreachableError extends NetworkError {
 }
 
 /** The body could not be parsed, the envelope said `success:false`, or a required field is wrong. */
-export class InvalidResponseError extends PostureError {
-  readonly endpoint: string;
-  constructor(endpoint: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.endpoint = endpoint;
-  }
-}
+export class InvalidResponseError extends EndpointError {}
 
 /** A paged list whose records do not add up to `total` (records moved between pages, or a truncated list). */
 export class ListMismatchError extends InvalidResponseError {
@@ -130,19 +125,18 @@ export class TruncatedBodyError extends InvalidResponseError {}
  * A request could not get a slot before its deadline: its source is due again (or the run's cap
  * passed) before the budget allowed it. Reported as a late, failed run; the last values are kept.
  */
-export class LateError extends PostureError {
-  readonly endpoint: string;
+export class LateError extends EndpointError {
   /** When the request could have started, and the deadline it had (epoch ms). */
   readonly slotAt: number;
   readonly deadline: number;
   constructor(endpoint: string, slotAt: number, deadline: number, share: number, windowMs: number, options?: { cause?: unknown; why?: string }) {
     const seconds = Math.round(windowMs / 100) / 10;
     super(
+      endpoint,
       `${endpoint} is late: its next request could start at ${new Date(slotAt).toISOString()}${options?.why ? ` (${options.why})` : ''}, after its deadline ${new Date(deadline).toISOString()} ` +
         `(budget now ${share} request(s) per ${seconds} s); the previous values are kept while fresh — run \`posture-exporter check-config\` to see the plan, lengthen this source's interval or raise POSTURE_REQUESTS_PER_MINUTE`,
       options,
     );
-    this.endpoint = endpoint;
     this.slotAt = slotAt;
     this.deadline = deadline;
   }

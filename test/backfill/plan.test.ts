@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { foldVitals } from '../../src/collect/vitals.js';
-import { ConfigError } from '../../src/errors.js';
 import { renderTimestampedOpenMetrics } from '../../src/metrics/openmetrics-timestamped.js';
 import { dayTimestamp, daysToFetch, etaSeconds, parseDay, progressBar, samplesOfDay } from '../../src/backfill/plan.js';
 import { isAlreadyIngested, isDuplicateSample } from '../../src/sinks/remote-write.js';
+import { configErrorOf } from '../support/errors.js';
 
 const NOW = Date.UTC(2026, 10, 22, 0, 0, 1); // just after midnight UTC: yesterday is the 21st
 
@@ -28,16 +28,10 @@ describe('days to fetch', () => {
     [{ from: '20100101', to: '20261120' }, '--from', 'spans more than 3660 days'],
     [{}, '--days', 'give --days N'],
   ])('refuses %j naming %s', (flags, setting, message) => {
-    let err: unknown;
-    try {
-      daysToFetch(flags, NOW);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(ConfigError);
-    expect((err as ConfigError).setting).toBe(setting);
-    expect((err as ConfigError).message).toContain(message);
-    expect((err as ConfigError).message).not.toContain('\n');
+    const err = configErrorOf(() => daysToFetch(flags, NOW));
+    expect(err.setting).toBe(setting);
+    expect(err.message).toContain(message);
+    expect(err.message).not.toContain('\n');
   });
 
   it.each(['20261301', '20261100', '19691231', '2026111', 'x0261101'])('parseDay(%s) is not a day', (d) => expect(parseDay(d)).toBeUndefined());

@@ -15,6 +15,7 @@ import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { ruleFiles } from '../infra/support.js';
 import { BUILT_CLI, runBuiltCli } from '../support/cli.js';
 import { freePort, queryPrometheusApi, startPrometheus, type Peer } from '../support/peers.js';
+import { until } from '../support/processes.js';
 
 const PORTAL = 'dash';
 const TAG = 'laptops';
@@ -40,6 +41,7 @@ function committedDashboards(): DashboardQuery[] {
   return files.flatMap((f) => dashboardQueries(JSON.parse(readFileSync(join(DASHBOARD_DIR, f), 'utf8'))));
 }
 
+const serveSaid = () => `serve said:\n${serveLog.slice(-2000)}`;
 const key = (q: DashboardQuery) => `${q.dashboard} / ${q.source}`;
 
 let sim: Simulator;
@@ -47,21 +49,6 @@ let prom: Peer;
 let serve: ChildProcess | undefined;
 let serveLog = '';
 let work: string;
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms: number): Promise<T> {
-  const until = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > until) throw new Error(`timed out after ${ms / 1000} s waiting for ${what}${last ? `: ${String(last)}` : ''}\nserve said:\n${serveLog.slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 /**
  * A Prometheus that has scraped the exporter for a day holds yesterday's samples; a fresh one does
@@ -145,16 +132,16 @@ beforeAll(async () => {
   });
   serve.stderr!.setEncoding('utf8').on('data', (d: string) => (serveLog += d));
 
-  await waitFor('Prometheus to scrape a successful collection of every source', async () => {
+  await until('Prometheus to scrape a successful collection of every source', async () => {
     const rows = await queryPrometheusApi(prom.url, `posture_collection_success{portal="${PORTAL}"} == 1`);
     return rows.length === 3 ? rows : undefined;
-  }, 30_000);
+  }, 30_000, serveSaid);
   // A couple more scrapes and rule evaluations after the first complete one.
   const after = Date.now() / 1000 + 2.5;
-  await waitFor('two rule evaluations after the first complete scrape', async () => {
+  await until('two rule evaluations after the first complete scrape', async () => {
     const body = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as { data: { groups: Array<{ lastEvaluation: string }> } };
     return body.data.groups.length > 0 && body.data.groups.every((g) => Date.parse(g.lastEvaluation) / 1000 > after) ? true : undefined;
-  }, 15_000);
+  }, 15_000, serveSaid);
 }, 90_000);
 
 afterAll(async () => {

@@ -20,6 +20,7 @@ import { startServe, type ServeHandle } from '../../src/runtime/serve.js';
 import { startSimulator, type Simulator, type VitalsRecord } from '../../src/simulator/index.js';
 import { loadRuleExpressions, ruleFiles, type RuleExpression } from '../infra/support.js';
 import { freePort, queryPrometheusApi, startPrometheus, type Peer } from '../support/peers.js';
+import { until } from '../support/processes.js';
 
 const PORTAL = 'opskit';
 /** The portal the regression test injects its regression into, and only it. */
@@ -63,21 +64,6 @@ let serves: ServeHandle[] = [];
 let shortenedRules: RuleExpression[];
 let shortenedDir: string | undefined;
 const logger = memoryLogger({ secrets: [KEY, REGRESSED_KEY] });
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms: number): Promise<T> {
-  const until = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > until) throw new Error(`timed out after ${ms / 1000} s waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 const query = (promql: string) => queryPrometheusApi(prom.url, promql);
 
@@ -131,7 +117,7 @@ beforeAll(async () => {
     startServe(configOf(regressedSim, REGRESSED_KEY, REGRESSED, regressedPort), { clock: systemClock, logger }),
   ]);
   await Promise.all(serves.map((s) => s.nextCycle()));
-  await waitFor('Prometheus to scrape the first collection of both portals', async () => {
+  await until('Prometheus to scrape the first collection of both portals', async () => {
     const rows = await query(`posture_collection_success{portal=~"${PORTAL}|${REGRESSED}"} == 1`);
     return rows.length === 6 ? rows : undefined;
   }, 20_000);
@@ -252,7 +238,7 @@ describe('dashboards and rules against Prometheus fed by the exporter', () => {
     // Prometheus loaded every rule (the shortened copy) and evaluates each without an error.
     const expected = rules.map((r) => `${r.kind} ${r.name}: ok`).sort();
     let states: string[] = [];
-    await waitFor('every rule to be evaluated', async () => {
+    await until('every rule to be evaluated', async () => {
       const loaded = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as { data: { groups: Array<{ rules: Array<{ type: string; name: string; health: string; lastError?: string }> }> } };
       states = loaded.data.groups.flatMap((g) => g.rules).map((r) => `${r.type === 'alerting' ? 'alert' : 'record'} ${r.name}: ${r.health}${r.lastError ? ` ${r.lastError}` : ''}`).sort();
       return states.every((x) => x.endsWith(': ok')) ? states : undefined;
@@ -280,7 +266,7 @@ describe('a Vitals regression injected in the portal', () => {
 
     // The next collection that gets budget (10 s after the first, else the next minute) carries it.
     const ofTarget = (x: { metric: Record<string, string | undefined> }) => x.metric.portal === REGRESSED && x.metric.integration === target;
-    const rows = await waitFor(`${healthRegression.name} to return ${target}`, async () => {
+    const rows = await until(`${healthRegression.name} to return ${target}`, async () => {
       const r = await query(healthRegression.expr);
       return r.some(ofTarget) ? r : undefined;
     }, 70_000);
@@ -296,7 +282,7 @@ describe('a Vitals regression injected in the portal', () => {
     expect(stages.filter(ofTarget).map((x) => x.metric.stage)).toEqual(['configuration']);
 
     // With `for` shortened to 3 s, Prometheus turns it into a firing alert while the comparison holds.
-    const alert = await waitFor('the alert to fire', async () => {
+    const alert = await until('the alert to fire', async () => {
       const res = (await (await fetch(`${prom.url}/api/v1/alerts`)).json()) as { data: { alerts: Array<{ labels: Record<string, string>; annotations: Record<string, string>; state: string }> } };
       return res.data.alerts.find((a) => a.labels.alertname === 'PostureVitalsHealthRegression' && a.labels.portal === REGRESSED && a.labels.integration === target && a.state === 'firing');
     }, 10_000);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { BasicAuthChecker, clientCertAccepted, parseBasicAuth, parseWebConfig } from '../../src/http/web-config.js';
+import { configErrorOf } from '../support/errors.js';
 
 const PATH = '/etc/posture/web.yml';
 const HASH = bcrypt.hashSync('s3cret', 4);
@@ -54,15 +55,9 @@ basic_auth_users:
     ['basic_auth_users: [a]\n', 'basic_auth_users: must be a mapping.'],
     ['a: [\n', 'not valid YAML at line'],
   ])('refuses %j naming the key', (text, message) => {
-    let err: unknown;
-    try {
-      parseWebConfig(text, PATH);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(ConfigError);
-    expect((err as ConfigError).setting).toBe('POSTURE_WEB_CONFIG_FILE');
-    expect((err as ConfigError).message).toContain(`POSTURE_WEB_CONFIG_FILE (--web-config-file) ${PATH}: ${message}`);
+    const err = configErrorOf(() => parseWebConfig(text, PATH));
+    expect(err.setting).toBe('POSTURE_WEB_CONFIG_FILE');
+    expect(err.message).toContain(`POSTURE_WEB_CONFIG_FILE (--web-config-file) ${PATH}: ${message}`);
   });
 
   it('never quotes a password or hash in a message', () => {

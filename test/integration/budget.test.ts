@@ -1,24 +1,16 @@
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseApiTimestamp } from '../../src/collect/timestamps.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { Exporter, samplesOfCycles } from '../../src/exporter/exporter.js';
-import { startServe, type ServeHandle } from '../../src/runtime/serve.js';
+import { startServe } from '../../src/runtime/serve.js';
 import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
-import { closeAfterEach } from '../support/closing.js';
 import { maxInAnyWindow } from '../support/window.js';
-import { facts, portalWithConfig, T0 } from './support.js';
+import { facts, portalWithConfig, serveAfterEach, T0 } from './support.js';
 
 const KEY = 'sim-budget-key-0123456789';
 const OTHER = 'sim-other-client-key-0123456789';
-// Registered before the server's afterEach, so it runs after it: the server stops before its portal.
-const closing = closeAfterEach();
-let serving: ServeHandle | undefined;
-
-afterEach(async () => {
-  await serving?.stop();
-  serving = undefined;
-});
+const { closing, stopping } = serveAfterEach();
 
 /** The portal (shared by us and another client), and our config for it with a loopback listener. */
 const setup = (opts: SimulatorOptions = {}, env: Record<string, string> = {}) => portalWithConfig(closing, [KEY, OTHER], opts, { POSTURE_LISTEN: '127.0.0.1:0', ...env });
@@ -104,7 +96,7 @@ describe('the budget scheduler against the simulated portal', () => {
       { alerts: 200, moving: false },
       { POSTURE_ALERTS_INTERVAL_SECONDS: '30', POSTURE_VITALS_INTERVAL_SECONDS: '120', POSTURE_DEVICES_INTERVAL_SECONDS: '120', POSTURE_REQUESTS_PER_MINUTE: '5' },
     );
-    serving = await startServe(config, { clock, logger });
+    const serving = stopping(await startServe(config, { clock, logger }));
     const end = T0 + 2 * 3_600_000;
     while (clock.now() < end) await serving.nextCycle();
     const before = (path: string) => sim.requests.filter((q) => q.path === path && q.time < end).length;
@@ -120,8 +112,8 @@ describe('the budget scheduler against the simulated portal', () => {
   it('lowers the share after 429s other clients caused and wins it back one request per clean window', async () => {
     const { clock, sim, logger, config } = await setup({ alerts: 50, moving: false }, { POSTURE_INTERVAL_SECONDS: '60', POSTURE_REQUESTS_PER_MINUTE: '8' });
     sim.addFault({ path: '/vitals', times: 2, fault: { kind: 'status', status: 429, retryAfter: '1' } });
-    serving = await startServe(config, { clock, logger });
-    const effective = () => value(serving!.exporter.samples(), 'posture_budget_share', { kind: 'effective' });
+    const serving = stopping(await startServe(config, { clock, logger }));
+    const effective = () => value(serving.exporter.samples(), 'posture_budget_share', { kind: 'effective' });
     while (serving.exporter.portals[0]!.scheduler.share.effective === 8) await serving.nextCycle();
     while (!serving.exporter.ready) await serving.nextCycle();
     expect(effective()).toBeLessThanOrEqual(4);
@@ -140,7 +132,7 @@ describe('the budget scheduler against the simulated portal', () => {
 
   it('reports a run late and failed when its source is due again first, keeps the last values, and runs on time after', async () => {
     const { clock, sim, logger, config } = await setup({ alerts: 100, moving: false }, { POSTURE_ALERTS_INTERVAL_SECONDS: '30', POSTURE_VITALS_INTERVAL_SECONDS: '300', POSTURE_DEVICES_INTERVAL_SECONDS: '300' });
-    serving = await startServe(config, { clock, logger });
+    const serving = stopping(await startServe(config, { clock, logger }));
     while (!serving.exporter.ready) await serving.nextCycle();
     const open = value(serving.exporter.samples(), 'posture_alerts_open', { severity: 'red' });
     expect(open).toBeTypeOf('number');
@@ -148,8 +140,8 @@ describe('the budget scheduler against the simulated portal', () => {
     sim.addFault({ path: '/alerts', times: 1, fault: { kind: 'status', status: 429, retryAfter: '45' } });
     const failedAt = async () => {
       for (;;) {
-        await serving!.nextCycle();
-        if (value(serving!.exporter.samples(), 'posture_collection_success', { source: 'alerts' }) === 0) return clock.now();
+        await serving.nextCycle();
+        if (value(serving.exporter.samples(), 'posture_collection_success', { source: 'alerts' }) === 0) return clock.now();
       }
     };
     const at = await failedAt();

@@ -3,7 +3,6 @@
  * level (`error`, `warn` when late), naming portal, source and cause, never the key; and a portal
  * that cannot be reached fails at once, spending none of its budget, never reported late.
  */
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
@@ -14,6 +13,8 @@ import { Exporter } from '../../src/exporter/exporter.js';
 import { startServe, type ServeHandle } from '../../src/runtime/serve.js';
 import { startSimulator, type SimulatorKey, type SimulatorOptions } from '../../src/simulator/index.js';
 import { closeAfterEach } from '../support/closing.js';
+// A port that was free a moment ago: nothing listens on it, so connecting is refused.
+import { freePort as closedPort } from '../support/peers.js';
 import { T0 } from './support.js';
 
 const KEY = 'sim-failures-key-0123456789abcdef';
@@ -39,15 +40,6 @@ async function portal(keys: SimulatorKey[] = [{ key: KEY }], opts: SimulatorOpti
   return closing(await startSimulator({ clock: new FakeClock(T0), keys, moving: false, rateLimit: false, ...opts }));
 }
 
-/** A loopback port nothing listens on (bound, then closed). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /** The failure lines (warn or error) of each source, and every warn/error line. */
 function failureLines(records: LogFields[]) {
   const bySource = new Map<Source, LogFields[]>();
@@ -57,6 +49,14 @@ function failureLines(records: LogFields[]) {
     }
   }
   return bySource;
+}
+
+/** Only `source` failed: its one failure line is at error and has `fields`, and no other line is at error. */
+function expectOnlyFailure(records: LogFields[], source: Source, fields: LogFields) {
+  const lines = failureLines(records);
+  expect([...lines.keys()]).toEqual([source]);
+  expect(lines.get(source)).toEqual([expect.objectContaining({ level: 'error', ...fields })]);
+  expect(records.filter((l) => l.level === 'error')).toHaveLength(1);
 }
 
 describe('a failed source gets one line naming the portal, the source and the cause', () => {
@@ -81,17 +81,11 @@ describe('a failed source gets one line naming the portal, the source and the ca
     const { exporter, logger } = exporterFor({ POSTURE_BASE_URL: sim.baseUrl });
     const [r] = await exporter.collect();
     expect([r!.vitals.ok, r!.devices.ok, r!.alerts.ok]).toEqual([true, true, false]);
-    const lines = failureLines(logger.records());
-    expect([...lines.keys()]).toEqual(['alerts']);
-    expect(lines.get('alerts')).toEqual([
-      expect.objectContaining({
-        level: 'error',
-        portal: 'test',
-        reason: 'missing-permission',
-        msg: expect.stringMatching(/^collecting alerts failed: The API key is valid but its role may not read \/alerts \(403\): give the key's role the needed visibility \(deviceVisibility All or Team, userVisibility for user alerts\), or disable this source\./),
-      }),
-    ]);
-    expect(logger.records().filter((l) => l.level === 'error')).toHaveLength(1);
+    expectOnlyFailure(logger.records(), 'alerts', {
+      portal: 'test',
+      reason: 'missing-permission',
+      msg: expect.stringMatching(/^collecting alerts failed: The API key is valid but its role may not read \/alerts \(403\): give the key's role the needed visibility \(deviceVisibility All or Team, userVisibility for user alerts\), or disable this source\./),
+    });
   });
 
   it('404: a base URL without /public-api/v1 fails each source with the path to fix', async () => {
@@ -114,17 +108,11 @@ describe('a failed source gets one line naming the portal, the source and the ca
     const [r] = await exporter.collect();
     expect([r!.vitals.ok, r!.alerts.ok, r!.devices.ok]).toEqual([true, true, false]);
     expect(!r!.devices.ok && r!.devices.error).toBeInstanceOf(RateLimitedError);
-    const lines = failureLines(logger.records());
-    expect([...lines.keys()]).toEqual(['devices']);
-    expect(lines.get('devices')).toEqual([
-      expect.objectContaining({
-        level: 'error',
-        reason: 'rate-limited',
-        requests: 3,
-        msg: "collecting devices failed: The portal's rate limit was hit on /devices (429; it asked to wait 2 s): the budget (about 10 requests per minute) is shared by every client of this portal — lower the request rate or lengthen the polling interval.",
-      }),
-    ]);
-    expect(logger.records().filter((l) => l.level === 'error')).toHaveLength(1);
+    expectOnlyFailure(logger.records(), 'devices', {
+      reason: 'rate-limited',
+      requests: 3,
+      msg: "collecting devices failed: The portal's rate limit was hit on /devices (429; it asked to wait 2 s): the budget (about 10 requests per minute) is shared by every client of this portal — lower the request rate or lengthen the polling interval.",
+    });
   });
 
   it('a key that cannot be read: every source says so, once each', async () => {

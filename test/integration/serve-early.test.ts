@@ -1,22 +1,14 @@
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
-import { startServe, type ServeHandle } from '../../src/runtime/serve.js';
+import { startServe } from '../../src/runtime/serve.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { closeAfterEach } from '../support/closing.js';
-import { T0 } from './support.js';
+import { serveAfterEach, T0 } from './support.js';
 
 const KEY = 'sim-serve-early-key-0123456789';
-// Registered before the server's afterEach, so it runs after it: the server stops before its portal.
-const closing = closeAfterEach();
-let serving: ServeHandle | undefined;
-
-afterEach(async () => {
-  await serving?.stop();
-  serving = undefined;
-});
+const { closing, stopping } = serveAfterEach();
 
 /**
  * serve against the simulated portal on a clock that moves only when the test says: a 429 with a
@@ -44,7 +36,7 @@ describe('serve before every source has run', () => {
     const { clock, sim, logger, config } = await setup();
     // The first request (Vitals goes first) answers 429 for 60 s: no run can end until the clock moves.
     sim.addFault({ path: '/vitals', times: 1, fault: { kind: 'status', status: 429, retryAfter: '60' } });
-    serving = await startServe(config, { clock, logger });
+    const serving = stopping(await startServe(config, { clock, logger }));
     const text = await get(`${serving.url}/metrics`);
     expect(text).toMatch(/posture_exporter_build_info\{[^}]*runtime="serve"[^}]*\} 1/);
     expect(text).toMatch(/posture_budget_share\{portal="test",kind="configured"\} 5/);
@@ -56,7 +48,7 @@ describe('serve before every source has run', () => {
   it('serves Vitals and device totals while /alerts waits out a 429, then /alerts when it ends', async () => {
     const { clock, sim, logger, config } = await setup();
     sim.addFault({ path: '/alerts', times: 1, fault: { kind: 'status', status: 429, retryAfter: '60' } });
-    serving = await startServe(config, { clock, logger });
+    const serving = stopping(await startServe(config, { clock, logger }));
     const state = serving.exporter.portals[0]!.state;
     const view = () => state.view(clock.now(), 0);
     while (view().vitals.success === undefined || view().devices.success === undefined) await serving.nextCycle();
@@ -90,14 +82,14 @@ describe('serve before every source has run', () => {
 
   it('still serves every source 9 s after a good run with a 5 s staleness, and drops a failed one once past it', async () => {
     const { clock, sim, logger, config } = await setup({ POSTURE_MAX_STALENESS_SECONDS: '5', POSTURE_INTERVAL_SECONDS: '60' });
-    serving = await startServe(config, { clock, logger });
+    const serving = stopping(await startServe(config, { clock, logger }));
     while (!serving.exporter.ready) await serving.nextCycle();
     clock.advance(9_000);
     const text = await get(`${serving.url}/metrics`);
     for (const family of ['posture_vitals_eligible_devices{', 'posture_alerts_open{', 'posture_devices{']) expect(has(text, family), family).toBe(true);
     // The next /alerts run (due at 60 s, started at 70 s when the first requests have left the window) fails: its last good values are past 5 s.
     sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'status', status: 403 } });
-    const alerts = () => serving!.exporter.samples().find((s) => s.name === 'posture_collection_success' && s.labels.source === 'alerts')?.value;
+    const alerts = () => serving.exporter.samples().find((s) => s.name === 'posture_collection_success' && s.labels.source === 'alerts')?.value;
     clock.advance(61_000);
     while (alerts() !== 0) await serving.nextCycle();
     const failed = await get(`${serving.url}/metrics`);

@@ -2,7 +2,9 @@ import { loadConfig, type Config } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
-import type { closeAfterEach } from '../support/closing.js';
+import { afterEach } from 'vitest';
+import type { ServeHandle } from '../../src/runtime/serve.js';
+import { closeAfterEach } from '../support/closing.js';
 
 /** When every integration test's portal clock starts. */
 export const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -26,4 +28,20 @@ export async function portalWithConfig(
   const logger = memoryLogger({ secrets: [...keys] });
   const config = loadConfig({ env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: keys[0], POSTURE_PORTAL: 'test', ...env } });
   return { clock, sim, logger, config };
+}
+
+/**
+ * For a file whose tests start `serve` against simulated portals: `closing` closes what it is
+ * handed after each test, and `stopping` stops the serve it is handed before that, so the server
+ * stops before its portal. Call once, at the top of the file.
+ */
+export function serveAfterEach(): { closing: ReturnType<typeof closeAfterEach>; stopping: (serve: ServeHandle) => ServeHandle } {
+  // Registered before the server's afterEach, so it runs after it.
+  const closing = closeAfterEach();
+  let serving: ServeHandle | undefined;
+  afterEach(async () => {
+    await serving?.stop();
+    serving = undefined;
+  });
+  return { closing, stopping: (serve) => (serving = serve) };
 }

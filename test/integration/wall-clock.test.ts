@@ -1,23 +1,16 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { FakeClock, type Clock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { Exporter } from '../../src/exporter/exporter.js';
-import { startServe, type ServeHandle } from '../../src/runtime/serve.js';
+import { startServe } from '../../src/runtime/serve.js';
 import { startSimulator } from '../../src/simulator/index.js';
-import { closeAfterEach } from '../support/closing.js';
 import { maxInAnyWindow } from '../support/window.js';
-import { T0 } from './support.js';
+import { serveAfterEach, T0 } from './support.js';
 
 const KEY = 'sim-wall-clock-key-0123456789abcd';
 const MINUTE = 60_000;
-const closing = closeAfterEach();
-let serving: ServeHandle | undefined;
-
-afterEach(async () => {
-  await serving?.stop();
-  serving = undefined;
-});
+const { closing, stopping } = serveAfterEach();
 
 /** The portal keeps its own time: our wall clock stepping back does not move the portal's. */
 function portalTime(clock: FakeClock): Clock {
@@ -38,7 +31,7 @@ const value = (samples: ReturnType<Exporter['samples']>, name: string, labels: R
 describe('budgets, pauses and deadlines on the monotonic clock', () => {
   it('keeps serving on time when the wall clock steps back 10 minutes: no late run, never over the share, timestamps on the wall clock', async () => {
     const { clock, sim, logger, config } = await setup({ POSTURE_ALERTS_INTERVAL_SECONDS: '30', POSTURE_VITALS_INTERVAL_SECONDS: '60', POSTURE_DEVICES_INTERVAL_SECONDS: '120', POSTURE_REQUESTS_PER_MINUTE: '5' });
-    serving = await startServe(config, { clock, logger });
+    const serving = stopping(await startServe(config, { clock, logger }));
     while (clock.monotonic() < T0 + 10 * MINUTE) await serving.nextCycle();
     clock.stepWall(-10 * MINUTE);
     const stepped = clock.monotonic();
@@ -64,7 +57,7 @@ describe('budgets, pauses and deadlines on the monotonic clock', () => {
 
   it('keeps a failed source for its staleness limit counted on the monotonic clock, whatever the wall clock does', async () => {
     const { clock, sim, logger, config } = await setup({ POSTURE_INTERVAL_SECONDS: '60', POSTURE_MAX_STALENESS_SECONDS: '150' });
-    serving = await startServe(config, { clock, logger });
+    const serving = stopping(await startServe(config, { clock, logger }));
     while (!serving.exporter.ready) await serving.nextCycle();
     sim.addFault({ path: '/devices', times: Infinity, fault: { kind: 'status', status: 403 } });
     const lastGood = clock.monotonic();

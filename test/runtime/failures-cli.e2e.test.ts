@@ -4,23 +4,15 @@
  * runs as refused, never late. Needs `npm run build`.
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { portalForAll } from '../support/closing.js';
 import { BUILT_CLI, runBuiltCli } from '../support/cli.js';
+// A port that was free a moment ago: nothing listens on it, so connecting is refused.
+import { freePort as closedPort } from '../support/peers.js';
 
 const KEY = 'sim-failures-cli-key-0123456789ab';
 const WRONG = 'wrong-failures-cli-key-9876543210';
 const sim = portalForAll({ keys: [{ key: KEY }], rateLimit: false, moving: false });
-
-/** A loopback port nothing listens on (bound, then closed). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const jsonLines = (stderr: string) =>
   stderr

@@ -3,7 +3,6 @@
  * a FakeClock that jumps over every wait, against the simulated portal. Each test asserts the
  * portal's exact request log (clock time from the test's start, status; 0 = connection reset).
  */
-import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PortalConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
@@ -14,6 +13,8 @@ import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { PortalReader, type ListRequest, type PortalReaderOptions } from '../../src/upstream/reader.js';
 import { failure, itemIds, loopbackAgent, sinks } from '../support/upstream.js';
+// A port that was free a moment ago: nothing listens on it, so connecting is refused.
+import { freePort as closedPort } from '../support/peers.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const MINUTE = 60_000;
@@ -86,6 +87,12 @@ describe('request() against the simulated portal', () => {
   let t0: number;
   /** The portal's request log: [ms since the test started, status]. */
   const log = () => sim.requests.map((r) => [r.time - t0, r.status]);
+  /** The request threw the portal's `status`, after one attempt at each of `attemptsAt` (ms), each answered `status`. */
+  function expectGaveUp(err: unknown, status: number, attemptsAt: number[]) {
+    expect(err).toBeInstanceOf(UpstreamHttpError);
+    expect((err as UpstreamHttpError).status).toBe(status);
+    expect(log()).toEqual(attemptsAt.map((t) => [t, status]));
+  }
 
   beforeAll(async () => {
     clock = new FakeClock(T0, { autoAdvance: true });
@@ -142,25 +149,14 @@ describe('request() against the simulated portal', () => {
 
   it('retries a 500 only once', async () => {
     const { ctx, err } = await alwaysAnswered(500, { maxRetries: 3 });
-    expect(err).toBeInstanceOf(UpstreamHttpError);
-    expect((err as UpstreamHttpError).status).toBe(500);
-    expect(log()).toEqual([
-      [0, 500],
-      [500, 500],
-    ]);
+    expectGaveUp(err, 500, [0, 500]);
     expect(counts(ctx)).toEqual({ '/vitals 500': 2 });
   });
 
   it('gives up after maxRetries and throws the last error', async () => {
     const { err, warnings } = await alwaysAnswered(502, { maxRetries: 2 });
-    expect(err).toBeInstanceOf(UpstreamHttpError);
-    expect((err as UpstreamHttpError).status).toBe(502);
     // Full jitter at 0.5: 500 ms, then 1 s.
-    expect(log()).toEqual([
-      [0, 502],
-      [500, 502],
-      [1_500, 502],
-    ]);
+    expectGaveUp(err, 502, [0, 500, 1_500]);
     expect(warnings().at(-1)).toMatchObject({ msg: 'upstream request failed, retries used up', status: 502, attempt: 3 });
   });
 
@@ -475,15 +471,6 @@ describe("request() and the portal's own rate limit", () => {
 });
 
 describe('request() when the portal cannot be reached', () => {
-  /** A loopback port nothing listens on (bound, then closed). */
-  async function closedPort(): Promise<number> {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    return port;
-  }
-
   let sim: Simulator;
   beforeAll(async () => {
     sim = await startSimulator({ seed: 7, rateLimit: false, moving: false });

@@ -46,13 +46,19 @@ export function exists(pid: number): boolean {
   }
 }
 
-/** Polls `fn` every 100 ms until it returns a value; throws naming `what` (and `detail()`) after `ms`. */
+/** Polls `fn` every 100 ms until it returns a value; throws naming `what`, `fn`'s last error and `detail()` after `ms`. */
 export async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms: number, detail: () => string = () => ''): Promise<T> {
   const deadline = Date.now() + ms;
+  let last: unknown;
   for (;;) {
-    const v = await Promise.resolve().then(fn).catch(() => undefined);
+    const v = await Promise.resolve()
+      .then(fn)
+      .catch((err: unknown) => {
+        last = err;
+        return undefined;
+      });
     if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}\n${detail()}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}\n${detail()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -1,3 +1,4 @@
+import type * as cog from '@grafana/grafana-foundation-sdk/cog';
 import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import * as common from '@grafana/grafana-foundation-sdk/common';
 import * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
@@ -28,27 +29,26 @@ export function datasourceVariable(): dashboard.DatasourceVariableBuilder {
   return new dashboard.DatasourceVariableBuilder('datasource').label('Data source').type('prometheus');
 }
 
+/** A variable filled from a query on the dashboard's data source, refreshed with the time range, sorted. */
+function queryVariable(name: string, label: string, query: string, description?: string): dashboard.QueryVariableBuilder {
+  const variable = new dashboard.QueryVariableBuilder(name).label(label);
+  // Set here, not by the caller, to keep the committed JSON's key order.
+  if (description !== undefined) variable.description(description);
+  return variable
+    .datasource(DATASOURCE)
+    .query(query)
+    .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
+    .sort(dashboard.VariableSort.AlphabeticalAsc);
+}
+
 /** The `portal` variable: every portal the exporter reports, several at once allowed. */
 export function portalVariable(): dashboard.QueryVariableBuilder {
-  return new dashboard.QueryVariableBuilder('portal')
-    .label('Portal')
-    .datasource(DATASOURCE)
-    .query('label_values(posture_collection_success, portal)')
-    .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
-    .sort(dashboard.VariableSort.AlphabeticalAsc)
-    .multi(true)
-    .includeAll(true)
-    .allValue('.*');
+  return queryVariable('portal', 'Portal', 'label_values(posture_collection_success, portal)').multi(true).includeAll(true).allValue('.*');
 }
 
 /** The `integration` variable: keys of the chosen portals' integrations with Vitals enabled. */
 export function integrationVariable(): dashboard.QueryVariableBuilder {
-  return new dashboard.QueryVariableBuilder('integration')
-    .label('Integration')
-    .datasource(DATASOURCE)
-    .query('label_values(posture_vitals_integration_info{portal=~"$portal",vitals_enabled="true"}, integration)')
-    .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
-    .sort(dashboard.VariableSort.AlphabeticalAsc)
+  return queryVariable('integration', 'Integration', 'label_values(posture_vitals_integration_info{portal=~"$portal",vitals_enabled="true"}, integration)')
     .multi(true)
     .includeAll(true)
     .allValue('.*');
@@ -59,13 +59,12 @@ export function integrationVariable(): dashboard.QueryVariableBuilder {
  * `tag=~"^$"` selects; a single tag selects that tag's view. Never several (views overlap).
  */
 export function tagVariable(): dashboard.QueryVariableBuilder {
-  return new dashboard.QueryVariableBuilder('tag')
-    .label('Tag (All = whole portal)')
-    .description('Vitals view: All is the whole portal; a tag narrows the funnel to devices with that tag.')
-    .datasource(DATASOURCE)
-    .query('label_values(posture_vitals_integration_info{portal=~"$portal"}, tag)')
-    .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
-    .sort(dashboard.VariableSort.AlphabeticalAsc)
+  return queryVariable(
+    'tag',
+    'Tag (All = whole portal)',
+    'label_values(posture_vitals_integration_info{portal=~"$portal"}, tag)',
+    'Vitals view: All is the whole portal; a tag narrows the funnel to devices with that tag.',
+  )
     .multi(false)
     .includeAll(true)
     .allValue('^$');
@@ -254,6 +253,50 @@ export function barGaugePanel(spec: PanelSpec): bargauge.PanelBuilder {
     .unit('short')
     .height(spec.size.h)
     .span(spec.size.w);
+}
+
+/** What sets one posture-exporter dashboard apart from the other: name, uid, (i) text, tags, time. */
+export interface DashboardSpec {
+  readonly title: string;
+  readonly uid: string;
+  readonly description: string;
+  readonly tags: string[];
+  /** Start of the default time range, e.g. `now-24h`. */
+  readonly from: string;
+  readonly refresh: string;
+  /** Variables after datasource and portal. */
+  readonly variables?: readonly dashboard.QueryVariableBuilder[];
+}
+
+/** A dashboard's panels top to bottom: a panel, or a string that opens a row of that title. */
+export type Layout = ReadonlyArray<cog.Builder<dashboard.Panel> | string>;
+
+/**
+ * A posture-exporter dashboard: what they share (browser time, crosshair, the link to its
+ * siblings, the built-in and firing-alert annotations, the datasource and portal variables),
+ * then its own variables and layout, its panels numbered.
+ */
+export function postureDashboard(spec: DashboardSpec, layout: Layout): dashboard.Dashboard {
+  const d = new dashboard.DashboardBuilder(spec.title)
+    .uid(spec.uid)
+    .description(spec.description)
+    .tags(spec.tags)
+    .editable()
+    .timezone('browser')
+    .time({ from: spec.from, to: 'now' })
+    .refresh(spec.refresh)
+    .tooltip(dashboard.DashboardCursorSync.Crosshair)
+    .link(siblingDashboardsLink())
+    .annotation(builtInAnnotation())
+    .annotation(firingAlertsAnnotation())
+    .withVariable(datasourceVariable())
+    .withVariable(portalVariable());
+  for (const variable of spec.variables ?? []) d.withVariable(variable);
+  for (const item of layout) {
+    if (typeof item === 'string') d.withRow(new dashboard.RowBuilder(item));
+    else d.withPanel(item);
+  }
+  return numberPanels(d.build());
 }
 
 /**

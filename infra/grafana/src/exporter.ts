@@ -3,25 +3,22 @@ import * as common from '@grafana/grafana-foundation-sdk/common';
 import type * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
 import * as statetimeline from '@grafana/grafana-foundation-sdk/statetimeline';
 import type * as stat from '@grafana/grafana-foundation-sdk/stat';
+import type * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
 import {
   DASHBOARD_TAG,
   PORTAL,
   SPAN_NULLS_MS,
-  builtInAnnotation,
   dashedThresholds,
-  datasourceVariable,
-  firingAlertsAnnotation,
   normalStacking,
-  numberPanels,
-  portalVariable,
+  postureDashboard,
   promQuery,
   quantityOverTime,
   queryPanel,
-  siblingDashboardsLink,
   statPanel,
   thresholds,
   timeSeriesPanel,
   valueMapping,
+  type PanelSize,
   type PanelSpec,
 } from './common.js';
 
@@ -45,14 +42,8 @@ function successTimeline(spec: PanelSpec): statetimeline.PanelBuilder {
     .span(spec.size.w);
 }
 
-function collectionSuccess(): statetimeline.PanelBuilder {
-  return successTimeline({
-    title: 'Collection success per source',
-    description: 'Whether the last collection of each source (vitals, alerts, devices) succeeded.',
-    targets: [promQuery('A', `min by (portal, source) (posture_collection_success{${PORTAL}})`, '{{portal}} · {{source}}')],
-    size: { h: 7, w: 12 },
-  });
-}
+const collectionSuccess = () =>
+  successTimeline(gaugeSpec({ title: 'Collection success per source', description: 'Whether the last collection of each source (vitals, alerts, devices) succeeded.', metric: 'posture_collection_success', by: 'source', size: { h: 7, w: 12 } }, 'min'));
 
 function lastSuccessAge(): timeseries.PanelBuilder {
   const expr = `time() - max by (portal, source) (posture_collection_last_success_timestamp_seconds{${PORTAL}})`;
@@ -111,97 +102,47 @@ function rateLimitedInRange(): stat.PanelBuilder {
   );
 }
 
-function budgetShare(): timeseries.PanelBuilder {
-  return quantityOverTime(
-    {
-      title: 'Share of the portal budget (requests per 60 s)',
-      description: 'configured: POSTURE_REQUESTS_PER_MINUTE. effective: the share in force; halved when the portal answers 429 although the exporter stayed within its share (other clients are spending the budget), won back one request per clean minute. See docs/budget.md.',
-      targets: [promQuery('A', `max by (portal, kind) (posture_budget_share{${PORTAL}})`, '{{portal}} · {{kind}}')],
-      size: { h: 8, w: 12 },
-    },
-    'short',
-  );
+/** An exporter gauge per portal (and per `by` label): `agg by (portal, by) (metric)`, legend to match. */
+function gauge(metric: string, by?: string, agg: 'max' | 'min' = 'max'): prometheus.DataqueryBuilder {
+  const labels = by === undefined ? 'portal' : `portal, ${by}`;
+  const legend = by === undefined ? '{{portal}}' : `{{portal}} · {{${by}}}`;
+  return promQuery('A', `${agg} by (${labels}) (${metric}{${PORTAL}})`, legend);
 }
 
-function throttledLastHour(): timeseries.PanelBuilder {
-  return quantityOverTime(
-    {
-      title: '429 responses in the last hour',
-      description: 'Rate-limit answers the exporter received from the portal in the hour before each scrape (in Lambda: by the container).',
-      targets: [promQuery('A', `max by (portal) (posture_budget_rate_limited_responses{${PORTAL}})`, '{{portal}}')],
-      size: { h: 8, w: 12 },
-    },
-    'short',
-  );
+/** A panel of one exporter gauge: title, the (i) text, the gauge and its label, size. */
+interface GaugeSpec {
+  readonly title: string;
+  readonly description?: string;
+  readonly metric: string;
+  readonly by?: string;
+  readonly size?: PanelSize;
 }
 
-function invalidRecords(): timeseries.PanelBuilder {
-  return quantityOverTime(
-    {
-      title: 'Invalid records per source',
-      description: 'Records the last collection skipped because they did not match the API contract (logged by the exporter, never counted as zeros).',
-      targets: [promQuery('A', `max by (portal, source) (posture_collection_invalid_records{${PORTAL}})`, '{{portal}} · {{source}}')],
-      size: { h: 8, w: 12 },
-    },
-    'short',
-  );
+function gaugeSpec({ title, description, metric, by, size = { h: 8, w: 12 } }: GaugeSpec, agg?: 'max' | 'min'): PanelSpec {
+  return { title, description, targets: [gauge(metric, by, agg)], size };
 }
 
-function seriesFolded(): timeseries.PanelBuilder {
-  return quantityOverTime(
-    {
-      title: 'Series folded by the series cap',
-      description: 'Series of a family that grows with portal data (alerts by integration, per-integration Vitals) folded into integration="__other__" by POSTURE_MAX_SERIES_PER_FAMILY; 0 when every family fits (docs/metrics.md).',
-      targets: [promQuery('A', `max by (portal, family) (posture_series_folded{${PORTAL}})`, '{{portal}} · {{family}}')],
-      size: { h: 8, w: 12 },
-    },
-    'short',
-  );
+/** A gauge that is never negative (count, size, duration), over time; `unit` as Grafana names it. */
+function gaugeOverTime(spec: GaugeSpec, unit: string): timeseries.PanelBuilder {
+  return quantityOverTime(gaugeSpec(spec), unit);
 }
 
-function alertsPageSize(): timeseries.PanelBuilder {
-  return quantityOverTime(
-    {
-      title: 'Alerts page size',
-      description: 'Page size the last /alerts run used (0 = all in one request); above the configured size when the plan grew the pages to fit the share beside the other sources.',
-      targets: [promQuery('A', `max by (portal) (posture_collection_alerts_page_size{${PORTAL}})`, '{{portal}}')],
-      size: { h: 8, w: 12 },
-    },
-    'short',
-  );
-}
+// The budget panels' (i) texts, too long for the panel list below.
+const BUDGET_SHARE = 'configured: POSTURE_REQUESTS_PER_MINUTE. effective: the share in force; halved when the portal answers 429 although the exporter stayed within its share (other clients are spending the budget), won back one request per clean minute. See docs/budget.md.';
+const SERIES_FOLDED = 'Series of a family that grows with portal data (alerts by integration, per-integration Vitals) folded into integration="__other__" by POSTURE_MAX_SERIES_PER_FAMILY; 0 when every family fits (docs/metrics.md).';
+const PAGE_SIZE = 'Page size the last /alerts run used (0 = all in one request); above the configured size when the plan grew the pages to fit the share beside the other sources.';
+const PUSH_SUCCESS = 'Whether the previous push to each sink succeeded; reported with the next push, so a sink that stays down shows as missing data. Empty in pull mode.';
 
-function cycleDuration(): timeseries.PanelBuilder {
-  return quantityOverTime(
-    {
-      title: 'Run duration per source',
-      description: 'Wall time of the last run of each source, waits for the budget included.',
-      targets: [promQuery('A', `max by (portal, source) (posture_collection_duration_seconds{${PORTAL}})`, '{{portal}} · {{source}}')],
-      size: { h: 8, w: 12 },
-    },
-    's',
-  );
-}
-
-function pushSuccess(): statetimeline.PanelBuilder {
-  return successTimeline({
-    title: 'Push success per sink (push mode)',
-    description: 'Whether the previous push to each sink succeeded; reported with the next push, so a sink that stays down shows as missing data. Empty in pull mode.',
-    targets: [promQuery('A', `min by (portal, sink) (posture_push_success{${PORTAL}})`, '{{portal}} · {{sink}}')],
-    size: { h: 7, w: 12 },
-  });
-}
-
-function pushDuration(): timeseries.PanelBuilder {
-  return quantityOverTime(
-    {
-      title: 'Push duration per sink (push mode)',
-      targets: [promQuery('A', `max by (portal, sink) (posture_push_duration_seconds{${PORTAL}})`, '{{portal}} · {{sink}}')],
-      size: { h: 7, w: 12 },
-    },
-    's',
-  );
-}
+const budgetShare = () => gaugeOverTime({ title: 'Share of the portal budget (requests per 60 s)', description: BUDGET_SHARE, metric: 'posture_budget_share', by: 'kind' }, 'short');
+const throttledLastHour = () =>
+  gaugeOverTime({ title: '429 responses in the last hour', description: 'Rate-limit answers the exporter received from the portal in the hour before each scrape (in Lambda: by the container).', metric: 'posture_budget_rate_limited_responses' }, 'short');
+const invalidRecords = () =>
+  gaugeOverTime({ title: 'Invalid records per source', description: 'Records the last collection skipped because they did not match the API contract (logged by the exporter, never counted as zeros).', metric: 'posture_collection_invalid_records', by: 'source' }, 'short');
+const seriesFolded = () => gaugeOverTime({ title: 'Series folded by the series cap', description: SERIES_FOLDED, metric: 'posture_series_folded', by: 'family' }, 'short');
+const alertsPageSize = () => gaugeOverTime({ title: 'Alerts page size', description: PAGE_SIZE, metric: 'posture_collection_alerts_page_size' }, 'short');
+const cycleDuration = () => gaugeOverTime({ title: 'Run duration per source', description: 'Wall time of the last run of each source, waits for the budget included.', metric: 'posture_collection_duration_seconds', by: 'source' }, 's');
+const pushSuccess = () => successTimeline(gaugeSpec({ title: 'Push success per sink (push mode)', description: PUSH_SUCCESS, metric: 'posture_push_success', by: 'sink', size: { h: 7, w: 12 } }, 'min'));
+const pushDuration = () => gaugeOverTime({ title: 'Push duration per sink (push mode)', metric: 'posture_push_duration_seconds', by: 'sink', size: { h: 7, w: 12 } }, 's');
 
 function buildInfo(): stat.PanelBuilder {
   return statPanel({
@@ -215,37 +156,13 @@ function buildInfo(): stat.PanelBuilder {
 
 /** The exporter's own health: collection per source, portal API budget, data quality, pushes. */
 export function exporterDashboard(): dashboard.Dashboard {
-  const d = new dashboard.DashboardBuilder('posture-exporter health')
-    .uid(EXPORTER_UID)
-    .description('Is posture-exporter collecting, how much of the portal\'s API budget it spends, and whether its pushes land.')
-    .tags([DASHBOARD_TAG])
-    .editable()
-    .timezone('browser')
-    .time({ from: 'now-24h', to: 'now' })
-    .refresh('1m')
-    .tooltip(dashboard.DashboardCursorSync.Crosshair)
-    .link(siblingDashboardsLink())
-    .annotation(builtInAnnotation())
-    .annotation(firingAlertsAnnotation())
-    .withVariable(datasourceVariable())
-    .withVariable(portalVariable())
-    .withPanel(buildInfo())
-    .withRow(new dashboard.RowBuilder('Collection'))
-    .withPanel(collectionSuccess())
-    .withPanel(lastSuccessAge())
-    .withPanel(cycleDuration())
-    .withPanel(invalidRecords())
-    .withPanel(seriesFolded())
-    .withRow(new dashboard.RowBuilder('Portal API budget'))
-    .withPanel(apiRequests())
-    .withPanel(rateLimited())
-    .withPanel(rateLimitedInRange())
-    .withPanel(alertsPageSize())
-    .withPanel(budgetShare())
-    .withPanel(throttledLastHour())
-    .withRow(new dashboard.RowBuilder('Push mode'))
-    .withPanel(pushSuccess())
-    .withPanel(pushDuration())
-    .build();
-  return numberPanels(d);
+  return postureDashboard({ title: 'posture-exporter health', uid: EXPORTER_UID, description: 'Is posture-exporter collecting, how much of the portal\'s API budget it spends, and whether its pushes land.', tags: [DASHBOARD_TAG], from: 'now-24h', refresh: '1m' }, [
+    buildInfo(),
+    'Collection',
+    ...[collectionSuccess(), lastSuccessAge(), cycleDuration(), invalidRecords(), seriesFolded()],
+    'Portal API budget',
+    ...[apiRequests(), rateLimited(), rateLimitedInRange(), alertsPageSize(), budgetShare(), throttledLastHour()],
+    'Push mode',
+    ...[pushSuccess(), pushDuration()],
+  ]);
 }

@@ -12,19 +12,14 @@ import {
   SPAN_NULLS_MS,
   VITALS,
   barGaugePanel,
-  builtInAnnotation,
   dashedThresholds,
-  datasourceVariable,
-  firingAlertsAnnotation,
   fixedColor,
   integrationVariable,
   lastNotNull,
   normalStacking,
-  numberPanels,
-  portalVariable,
+  postureDashboard,
   promQuery,
   quantityOverTime,
-  siblingDashboardsLink,
   statPanel,
   tagVariable,
   thresholds,
@@ -40,10 +35,6 @@ export const OVERVIEW_UID = 'posture-overview';
 // PostureVitalsHealthRegression in infra/prometheus/rules/posture.rules.yml.
 const HEALTH_LOW = 0.9;
 const HEALTH_DROP = 0.05;
-
-function vitalsRow(): dashboard.RowBuilder {
-  return new dashboard.RowBuilder('Vitals');
-}
 
 /** Counts per label value stacked into their total (open alerts by severity, devices by activity). */
 function stackedCounts(spec: PanelSpec): timeseries.PanelBuilder {
@@ -236,38 +227,15 @@ function devicesNow(): stat.PanelBuilder {
 
 /** The posture overview: Vitals health and funnel, open alerts, devices. */
 export function overviewDashboard(): dashboard.Dashboard {
-  const d = new dashboard.DashboardBuilder('Security posture overview')
-    .uid(OVERVIEW_UID)
-    .description('Vitals funnel and health, open alerts and devices from posture-exporter.')
-    .tags([DASHBOARD_TAG, 'security'])
-    .editable()
-    .timezone('browser')
-    .time({ from: 'now-7d', to: 'now' })
-    .refresh('5m')
-    .tooltip(dashboard.DashboardCursorSync.Crosshair)
-    .link(siblingDashboardsLink())
-    .annotation(builtInAnnotation())
-    .annotation(firingAlertsAnnotation())
-    .withVariable(datasourceVariable())
-    .withVariable(portalVariable())
-    .withVariable(integrationVariable())
-    .withVariable(tagVariable())
-    .withRow(vitalsRow())
-    .withPanel(healthRatio())
-    .withPanel(healthChange())
-    .withPanel(stageCompliance())
-    .withPanel(funnelConsistency())
-    .withPanel(activeAgents())
-    .withRow(new dashboard.RowBuilder('Funnel per integration'))
-    .withPanel(funnel())
-    .withRow(new dashboard.RowBuilder('Alerts'))
-    .withPanel(alertsBySeverity())
-    .withPanel(alertsByIntegration())
-    .withPanel(redAlertWork())
-    .withPanel(oldestRedAlert())
-    .withRow(new dashboard.RowBuilder('Devices'))
-    .withPanel(devices())
-    .withPanel(devicesNow())
-    .build();
-  return numberPanels(d);
+  const spec = { title: 'Security posture overview', uid: OVERVIEW_UID, description: 'Vitals funnel and health, open alerts and devices from posture-exporter.', tags: [DASHBOARD_TAG, 'security'], from: 'now-7d', refresh: '5m' };
+  return postureDashboard({ ...spec, variables: [integrationVariable(), tagVariable()] }, [
+    'Vitals',
+    ...[healthRatio(), healthChange(), stageCompliance(), funnelConsistency(), activeAgents()],
+    'Funnel per integration',
+    funnel(),
+    'Alerts',
+    ...[alertsBySeverity(), alertsByIntegration(), redAlertWork(), oldestRedAlert()],
+    'Devices',
+    ...[devices(), devicesNow()],
+  ]);
 }
