@@ -1,5 +1,5 @@
 import type { Logger } from '../core/log.js';
-import { SEVERITIES } from '../metrics/catalogue.js';
+import { SEVERITIES } from '../domain.js';
 import { checkAlertRecord } from '../upstream/schemas.js';
 import { InvalidRecords } from './invalid.js';
 import { parseApiTimestamp } from './timestamps.js';

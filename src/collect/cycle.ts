@@ -1,4 +1,4 @@
-import type { Source } from '../metrics/catalogue.js';
+import type { Source } from '../domain.js';
 import type { AlertsAggregate } from './alerts.js';
 import type { DevicesTotals } from './devices.js';
 import type { VitalsList } from './vitals.js';

@@ -1,6 +1,7 @@
 import { SETTING_BY_KEY } from '../config/settings.js';
 import type { Logger } from '../core/log.js';
-import { PORTAL_LABEL, SEVERITIES, SOURCES, STAGES, type MetricName, type Source } from '../metrics/catalogue.js';
+import { PORTAL_LABEL, type MetricName } from '../metrics/catalogue.js';
+import { SEVERITIES, SOURCES, STAGES, type Source } from '../domain.js';
 import type { Sample } from '../metrics/sample.js';
 import type { VitalsRecord } from '../upstream/schemas.js';
 import type { AlertsAggregate } from './alerts.js';

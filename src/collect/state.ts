@@ -1,4 +1,4 @@
-import { SOURCES, type Source } from '../metrics/catalogue.js';
+import { SOURCES, type Source } from '../domain.js';
 import type { BudgetFacts, CycleResult, SourceResult, SourceRun } from './cycle.js';
 import type { CycleFacts, PortalView, SourceView } from './samples.js';
 

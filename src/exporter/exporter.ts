@@ -6,7 +6,7 @@ import { AuthenticationError, LateError, PortalUnreachableError, PostureError, T
 import { cycleOf, type BudgetFacts, type CycleResult, type SourceResult, type SourceRun } from '../collect/cycle.js';
 import { FoldWarnings, toSamples, type ExporterFacts } from '../collect/samples.js';
 import { PortalState, viewOfCycle } from '../collect/state.js';
-import { SOURCES, type Source } from '../metrics/catalogue.js';
+import { SOURCES, type Source } from '../domain.js';
 import type { Sample } from '../metrics/sample.js';
 import type { VitalsList } from '../collect/vitals.js';
 import { Deadline, fetchArchive, RUNS, type PortalMemory, type RunContext } from '../schedule/jobs.js';

@@ -4,11 +4,13 @@
  * from this one table. Every series also carries `portal`.
  */
 
+import type { Source } from '../domain.js';
+
 /** Label added to every series. */
 export const PORTAL_LABEL = 'portal';
 
 /** Where a family's samples come from: one of the collected sources, or the exporter itself. */
-export type Origin = 'vitals' | 'alerts' | 'devices' | 'exporter';
+export type Origin = Source | 'exporter';
 
 export interface MetricDef {
   /** Prometheus name (also the OTLP instrument name). */
@@ -187,17 +189,3 @@ export type MetricName = (typeof CATALOGUE)[number]['name'];
 export const METRICS: Readonly<Record<MetricName, MetricDef>> = Object.fromEntries(
   CATALOGUE.map((m) => [m.name, m]),
 ) as unknown as Record<MetricName, MetricDef>;
-
-/** The three severities that are always present on the alert families. */
-export const SEVERITIES = ['red', 'amber', 'green'] as const;
-
-/** Vitals funnel stages, in order, with the API fields behind them. */
-export const STAGES = [
-  { stage: 'deployment', eligible: 'agentDeployedPossibleCompliant', compliant: 'agentDeployedCompliant' },
-  { stage: 'function', eligible: 'agentFunctioningPossibleCompliant', compliant: 'agentFunctioningCompliant' },
-  { stage: 'configuration', eligible: 'configurationPossibleCompliant', compliant: 'configurationCompliant' },
-] as const;
-
-/** Sources collected from the portal. */
-export const SOURCES = ['vitals', 'alerts', 'devices'] as const;
-export type Source = (typeof SOURCES)[number];

@@ -11,7 +11,7 @@ import { AlertsSink, mergeAlerts, type AlertsAggregate } from '../collect/alerts
 import type { DevicesTotals } from '../collect/devices.js';
 import { VitalsSink, type VitalsList } from '../collect/vitals.js';
 import { LateError, ListMismatchError, NetworkError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
-import type { Source } from '../metrics/catalogue.js';
+import type { Source } from '../domain.js';
 import { PortalReader, type ListRequest, type ListResult, type RecordSink } from '../upstream/reader.js';
 import { alertsLimit, alertsPagesAllowed, runSeconds } from './plan.js';
 import { PRIORITY, WINDOW_MS, type Permit, type PortalScheduler } from './scheduler.js';

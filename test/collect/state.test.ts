@@ -4,7 +4,7 @@ import type { SourceResult, SourceRun } from '../../src/collect/cycle.js';
 import { toSamples } from '../../src/collect/samples.js';
 import { PortalState } from '../../src/collect/state.js';
 import { foldVitals } from '../../src/collect/vitals.js';
-import type { Source } from '../../src/metrics/catalogue.js';
+import type { Source } from '../../src/domain.js';
 import { readFixture } from './pipeline.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
