@@ -1,7 +1,7 @@
 import type { Source } from '../domain.js';
-import type { AlertsAggregate } from './alerts.js';
-import type { DevicesTotals } from './devices.js';
-import type { VitalsList } from './vitals.js';
+import type { AlertsAggregate } from '../sources/alerts/fold.js';
+import type { DevicesTotals } from '../sources/devices.js';
+import type { VitalsList } from '../sources/vitals.js';
 
 /** The outcome of collecting one source. */
 export type SourceResult<T> =

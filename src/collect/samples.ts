@@ -4,10 +4,10 @@ import { PORTAL_LABEL, type MetricName } from '../metrics/catalogue.js';
 import { SEVERITIES, SOURCES, STAGES, type Source } from '../domain.js';
 import type { Sample } from '../metrics/sample.js';
 import type { VitalsRecord } from '../upstream/schemas.js';
-import type { AlertsAggregate } from './alerts.js';
+import type { AlertsAggregate } from '../sources/alerts/fold.js';
 import type { BudgetFacts } from './cycle.js';
-import type { DevicesTotals } from './devices.js';
-import { funnelConsistent, type VitalsList } from './vitals.js';
+import type { DevicesTotals } from '../sources/devices.js';
+import { funnelConsistent, type VitalsList } from '../sources/vitals.js';
 
 /** The reserved `integration` label value that a capped family folds its smallest integrations into. */
 export const OTHER = '__other__';

@@ -8,8 +8,8 @@ import { FoldWarnings, toSamples, type ExporterFacts } from '../collect/samples.
 import { PortalState, viewOfCycle } from '../collect/state.js';
 import { SOURCES, type Source } from '../domain.js';
 import type { Sample } from '../metrics/sample.js';
-import type { VitalsList } from '../collect/vitals.js';
-import { Deadline, fetchArchive, RUNS, type PortalMemory, type RunContext } from '../schedule/jobs.js';
+import type { VitalsList } from '../sources/vitals.js';
+import { Deadline, fetchArchive, RUNS, type PortalMemory, type RunContext } from '../schedule/request.js';
 import { oneShotSeconds } from '../schedule/plan.js';
 import { PortalScheduler } from '../schedule/scheduler.js';
 import { PortalReader } from '../upstream/reader.js';

@@ -9,7 +9,7 @@ import type { PortalConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { LateError, NetworkError, PortalUnreachableError, RateLimitedError, TimeoutError, UpstreamHttpError } from '../../src/errors.js';
-import { Deadline, request, type RunContext } from '../../src/schedule/jobs.js';
+import { Deadline, request, type RunContext } from '../../src/schedule/request.js';
 import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { PortalReader, type ListRequest, type PortalReaderOptions } from '../../src/upstream/reader.js';
