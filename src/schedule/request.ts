@@ -1,20 +1,16 @@
 /**
- * The jobs of one portal: a run of each source is a short sequence of requests (Vitals and one per
- * tag; device totals; the /alerts pages), each of which takes its slot from the portal's scheduler,
- * retries included. The folds that turn records into aggregates stay pure in src/collect/.
+ * One request of a source's run through the portal's scheduler: each takes its slot (retries
+ * included) and is sent again when the spec calls the failure temporary and the deadline allows.
+ * The runs themselves (which requests, paging, totals) live with their sources in src/sources/.
  */
 import type { PortalConfig } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { equalJitterBackoffMs, fullJitterBackoffMs, retry, type RetryDecision } from '../core/retry.js';
-import { AlertsSink, mergeAlerts, type AlertsAggregate } from '../sources/alerts/fold.js';
-import type { DevicesTotals } from '../sources/devices.js';
-import { VitalsSink, type VitalsList } from '../sources/vitals.js';
-import { LateError, ListMismatchError, NetworkError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
-import type { Source } from '../domain.js';
+import { LateError, NetworkError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
 import { PortalReader, type ListRequest, type ListResult, type RecordSink } from '../upstream/reader.js';
-import { alertsLimit, alertsPagesAllowed, runSeconds } from './plan.js';
-import { PRIORITY, WINDOW_MS, type Permit, type PortalScheduler } from './scheduler.js';
+import type { Deadline } from './deadline.js';
+import { PRIORITY, type Permit, type PortalScheduler } from './scheduler.js';
 
 /** What the jobs remember of a portal between runs, to plan the next one. */
 export interface PortalMemory {
@@ -22,79 +18,6 @@ export interface PortalMemory {
   alertsTotal?: number;
   /** The largest page the portal returned when asked for more (it caps pages). */
   pageCap?: number;
-}
-
-const MAX_TIMER_MS = 2_147_483_647;
-
-/** A run's deadline: fixed in `serve` (the source's next run), extendable in one-shot runs as the plan learns the list sizes. */
-export class Deadline {
-  /** Cancels the pending wait for the deadline (re-armed when it moves). */
-  private timer: AbortController | undefined;
-  private readonly controller = new AbortController();
-  private readonly unlink: () => void;
-
-  /**
-   * @param at ms on `clock.monotonic()`
-   * @param cap the latest it may be extended to (undefined: fixed)
-   */
-  constructor(
-    private atMs: number,
-    private readonly clock: Clock,
-    private readonly cap: number | undefined,
-    outer?: AbortSignal,
-  ) {
-    // Once aborted, from outside or at the deadline, nothing waits for the deadline any more.
-    this.controller.signal.addEventListener('abort', () => this.timer?.abort(), { once: true });
-    const onOuter = () => this.controller.abort(outer?.reason);
-    if (outer?.aborted) onOuter();
-    outer?.addEventListener('abort', onOuter, { once: true });
-    this.unlink = () => outer?.removeEventListener('abort', onOuter);
-    this.arm();
-  }
-
-  get at(): number {
-    return this.atMs;
-  }
-
-  /** Aborted when the deadline passes (reason: a TimeoutError DOMException) or the outer signal aborts. */
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  /** Moves the deadline later, up to the cap; returns whether it moved. */
-  extendTo(at: number): boolean {
-    if (this.cap === undefined) return false;
-    const next = Math.min(at, this.cap);
-    if (next <= this.atMs) return false;
-    this.atMs = next;
-    this.arm();
-    return true;
-  }
-
-  /** Ends the deadline's timer (the run is over). */
-  close(): void {
-    this.timer?.abort();
-    this.unlink();
-  }
-
-  // A wait on the run's own clock (real time in production, the fake clock in tests): this cuts a
-  // request still in flight when the deadline passes. Slots after the deadline are refused by the
-  // scheduler on the same clock.
-  private arm(): void {
-    this.timer?.abort();
-    this.timer = undefined;
-    if (this.controller.signal.aborted) return;
-    const ms = Math.max(0, this.atMs - this.clock.monotonic());
-    // No deadline (backfill), or one beyond what a timer can hold (about 24.8 days): no wait.
-    if (ms > MAX_TIMER_MS) return;
-    const timer = (this.timer = new AbortController());
-    this.clock.sleep(ms, timer.signal).then(
-      () => {
-        if (this.timer === timer) this.controller.abort(new DOMException('the deadline passed', 'TimeoutError'));
-      },
-      () => {},
-    );
-  }
 }
 
 /** Everything a run needs. */
@@ -256,108 +179,3 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
     throw lateError(ctx, endpoint, abandoned.at, err, abandoned.why);
   });
 }
-
-/** Vitals: the whole portal, then each tag. */
-export async function runVitals(ctx: RunContext): Promise<VitalsList[]> {
-  const lists: VitalsList[] = [];
-  const tags = [undefined, ...ctx.portal.vitalsTags];
-  for (const [i, tag] of tags.entries()) {
-    const res = await request(ctx, () => ({ endpoint: '/vitals', query: { tag } }), () => new VitalsSink(tag, ctx.logger), i === 0 ? PRIORITY.vitals : PRIORITY.continuation);
-    if (res.received !== res.total) {
-      throw new ListMismatchError('/vitals', res.total, res.received, `/vitals${tag === undefined ? '' : ` (tag ${tag})`} returned ${res.received} records but its total says ${res.total}: the list is incomplete.`);
-    }
-    lists.push(res.result);
-  }
-  return lists;
-}
-
-/** One day of the Vitals archive (`archiveDate`, spec 4.5), whole portal or one tag: backfill's job. */
-export async function fetchArchive(ctx: RunContext, day: string, tag: string | undefined): Promise<VitalsList> {
-  const res = await request(ctx, () => ({ endpoint: '/vitals', query: { archiveDate: day, tag } }), () => new VitalsSink(tag, ctx.logger), PRIORITY.backfill);
-  if (res.received !== res.total) {
-    throw new ListMismatchError('/vitals', res.total, res.received, `/vitals?archiveDate=${day}${tag === undefined ? '' : ` (tag ${tag})`} returned ${res.received} records but its total says ${res.total}: the list is incomplete.`);
-  }
-  return res.result;
-}
-
-/** Only the envelope's `total` counts for device totals: the one record asked for is ignored. */
-const ignoreRecords = (): RecordSink<void> => ({ record() {}, finish() {} });
-
-/** Device totals: `total` of `filter=active` and `filter=inactive`, one record each. */
-export async function runDevices(ctx: RunContext): Promise<DevicesTotals> {
-  const totals: Partial<Record<'active' | 'inactive', number>> = {};
-  for (const [i, filter] of (['active', 'inactive'] as const).entries()) {
-    const res = await request(ctx, () => ({ endpoint: '/devices', query: { filter, limit: 1 } }), ignoreRecords, i === 0 ? PRIORITY.devices : PRIORITY.continuation);
-    totals[filter] = res.total;
-  }
-  return totals as DevicesTotals;
-}
-
-/** What an /alerts run returns beside the aggregate. */
-export interface AlertsRun {
-  readonly aggregate: AlertsAggregate;
-  /** The largest `limit` asked (0 = all in one request). */
-  readonly pageSize: number;
-}
-
-/**
- * Unresolved alerts, paged: the page size comes from the plan (the last run's total when known, the
- * pages the share leaves), the pages are read back to back, and a portal that caps its pages is
- * paged by what it returns. A one-shot run's deadline grows to what the pages need.
- */
-export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => void): Promise<AlertsRun> {
-  const { portal, memory, logger } = ctx;
-  const nowSeconds = ctx.clock.now() / 1000;
-  let offset = 0;
-  let total: number | undefined;
-  let aggregate: AlertsAggregate | undefined;
-  let pages = 0;
-  let pageSize: number | undefined;
-  for (;;) {
-    // Before the first page the last run's total is the best guess of what is left.
-    const remaining = total === undefined ? memory.alertsTotal : total - offset;
-    // Read per page: a 429 during the run cuts the share, and the pages left must fit the cut share.
-    const pagesAllowed = alertsPagesAllowed({ requestsPerMinute: ctx.scheduler.share.effective, vitalsTags: portal.vitalsTags });
-    const limit = alertsLimit({ pageSize: portal.pageSize, remaining, pagesAllowed: Math.max(1, pagesAllowed - pages), pageCap: memory.pageCap });
-    if (limit !== portal.pageSize && limit !== memory.pageCap) logger.info('planned a larger /alerts page to fit the rate budget', { pageSize: portal.pageSize, limit, offset, total: total ?? memory.alertsTotal });
-    pageSize = limit === 0 || pageSize === 0 ? 0 : Math.max(pageSize ?? 0, limit);
-    onPageSize(pageSize);
-    const at = offset;
-    const res = await request(ctx, () => ({ endpoint: '/alerts', query: { filter: 'allunresolved', offset: at, limit } }), () => new AlertsSink(nowSeconds, logger, at), pages === 0 ? PRIORITY.alerts : PRIORITY.continuation);
-    pages++;
-    if (total !== undefined && res.total !== total) {
-      throw new ListMismatchError('/alerts', total, res.total, `/alerts changed while it was being paged (total ${total}, then ${res.total}): the counts would be off, so this run's alerts are dropped; a larger POSTURE_PAGE_SIZE avoids it.`);
-    }
-    total = res.total;
-    aggregate = aggregate ? mergeAlerts(aggregate, res.result) : res.result;
-    offset += res.received;
-    if (offset >= total) break;
-    if (res.received === 0) break;
-    // A page larger than the cap learned earlier: the portal no longer caps (or caps higher).
-    if (memory.pageCap !== undefined && res.received > memory.pageCap) delete memory.pageCap;
-    const wanted = limit === 0 ? total - at : Math.min(limit, total - at);
-    if (res.received < wanted && res.limit > 0 && res.limit === res.received && memory.pageCap !== res.limit) {
-      // The portal returns at most this many whatever is asked: page by it, and plan with it from now on.
-      memory.pageCap = res.limit;
-      logger.info('the portal caps /alerts pages: paging by what it returns', { asked: limit, cap: res.limit, total });
-    }
-    // A one-shot run may take as long as the remaining pages need.
-    const perPage = memory.pageCap ?? (limit === 0 ? total : limit);
-    const left = Math.ceil((total - offset) / Math.max(1, perPage));
-    ctx.deadline.extendTo(ctx.clock.monotonic() + (runSeconds(left + ctx.maxRetries, ctx.scheduler.share.effective) + WINDOW_MS / 1000 + 1 + 60) * 1000);
-  }
-  if (offset !== total) {
-    throw new ListMismatchError('/alerts', total, offset, `/alerts returned ${offset} records but its total says ${total}: the list was truncated or moved while paged.`);
-  }
-  memory.alertsTotal = total;
-  return { aggregate: aggregate!, pageSize: pageSize ?? portal.pageSize };
-}
-
-/** The run of each source. */
-export const RUNS: Record<Source, (ctx: RunContext, onPageSize: (limit: number) => void) => Promise<unknown>> = {
-  vitals: (ctx) => runVitals(ctx),
-  devices: (ctx) => runDevices(ctx),
-  alerts: async (ctx, onPageSize) => (await runAlerts(ctx, onPageSize)).aggregate,
-};
-
-export { LateError };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AlertsAggregate } from '../../src/sources/alerts/fold.js';
-import { CAPPED_FAMILIES, DEFAULT_MAX_SERIES_PER_FAMILY, FoldWarnings, OTHER, toSamples, type PortalView } from '../../src/collect/samples.js';
+import { CAPPED_FAMILIES, DEFAULT_MAX_SERIES_PER_FAMILY, FoldWarnings, toSamples, type PortalView } from '../../src/collect/samples.js';
+import { OTHER } from '../../src/sources/cap.js';
 import { foldVitals, type VitalsList } from '../../src/sources/vitals.js';
 import { createLogger } from '../../src/core/log.js';
 import type { Sample } from '../../src/metrics/sample.js';
