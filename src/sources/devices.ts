@@ -24,7 +24,7 @@ export const DEVICES_FAMILIES = [
 const ignoreRecords = (): RecordSink<void> => ({ record() {}, finish() {} });
 
 /** Device totals: `total` of `filter=active` and `filter=inactive`, one record each. */
-export async function runDevices(ctx: RunContext): Promise<DevicesTotals> {
+async function runDevices(ctx: RunContext): Promise<DevicesTotals> {
   const totals: Partial<Record<'active' | 'inactive', number>> = {};
   for (const [i, filter] of (['active', 'inactive'] as const).entries()) {
     const res = await request(ctx, () => ({ endpoint: '/devices', query: { filter, limit: 1 } }), ignoreRecords, i === 0 ? PRIORITY.devices : PRIORITY.continuation);
@@ -34,7 +34,7 @@ export async function runDevices(ctx: RunContext): Promise<DevicesTotals> {
 }
 
 /** The device samples: one per activity. */
-export function devicesSamples(totals: DevicesTotals, add: Add<(typeof DEVICES_FAMILIES)[number]['name']>): void {
+function devicesSamples(totals: DevicesTotals, add: Add<(typeof DEVICES_FAMILIES)[number]['name']>): void {
   add('posture_devices', { activity: 'active' }, totals.active);
   add('posture_devices', { activity: 'inactive' }, totals.inactive);
 }

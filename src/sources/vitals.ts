@@ -20,7 +20,7 @@ export interface VitalsList {
 }
 
 /** Collects a /vitals response: validates each record, skips malformed ones and repeated keys. */
-export class VitalsSink {
+class VitalsSink {
   private readonly records: VitalsRecord[] = [];
   private readonly keys = new Set<string>();
   private readonly invalid: InvalidRecords;
@@ -56,7 +56,7 @@ export function foldVitals(records: Iterable<unknown>, tag?: string, logger?: Lo
 }
 
 /** The funnel rule: each stage's eligible equals the previous stage's compliant, and no compliant exceeds its eligible. */
-export function funnelConsistent(r: Extract<VitalsRecord, { vitalsEnabled: true }>): boolean {
+function funnelConsistent(r: Extract<VitalsRecord, { vitalsEnabled: true }>): boolean {
   return (
     r.agentFunctioningPossibleCompliant === r.agentDeployedCompliant &&
     r.configurationPossibleCompliant === r.agentFunctioningCompliant &&
@@ -109,7 +109,7 @@ export const VITALS_FAMILIES = [
 // ------------------------------------------------------------------ run
 
 /** Vitals: the whole portal, then each tag. */
-export async function runVitals(ctx: RunContext): Promise<VitalsList[]> {
+async function runVitals(ctx: RunContext): Promise<VitalsList[]> {
   const lists: VitalsList[] = [];
   const tags = [undefined, ...ctx.portal.vitalsTags];
   for (const [i, tag] of tags.entries()) {
@@ -205,7 +205,7 @@ function vitalsKept(lists: readonly VitalsList[], cap: number): Set<string> | un
 }
 
 /** The Vitals samples of a run's lists, with the series cap (one set of integrations kept for all the families). */
-export function vitalsSamples(lists: readonly VitalsList[], add: Add<VitalsFamily>, cap: number, folded: Map<string, number>): void {
+function vitalsSamples(lists: readonly VitalsList[], add: Add<VitalsFamily>, cap: number, folded: Map<string, number>): void {
   const keep = vitalsKept(lists, cap);
   // Original series left out, per family: folded into OTHER, or (info) dropped.
   const left = [0, 0, 0, 0, 0, 0];
