@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { parseApiTimestamp } from '../src/collect/timestamps.js';
+import { parseApiTimestamp } from '../src/upstream/timestamps.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../src/simulator/index.js';
 
 const CLI = new URL('../dist/cli.js', import.meta.url).pathname;

@@ -5,7 +5,7 @@
  * resumably. Fetching is injected (`fetchDay`) so a scheduler can take the default's place.
  */
 import type { PortalConfig } from '../config/load.js';
-import type { VitalsList } from '../collect/vitals.js';
+import type { VitalsList } from '../sources/vitals.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { AuthenticationError, PermissionError, UpstreamHttpError } from '../errors.js';

@@ -3,7 +3,7 @@
  * progress reads. No I/O, no clock: "now" arrives as an argument.
  */
 import { toSamples } from '../collect/samples.js';
-import type { VitalsList } from '../collect/vitals.js';
+import type { VitalsList } from '../sources/vitals.js';
 import { ConfigError } from '../errors.js';
 import { METRICS } from '../metrics/catalogue.js';
 import type { TimestampedSample } from '../metrics/openmetrics-timestamped.js';

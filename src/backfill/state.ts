@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { foldVitals, type VitalsList } from '../collect/vitals.js';
+import { foldVitals, type VitalsList } from '../sources/vitals.js';
 import { ConfigError } from '../errors.js';
 import type { VitalsRecord } from '../upstream/schemas.js';
 import { tagOfKey } from './plan.js';

@@ -1,7 +1,5 @@
-import type { Source } from '../metrics/catalogue.js';
-import type { AlertsAggregate } from './alerts.js';
-import type { DevicesTotals } from './devices.js';
-import type { VitalsList } from './vitals.js';
+import { SOURCES, type Source } from '../domain.js';
+import type { SourceValue } from '../sources/index.js';
 
 /** The outcome of collecting one source. */
 export type SourceResult<T> =
@@ -9,11 +7,10 @@ export type SourceResult<T> =
   | { readonly ok: false; readonly error: Error; readonly invalid?: number };
 
 /** The values each source yields. */
-export interface SourceValues {
-  readonly vitals: VitalsList[];
-  readonly alerts: AlertsAggregate;
-  readonly devices: DevicesTotals;
-}
+export type SourceValues = { readonly [S in Source]: SourceValue<S> };
+
+/** The outcome of each source of one portal. */
+export type SourceResults = { readonly [S in Source]: SourceResult<SourceValues[S]> };
 
 /** One run of one source of one portal: its outcome, its time and the requests it sent. */
 export interface SourceRun<S extends Source = Source> {
@@ -33,7 +30,7 @@ export interface SourceRun<S extends Source = Source> {
 }
 
 /** Everything a one-shot run (`once`, Lambda) learned about one portal: a run of every source. */
-export interface CycleResult {
+export interface CycleResult extends SourceResults {
   readonly portal: string;
   /** Wall time (epoch ms) of the first run's start and the last run's end. */
   readonly startedAt: number;
@@ -42,9 +39,6 @@ export interface CycleResult {
   readonly finishedMonotonic: number;
   /** From the first run's start to the last run's end, on the monotonic clock. */
   readonly durationMs: number;
-  readonly vitals: SourceResult<VitalsList[]>;
-  readonly alerts: SourceResult<AlertsAggregate>;
-  readonly devices: SourceResult<DevicesTotals>;
   /** Requests sent, by `endpoint\u0000code`. */
   readonly requests: ReadonlyMap<string, number>;
   /** The run of each source this result was put together from. */
@@ -62,9 +56,9 @@ export interface BudgetFacts {
   readonly rateLimitedLastHour: number;
 }
 
-/** Puts the runs of the three sources together. */
+/** Puts the runs of every source together. */
 export function cycleOf(portal: string, runs: { [S in Source]: SourceRun<S> }, budget?: BudgetFacts): CycleResult {
-  const all = [runs.vitals, runs.alerts, runs.devices] as SourceRun[];
+  const all: SourceRun[] = SOURCES.map((s) => runs[s]);
   const requests = new Map<string, number>();
   for (const run of all) for (const [k, n] of run.requests) requests.set(k, (requests.get(k) ?? 0) + n);
   return {
@@ -74,12 +68,16 @@ export function cycleOf(portal: string, runs: { [S in Source]: SourceRun<S> }, b
     // The runs start together, so the longest run spans the whole.
     finishedMonotonic: Math.max(...all.map((r) => r.finishedMonotonic)),
     durationMs: Math.max(...all.map((r) => r.durationMs)),
-    vitals: runs.vitals.result,
-    alerts: runs.alerts.result,
-    devices: runs.devices.result,
+    ...(Object.fromEntries(SOURCES.map((s) => [s, runs[s].result])) as unknown as SourceResults),
     requests,
     runs: all,
-    ...(runs.alerts.alertsPageSize !== undefined ? { alertsPageSize: runs.alerts.alertsPageSize } : {}),
+    ...pageSizeOf(all),
     ...(budget ? { budget } : {}),
   };
+}
+
+/** The page size of the run that paged, if any. */
+function pageSizeOf(runs: readonly SourceRun[]): { alertsPageSize?: number } {
+  const paged = runs.find((r) => r.alertsPageSize !== undefined);
+  return paged ? { alertsPageSize: paged.alertsPageSize } : {};
 }

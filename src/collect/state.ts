@@ -1,6 +1,6 @@
-import { SOURCES, type Source } from '../metrics/catalogue.js';
+import { SOURCES, type Source } from '../domain.js';
 import type { BudgetFacts, CycleResult, SourceResult, SourceRun } from './cycle.js';
-import type { CycleFacts, PortalView, SourceView } from './samples.js';
+import type { CycleFacts, PortalView, SourceView, SourceViews } from './samples.js';
 
 interface Kept {
   value?: unknown;
@@ -75,7 +75,8 @@ export class PortalState {
       if (this.sources[s].durationMs !== undefined) durations[s] = this.sources[s].durationMs;
     }
     const cycle: CycleFacts = { durations, requests, alertsPageSize: this.alertsPageSize, budget };
-    return { portal: this.portal, vitals: viewOf('vitals'), alerts: viewOf('alerts'), devices: viewOf('devices'), cycle };
+    const views = Object.fromEntries(SOURCES.map((s) => [s, viewOf(s)])) as SourceViews;
+    return { portal: this.portal, ...views, cycle };
   }
 
   /** Whether every source has run at least once (successfully or not). */

@@ -4,7 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, ConfigErrors } from '../errors.js';
 import type { LogLevel } from '../core/log.js';
-import { SOURCES, type Source } from '../metrics/catalogue.js';
+import { SOURCES, type Source } from '../domain.js';
 import { MAX_INTERVAL_SECONDS, planPortal, runSeconds, type IntervalChange, type PortalPlan } from '../schedule/plan.js';
 import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingDef, type SettingKey, type SinkName } from './settings.js';
 

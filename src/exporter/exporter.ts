@@ -6,10 +6,12 @@ import { AuthenticationError, LateError, PortalUnreachableError, PostureError, T
 import { cycleOf, type BudgetFacts, type CycleResult, type SourceResult, type SourceRun } from '../collect/cycle.js';
 import { FoldWarnings, toSamples, type ExporterFacts } from '../collect/samples.js';
 import { PortalState, viewOfCycle } from '../collect/state.js';
-import { SOURCES, type Source } from '../metrics/catalogue.js';
+import { SOURCES, type Source } from '../domain.js';
 import type { Sample } from '../metrics/sample.js';
-import type { VitalsList } from '../collect/vitals.js';
-import { Deadline, fetchArchive, RUNS, type PortalMemory, type RunContext } from '../schedule/jobs.js';
+import { moduleOf } from '../sources/index.js';
+import { fetchArchive, type VitalsList } from '../sources/vitals.js';
+import { Deadline } from '../schedule/deadline.js';
+import type { PortalMemory, RunContext } from '../schedule/request.js';
 import { oneShotSeconds } from '../schedule/plan.js';
 import { PortalScheduler } from '../schedule/scheduler.js';
 import { PortalReader } from '../upstream/reader.js';
@@ -105,8 +107,8 @@ export class Exporter {
         if (!r.result.ok && (r.result.error instanceof AuthenticationError || r.result.error instanceof PortalUnreachableError)) portalFailed.abort(r.result.error);
         return r;
       });
-    const [vitals, alerts, devices] = await Promise.all([run('vitals'), run('alerts'), run('devices')]);
-    const result = cycleOf(p.config.name, { vitals, alerts, devices }, this.budgetOf(p));
+    const runs = await Promise.all(SOURCES.map(run));
+    const result = cycleOf(p.config.name, Object.fromEntries(runs.map((r) => [r.source, r])) as unknown as { [S in Source]: SourceRun<S> }, this.budgetOf(p));
     p.state.record(result);
     const failed = SOURCES.filter((s) => !result[s].ok);
     this.deps.logger.info('collection finished', {
@@ -163,8 +165,9 @@ export class Exporter {
     const ctx = this.contextOf(p, key, deadline, requests, window.cap !== undefined);
     if (window.cap !== undefined) p.oneShots.add(deadline);
     try {
-      const value = await RUNS[source](ctx, (limit) => (alertsPageSize = limit));
-      return finish({ ok: true, value, invalid: invalidOf(value) });
+      const module = moduleOf(source);
+      const value = await module.run(ctx, { onPageSize: (limit) => (alertsPageSize = limit) });
+      return finish({ ok: true, value, invalid: module.invalidOf(value) });
     } catch (err) {
       const error = this.explain(source, err, deadline);
       // A rejected key may have been rotated in its store: fetch it again next time.
@@ -277,12 +280,6 @@ export class Exporter {
   get ready(): boolean {
     return this.portals.every((p) => p.state.collected);
   }
-}
-
-function invalidOf(value: unknown): number {
-  if (Array.isArray(value)) return value.reduce((n: number, l: { invalid: number }) => n + l.invalid, 0);
-  if (value && typeof value === 'object' && 'invalid' in value) return (value as { invalid: number }).invalid;
-  return 0;
 }
 
 /** Requests of a run, all endpoints and codes together. */

@@ -4,7 +4,7 @@
  */
 import type { LogLevel } from '../core/log.js';
 import { AuthenticationError, ConfigError, InvalidResponseError, LateError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, UpstreamHttpError } from '../errors.js';
-import type { Source } from '../metrics/catalogue.js';
+import type { Source } from '../domain.js';
 
 /** Why a run failed, in a word or two (the `reason` field of its log line). */
 export type FailureReason =

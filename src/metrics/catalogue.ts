@@ -4,11 +4,14 @@
  * from this one table. Every series also carries `portal`.
  */
 
+import { SOURCES, type Source } from '../domain.js';
+import { SOURCE_MODULES, type SourceFamilyOf } from '../sources/index.js';
+
 /** Label added to every series. */
 export const PORTAL_LABEL = 'portal';
 
 /** Where a family's samples come from: one of the collected sources, or the exporter itself. */
-export type Origin = 'vitals' | 'alerts' | 'devices' | 'exporter';
+export type Origin = Source | 'exporter';
 
 export interface MetricDef {
   /** Prometheus name (also the OTLP instrument name). */
@@ -26,87 +29,8 @@ export interface MetricDef {
   readonly doc: string;
 }
 
-const CACHED = ' Cached: read from the portal on the exporter\'s polling interval, not at scrape time.';
-
-export const CATALOGUE = [
-  {
-    name: 'posture_vitals_integration_info',
-    help: 'Integrations reported by /vitals (value is always 1).' + CACHED,
-    type: 'gauge', unit: '1', labels: ['integration', 'name', 'vitals_enabled'], optionalLabels: ['tag'], origin: 'vitals',
-    doc: '1 per integration in `/vitals` (integration = `key`, name = `name`).',
-  },
-  {
-    name: 'posture_vitals_eligible_devices',
-    help: 'Vitals funnel: devices eligible for a stage (agentDeployedPossibleCompliant, agentFunctioningPossibleCompliant, configurationPossibleCompliant).' + CACHED,
-    type: 'gauge', unit: '{device}', labels: ['integration', 'stage'], optionalLabels: ['tag'], origin: 'vitals',
-    doc: 'Devices eligible at `stage` ∈ deployment, function, configuration (`agentDeployedPossibleCompliant`, `agentFunctioningPossibleCompliant`, `configurationPossibleCompliant`).',
-  },
-  {
-    name: 'posture_vitals_compliant_devices',
-    help: 'Vitals funnel: devices compliant at a stage (agentDeployedCompliant, agentFunctioningCompliant, configurationCompliant).' + CACHED,
-    type: 'gauge', unit: '{device}', labels: ['integration', 'stage'], optionalLabels: ['tag'], origin: 'vitals',
-    doc: 'Devices compliant at `stage` (`agentDeployedCompliant`, `agentFunctioningCompliant`, `configurationCompliant`).',
-  },
-  {
-    name: 'posture_vitals_health_ratio',
-    help: 'Vitals overall health: configurationCompliant / agentDeployedPossibleCompliant; absent when the denominator is 0.' + CACHED,
-    type: 'gauge', unit: '1', labels: ['integration'], optionalLabels: ['tag'], origin: 'vitals',
-    doc: '`configurationCompliant / agentDeployedPossibleCompliant`; absent when the denominator is 0.',
-  },
-  {
-    name: 'posture_vitals_funnel_consistent',
-    help: 'Vitals funnel rule holds: 1 when each stage\'s eligible equals the previous stage\'s compliant and no compliant exceeds its eligible, else 0.' + CACHED,
-    type: 'gauge', unit: '1', labels: ['integration'], optionalLabels: ['tag'], origin: 'vitals',
-    doc: '1 when each stage\'s eligible equals the previous stage\'s compliant and no compliant exceeds its eligible, else 0.',
-  },
-  {
-    name: 'posture_vitals_active_agents',
-    help: 'Devices with the integration (activeAgents), for integrations whose Vitals monitoring is disabled.' + CACHED,
-    type: 'gauge', unit: '{device}', labels: ['integration'], optionalLabels: ['tag'], origin: 'vitals',
-    doc: '`activeAgents`, for integrations with `vitalsEnabled` false.',
-  },
-  {
-    name: 'posture_alerts_open',
-    help: 'Unresolved alerts by severity (state); unrecognised states count as unknown.' + CACHED,
-    type: 'gauge', unit: '{alert}', labels: ['severity'], origin: 'alerts',
-    doc: 'Unresolved alerts by `state`: red, amber, green always present (0 when none); any other state as `unknown`.',
-  },
-  {
-    name: 'posture_alerts_open_by_integration',
-    help: 'Unresolved alerts by integration (product before its first comma), severity and type (status); only non-zero series.' + CACHED,
-    type: 'gauge', unit: '{alert}', labels: ['integration', 'severity', 'type'], origin: 'alerts',
-    doc: 'integration = `product` before its first comma, trimmed (`unknown` if empty); type = `status` lower-cased (incident, warning, info, else unknown); only non-zero series.',
-  },
-  {
-    name: 'posture_alerts_unacknowledged',
-    help: 'Unresolved alerts that are not acknowledged, by severity.' + CACHED,
-    type: 'gauge', unit: '{alert}', labels: ['severity'], origin: 'alerts',
-    doc: 'Unresolved and not acknowledged (red, amber, green always present).',
-  },
-  {
-    name: 'posture_alerts_unassigned',
-    help: 'Unresolved alerts with no owner (empty ownerName), by severity.' + CACHED,
-    type: 'gauge', unit: '{alert}', labels: ['severity'], origin: 'alerts',
-    doc: 'Unresolved with empty `ownerName` (red, amber, green always present).',
-  },
-  {
-    name: 'posture_alerts_snoozed',
-    help: 'Unresolved alerts snoozed (inactiveUntil later than the collection time), by severity.' + CACHED,
-    type: 'gauge', unit: '{alert}', labels: ['severity'], origin: 'alerts',
-    doc: 'Unresolved with `inactiveUntil` later than the collection time (red, amber, green always present).',
-  },
-  {
-    name: 'posture_alerts_oldest_open_timestamp_seconds',
-    help: 'Unix time of the oldest unresolved alert\'s creation timestamp, by severity; absent when none.' + CACHED,
-    type: 'gauge', unit: 's', labels: ['severity'], origin: 'alerts',
-    doc: 'Unix time of the oldest unresolved alert\'s `timestamp` (API timestamps are UTC); absent when none.',
-  },
-  {
-    name: 'posture_devices',
-    help: 'Devices by activity (total of /devices?filter=active and filter=inactive).' + CACHED,
-    type: 'gauge', unit: '{device}', labels: ['activity'], origin: 'devices',
-    doc: 'activity ∈ active, inactive: `total` of `/devices?filter=<activity>`.',
-  },
+/** The exporter's own families (collection, budget, cap, push and build facts). */
+const EXPORTER_FAMILIES = [
   {
     name: 'posture_collection_success',
     help: 'Whether the last collection of a source from the portal succeeded (1) or failed (0).',
@@ -181,23 +105,12 @@ export const CATALOGUE = [
   },
 ] as const satisfies readonly MetricDef[];
 
+/** Every family: each source's (src/sources/, in SOURCES order), then the exporter's own. */
+export const CATALOGUE: readonly (SourceFamilyOf | (typeof EXPORTER_FAMILIES)[number])[] = [...SOURCES.flatMap((s): readonly SourceFamilyOf[] => SOURCE_MODULES[s].families), ...EXPORTER_FAMILIES];
+
 export type MetricName = (typeof CATALOGUE)[number]['name'];
 
 /** The definition of a metric by name. */
 export const METRICS: Readonly<Record<MetricName, MetricDef>> = Object.fromEntries(
   CATALOGUE.map((m) => [m.name, m]),
 ) as unknown as Record<MetricName, MetricDef>;
-
-/** The three severities that are always present on the alert families. */
-export const SEVERITIES = ['red', 'amber', 'green'] as const;
-
-/** Vitals funnel stages, in order, with the API fields behind them. */
-export const STAGES = [
-  { stage: 'deployment', eligible: 'agentDeployedPossibleCompliant', compliant: 'agentDeployedCompliant' },
-  { stage: 'function', eligible: 'agentFunctioningPossibleCompliant', compliant: 'agentFunctioningCompliant' },
-  { stage: 'configuration', eligible: 'configurationPossibleCompliant', compliant: 'configurationCompliant' },
-] as const;
-
-/** Sources collected from the portal. */
-export const SOURCES = ['vitals', 'alerts', 'devices'] as const;
-export type Source = (typeof SOURCES)[number];

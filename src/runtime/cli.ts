@@ -5,7 +5,7 @@ import { nearestName, unknownSettingMessage, unknownSettings } from '../config/u
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, redact, type Logger, type LogLevel } from '../core/log.js';
 import { ConfigError, ConfigErrors, ListenError } from '../errors.js';
-import { SOURCES } from '../metrics/catalogue.js';
+import { SOURCES } from '../domain.js';
 import { renderJson, renderText } from '../metrics/render.js';
 import type { SimulatorOptions } from '../simulator/index.js';
 import { Exporter, failedSources, VERSION } from '../exporter/exporter.js';

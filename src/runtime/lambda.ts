@@ -5,7 +5,7 @@ import { unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, redact, type LogFields, type Logger } from '../core/log.js';
 import { ConfigError, ConfigErrors, PostureError } from '../errors.js';
-import { SOURCES } from '../metrics/catalogue.js';
+import { SOURCES } from '../domain.js';
 import { pushAll, type PushOutcome } from '../sinks/index.js';
 import type { CycleResult } from '../collect/cycle.js';
 import type { Sink, SinkName } from '../sinks/types.js';

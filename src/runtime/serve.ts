@@ -1,7 +1,7 @@
 import type { Config } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import { SOURCES, type Source } from '../metrics/catalogue.js';
+import { SOURCES, type Source } from '../domain.js';
 import { Exporter, totalRequests, type ExporterDeps, type PortalRuntime } from '../exporter/exporter.js';
 import { startMetricsServer } from '../http/server.js';
 

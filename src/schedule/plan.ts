@@ -3,7 +3,7 @@
  * the share, the smallest intervals that do, how large the /alerts pages should be, and how long a
  * one-shot run (`once`, Lambda) may take. Pure: numbers in, numbers out.
  */
-import { SOURCES, type Source } from '../metrics/catalogue.js';
+import { SOURCES, type Source } from '../domain.js';
 import { WINDOW_MS } from './scheduler.js';
 
 /** The longest interval a setting takes (POSTURE_*_INTERVAL_SECONDS): a suggestion beyond it could not be set. */

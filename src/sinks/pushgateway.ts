@@ -1,4 +1,5 @@
-import { METRICS, PORTAL_LABEL, SOURCES, type Source } from '../metrics/catalogue.js';
+import { METRICS, PORTAL_LABEL } from '../metrics/catalogue.js';
+import { SOURCES, type Source } from '../domain.js';
 import { renderText } from '../metrics/render.js';
 import type { Sample } from '../metrics/sample.js';
 import { SinkError } from './errors.js';

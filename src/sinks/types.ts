@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import type { Source } from '../metrics/catalogue.js';
+import type { Source } from '../domain.js';
 import type { Snapshot } from '../metrics/sample.js';
 import type { SinkName } from '../config/settings.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { foldVitals } from '../../src/collect/vitals.js';
+import { foldVitals } from '../../src/sources/vitals.js';
 import { renderTimestampedOpenMetrics } from '../../src/metrics/openmetrics-timestamped.js';
 import { dayTimestamp, daysToFetch, etaSeconds, parseDay, progressBar, samplesOfDay } from '../../src/backfill/plan.js';
 import { isAlreadyIngested, isDuplicateSample } from '../../src/sinks/remote-write.js';

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { integrationOf, severityOf, typeOf } from '../../src/collect/alerts.js';
+import { integrationOf, severityOf, typeOf } from '../../src/sources/alerts/fold.js';
 import type { CycleResult } from '../../src/collect/cycle.js';
-import { OTHER } from '../../src/collect/samples.js';
+import { OTHER } from '../../src/sources/cap.js';
 import { loadConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';

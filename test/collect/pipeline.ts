@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { foldAlerts } from '../../src/collect/alerts.js';
+import { foldAlerts } from '../../src/sources/alerts/fold.js';
 import { toSamples, type PortalView } from '../../src/collect/samples.js';
-import { foldVitals } from '../../src/collect/vitals.js';
+import { foldVitals } from '../../src/sources/vitals.js';
 import type { Sample } from '../../src/metrics/sample.js';
 
 /** A fixture: upstream JSON in (test/fixtures/<scenario>/input.json). */

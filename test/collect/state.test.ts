@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { foldAlerts } from '../../src/collect/alerts.js';
+import { foldAlerts } from '../../src/sources/alerts/fold.js';
 import type { SourceResult, SourceRun } from '../../src/collect/cycle.js';
 import { toSamples } from '../../src/collect/samples.js';
 import { PortalState } from '../../src/collect/state.js';
-import { foldVitals } from '../../src/collect/vitals.js';
-import type { Source } from '../../src/metrics/catalogue.js';
+import { foldVitals } from '../../src/sources/vitals.js';
+import type { Source } from '../../src/domain.js';
 import { readFixture } from './pipeline.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);

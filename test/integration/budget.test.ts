@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { parseApiTimestamp } from '../../src/collect/timestamps.js';
+import { parseApiTimestamp } from '../../src/upstream/timestamps.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { Exporter, samplesOfCycles } from '../../src/exporter/exporter.js';
 import { startServe } from '../../src/runtime/serve.js';

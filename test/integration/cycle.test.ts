@@ -5,7 +5,7 @@ import { AuthenticationError, ListMismatchError, PermissionError } from '../../s
 import { Exporter, samplesOfCycles } from '../../src/exporter/exporter.js';
 import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
 import type { Sample } from '../../src/metrics/sample.js';
-import { parseApiTimestamp } from '../../src/collect/timestamps.js';
+import { parseApiTimestamp } from '../../src/upstream/timestamps.js';
 import { closeAfterEach } from '../support/closing.js';
 import { maxInAnyWindow } from '../support/window.js';
 import { facts, portalWithConfig } from './support.js';

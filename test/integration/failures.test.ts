@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger, type LogFields } from '../../src/core/log.js';
 import { PortalUnreachableError, RateLimitedError } from '../../src/errors.js';
-import { SOURCES, type Source } from '../../src/metrics/catalogue.js';
+import { SOURCES, type Source } from '../../src/domain.js';
 import { Exporter } from '../../src/exporter/exporter.js';
 import { startServe, type ServeHandle } from '../../src/runtime/serve.js';
 import { startSimulator, type SimulatorKey, type SimulatorOptions } from '../../src/simulator/index.js';

@@ -2,7 +2,7 @@
  * Hand-built push batches with realistic samples: several families of every origin, and label
  * values that need care (quotes, backslashes, non-ASCII, `/`).
  */
-import type { Source } from '../../src/metrics/catalogue.js';
+import type { Source } from '../../src/domain.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import type { PushBatch } from '../../src/sinks/types.js';
 

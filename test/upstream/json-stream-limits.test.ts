@@ -4,7 +4,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { AlertsSink } from '../../src/collect/alerts.js';
+import { AlertsSink } from '../../src/sources/alerts/fold.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { InvalidResponseError } from '../../src/errors.js';
 import { EnvelopeParser } from '../../src/upstream/json-stream.js';

@@ -3,7 +3,7 @@ import * as common from '@grafana/grafana-foundation-sdk/common';
 import type * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
 import * as bargauge from '@grafana/grafana-foundation-sdk/bargauge';
 import type * as stat from '@grafana/grafana-foundation-sdk/stat';
-import { STAGES } from '../../../src/metrics/catalogue.js';
+import { STAGES } from '../../../src/domain.js';
 import {
   DASHBOARD_TAG,
   DATASOURCE,

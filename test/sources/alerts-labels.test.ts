@@ -2,7 +2,7 @@
 // characters it holds (NUL, other control characters, separators), a label value is exactly the
 // string JSON.parse gives, and one alert never reaches another alert's series.
 import { describe, expect, it } from 'vitest';
-import { AlertsSink, foldAlerts, integrationOf, mergeAlerts, severityOf, typeOf } from '../../src/collect/alerts.js';
+import { AlertsSink, foldAlerts, integrationOf, mergeAlerts, severityOf, typeOf } from '../../src/sources/alerts/fold.js';
 import { toSamples, type PortalView } from '../../src/collect/samples.js';
 import type { Sample } from '../../src/metrics/sample.js';
 

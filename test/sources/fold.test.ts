@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { AlertsAggregate } from '../../src/collect/alerts.js';
-import { CAPPED_FAMILIES, DEFAULT_MAX_SERIES_PER_FAMILY, FoldWarnings, OTHER, toSamples, type PortalView } from '../../src/collect/samples.js';
-import { foldVitals, type VitalsList } from '../../src/collect/vitals.js';
+import type { AlertsAggregate } from '../../src/sources/alerts/fold.js';
+import { CAPPED_FAMILIES, DEFAULT_MAX_SERIES_PER_FAMILY, FoldWarnings, toSamples, type PortalView } from '../../src/collect/samples.js';
+import { OTHER } from '../../src/sources/cap.js';
+import { foldVitals, type VitalsList } from '../../src/sources/vitals.js';
 import { createLogger } from '../../src/core/log.js';
 import type { Sample } from '../../src/metrics/sample.js';
 

@@ -1,8 +1,8 @@
-import type { Logger } from '../core/log.js';
-import { SEVERITIES } from '../metrics/catalogue.js';
-import { checkAlertRecord } from '../upstream/schemas.js';
-import { InvalidRecords } from './invalid.js';
-import { parseApiTimestamp } from './timestamps.js';
+import type { Logger } from '../../core/log.js';
+import { SEVERITIES } from '../../domain.js';
+import { checkAlertRecord } from '../../upstream/schemas.js';
+import { InvalidRecords } from '../invalid.js';
+import { parseApiTimestamp } from '../../upstream/timestamps.js';
 
 type Counts = Record<string, number>;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseApiTimestamp } from '../../src/collect/timestamps.js';
+import { parseApiTimestamp } from '../../src/upstream/timestamps.js';
 
 /** Unix seconds of a proleptic Gregorian UTC date, independently of Date.UTC's 1900 offset for years 0-99. */
 function utc(year: number, month: number, day: number, h = 0, m = 0, s = 0): number {

@@ -1,0 +1,181 @@
+/**
+ * One request of a source's run through the portal's scheduler: each takes its slot (retries
+ * included) and is sent again when the spec calls the failure temporary and the deadline allows.
+ * The runs themselves (which requests, paging, totals) live with their sources in src/sources/.
+ */
+import type { PortalConfig } from '../config/load.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/log.js';
+import { equalJitterBackoffMs, fullJitterBackoffMs, retry, type RetryDecision } from '../core/retry.js';
+import { LateError, NetworkError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
+import { PortalReader, type ListRequest, type ListResult, type RecordSink } from '../upstream/reader.js';
+import type { Deadline } from './deadline.js';
+import { PRIORITY, type Permit, type PortalScheduler } from './scheduler.js';
+
+/** What the jobs remember of a portal between runs, to plan the next one. */
+export interface PortalMemory {
+  /** Unresolved alerts at the last complete /alerts run. */
+  alertsTotal?: number;
+  /** The largest page the portal returned when asked for more (it caps pages). */
+  pageCap?: number;
+}
+
+/** Everything a run needs. */
+export interface RunContext {
+  readonly portal: PortalConfig;
+  readonly scheduler: PortalScheduler;
+  readonly reader: PortalReader;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly deadline: Deadline;
+  readonly maxRetries: number;
+  readonly random: () => number;
+  readonly memory: PortalMemory;
+  /** Requests sent by this run, by `endpoint\u0000code`. */
+  readonly requests: Map<string, number>;
+  /** Called after a 429: one-shot runs of the portal move their deadlines to what the lowered share needs. */
+  readonly replan?: () => void;
+}
+
+const BACKOFF = { baseMs: 1_000, maxMs: 30_000 };
+/**
+ * A 429 without Retry-After: the spec asks for exponential backoff, and the portal counts 60 s
+ * windows, so the pause starts at 10 s and doubles up to the window, with equal jitter (never
+ * less than half) so it never comes back at once into a window that is still full.
+ */
+const RATE_LIMITED_BACKOFF = { baseMs: 10_000, maxMs: 60_000 };
+/** A portal that could not be reached: a few quick tries (it may be restarting), no long waits. */
+const UNREACHABLE_BACKOFF = { baseMs: 500, maxMs: 4_000 };
+
+/** The request is late, not broken: its next attempt could start only at `slotAt`, past the run's deadline. */
+function lateError(ctx: RunContext, endpoint: string, slotAt: number, cause: unknown, why: string | undefined): LateError {
+  return new LateError(endpoint, slotAt, ctx.deadline.at, ctx.scheduler.share.effective, ctx.scheduler.window.windowMs, { cause, why });
+}
+
+/** A retry the deadline did not leave time for: the request is late, not broken. */
+interface Abandoned {
+  at?: number;
+  why?: string;
+}
+
+/** When to send a failed request again: what the spec calls temporary, and what the scheduler allows. */
+function classifier(ctx: RunContext, endpoint: () => string, abandoned: Abandoned): (err: unknown, n: number) => RetryDecision {
+  let serverErrors = 0;
+  return (err, n) => {
+    const now = ctx.clock.monotonic();
+    const status = err instanceof UpstreamHttpError ? err.status : err instanceof PortalUnreachableError ? err.code : err instanceof Error ? err.name : 'error';
+    let decision: RetryDecision = { retry: false };
+    if (err instanceof RateLimitedError) {
+      if (err.retryAfterMs !== undefined && err.retryAfterMs > ctx.scheduler.maxRetryAfterMs) {
+        ctx.logger.warn('the portal asked to wait longer than POSTURE_MAX_RETRY_AFTER_SECONDS: this run of the source is deferred to its next run', {
+          endpoint: endpoint(),
+          retryAfterMs: err.retryAfterMs,
+          maxRetryAfterMs: ctx.scheduler.maxRetryAfterMs,
+        });
+        return decision;
+      }
+      // The scheduler paused the whole portal; the retry waits for the pause, then for its slot.
+      decision = { retry: true, waitMs: Math.max(0, ctx.scheduler.pausedUntilMs - now), reason: '429' };
+    } else if (err instanceof UpstreamHttpError) {
+      // 500 is not called temporary by the spec: once, so a persistent one does not burn the budget.
+      if (err.status === 500 && serverErrors++ < 1) decision = { retry: true, waitMs: backoff(ctx, n), reason: '500' };
+      else if (err.status === 502 || err.status === 503 || err.status === 504) decision = { retry: true, waitMs: backoff(ctx, n), reason: String(err.status) };
+    } else if (err instanceof PortalUnreachableError) {
+      decision = { retry: true, waitMs: fullJitterBackoffMs(n, { ...UNREACHABLE_BACKOFF, random: ctx.random }), reason: err.code };
+    } else if (err instanceof TruncatedBodyError || (err instanceof NetworkError && !(err instanceof TimeoutError && err.phase === 'deadline'))) {
+      decision = { retry: true, waitMs: backoff(ctx, n), reason: err.name };
+    }
+    if (!decision.retry) return decision;
+    if (n >= ctx.maxRetries) {
+      ctx.logger.warn('upstream request failed, retries used up', { endpoint: endpoint(), status, attempt: n + 1 });
+    } else if (now + decision.waitMs > ctx.deadline.at) {
+      ctx.logger.warn('upstream request failed, no time left to retry before the deadline', { endpoint: endpoint(), status, attempt: n + 1, waitMs: Math.round(decision.waitMs) });
+      // No portal was reached: the run fails as unreachable, never as late.
+      if (err instanceof PortalUnreachableError) return { retry: false };
+      abandoned.at = now + decision.waitMs;
+      abandoned.why = `a retry after ${status}`;
+      return { retry: false };
+    } else {
+      ctx.logger.warn('upstream request failed, retrying', { endpoint: endpoint(), status, attempt: n + 1, waitMs: Math.round(decision.waitMs) });
+    }
+    return decision;
+  };
+}
+
+/** A failure before any connection was made (refused, unresolvable, connect timeout): the portal saw no request. */
+function reachedNoPortal(err: unknown): boolean {
+  return err instanceof PortalUnreachableError || (err instanceof TimeoutError && err.phase === 'connect');
+}
+
+/** The reason a Deadline aborts with when its time passes (not an outer stop). */
+function isDeadline(reason: unknown): boolean {
+  return reason instanceof DOMException && reason.name === 'TimeoutError';
+}
+
+function backoff(ctx: RunContext, attempt: number): number {
+  return fullJitterBackoffMs(attempt, { ...BACKOFF, random: ctx.random });
+}
+
+/**
+ * One request through the scheduler: waits for its slot (retries first in line), reads it, tells the
+ * scheduler what the portal said, and sends again when the classifier allows.
+ */
+export function request<T>(ctx: RunContext, req: (attempt: number) => ListRequest, newSink: () => RecordSink<T>, priority: number): Promise<ListResult<T>> {
+  const count = (endpoint: string, code: string) => {
+    const key = `${endpoint}\u0000${code}`;
+    ctx.requests.set(key, (ctx.requests.get(key) ?? 0) + 1);
+  };
+  let endpoint = '';
+  let last: unknown;
+  const abandoned: Abandoned = {};
+  const classify = classifier(ctx, () => endpoint, abandoned);
+  // The deadline may move (a one-shot run's plan grows): the classifier reads it per attempt.
+  return retry(
+    async (n) => {
+      const r = req(n);
+      endpoint = r.endpoint;
+      let permit: Permit;
+      try {
+        permit = await ctx.scheduler.acquire({ endpoint: r.endpoint, priority: n > 0 ? PRIORITY.continuation : priority, deadline: () => ctx.deadline.at, signal: ctx.deadline.signal });
+      } catch (err) {
+        // A retry after a refused connection: the portal is unreachable, which says more than late.
+        if (err instanceof LateError && last instanceof PortalUnreachableError) throw last;
+        // A retry with no slot before the deadline: late, and the failure before it is the cause.
+        if (err instanceof LateError && last !== undefined) {
+          throw lateError(ctx, err.endpoint, err.slotAt, last, `a retry after ${PortalReader.codeOf(last)}`);
+        }
+        throw err;
+      }
+      const release = ctx.clock.hold?.();
+      try {
+        const res = await ctx.reader.read(r, newSink, ctx.deadline.signal);
+        count(r.endpoint, '200');
+        ctx.scheduler.answered();
+        return res;
+      } catch (err) {
+        last = err;
+        count(r.endpoint, PortalReader.codeOf(err));
+        // No connection was made, so the portal counted nothing: the slot goes back to the budget.
+        if (reachedNoPortal(err)) permit.refund();
+        else if (err instanceof RateLimitedError) {
+          ctx.scheduler.rateLimited(err.retryAfterMs, equalJitterBackoffMs(n, { ...RATE_LIMITED_BACKOFF, random: ctx.random }));
+          // One-shot runs wait for as many windows as the lowered share needs.
+          ctx.replan?.();
+        }
+        else if (err instanceof UpstreamHttpError) ctx.scheduler.answered();
+        throw err;
+      } finally {
+        permit.done();
+        release?.();
+      }
+    },
+    { classify, maxRetries: ctx.maxRetries, clock: ctx.clock, signal: ctx.deadline.signal },
+  ).catch((err: unknown) => {
+    // Cut at the deadline: the attempt's own error (a deadline TimeoutError) says more than the signal's reason.
+    if (err === ctx.deadline.signal.reason && last instanceof TimeoutError && last.phase === 'deadline') throw last;
+    // Cut while waiting to retry a refused connection: unreachable, not late.
+    if (last instanceof PortalUnreachableError && err === ctx.deadline.signal.reason && isDeadline(err)) throw last;
+    if (abandoned.at === undefined) throw err;
+    throw lateError(ctx, endpoint, abandoned.at, err, abandoned.why);
+  });
+}

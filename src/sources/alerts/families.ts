@@ -1,0 +1,44 @@
+import { CACHED, type SourceFamily } from '../source.js';
+
+/** The families fed by alerts, in catalogue order. */
+export const ALERTS_FAMILIES = [
+  {
+    name: 'posture_alerts_open',
+    help: 'Unresolved alerts by severity (state); unrecognised states count as unknown.' + CACHED,
+    type: 'gauge', unit: '{alert}', labels: ['severity'], origin: 'alerts',
+    doc: 'Unresolved alerts by `state`: red, amber, green always present (0 when none); any other state as `unknown`.',
+  },
+  {
+    name: 'posture_alerts_open_by_integration',
+    help: 'Unresolved alerts by integration (product before its first comma), severity and type (status); only non-zero series.' + CACHED,
+    type: 'gauge', unit: '{alert}', labels: ['integration', 'severity', 'type'], origin: 'alerts',
+    doc: 'integration = `product` before its first comma, trimmed (`unknown` if empty); type = `status` lower-cased (incident, warning, info, else unknown); only non-zero series.',
+  },
+  {
+    name: 'posture_alerts_unacknowledged',
+    help: 'Unresolved alerts that are not acknowledged, by severity.' + CACHED,
+    type: 'gauge', unit: '{alert}', labels: ['severity'], origin: 'alerts',
+    doc: 'Unresolved and not acknowledged (red, amber, green always present).',
+  },
+  {
+    name: 'posture_alerts_unassigned',
+    help: 'Unresolved alerts with no owner (empty ownerName), by severity.' + CACHED,
+    type: 'gauge', unit: '{alert}', labels: ['severity'], origin: 'alerts',
+    doc: 'Unresolved with empty `ownerName` (red, amber, green always present).',
+  },
+  {
+    name: 'posture_alerts_snoozed',
+    help: 'Unresolved alerts snoozed (inactiveUntil later than the collection time), by severity.' + CACHED,
+    type: 'gauge', unit: '{alert}', labels: ['severity'], origin: 'alerts',
+    doc: 'Unresolved with `inactiveUntil` later than the collection time (red, amber, green always present).',
+  },
+  {
+    name: 'posture_alerts_oldest_open_timestamp_seconds',
+    help: 'Unix time of the oldest unresolved alert\'s creation timestamp, by severity; absent when none.' + CACHED,
+    type: 'gauge', unit: 's', labels: ['severity'], origin: 'alerts',
+    doc: 'Unix time of the oldest unresolved alert\'s `timestamp` (API timestamps are UTC); absent when none.',
+  },
+] as const satisfies readonly SourceFamily<'alerts'>[];
+
+/** The name of an alert family. */
+export type AlertsFamily = (typeof ALERTS_FAMILIES)[number]['name'];

@@ -1,0 +1,23 @@
+/**
+ * The registry of sources: every Source of the domain has its module here, and the exporter,
+ * the samples and the catalogue go through it instead of naming a source.
+ */
+import type { Source } from '../domain.js';
+import { alerts } from './alerts/index.js';
+import { devices } from './devices.js';
+import type { SourceModule } from './source.js';
+import { vitals } from './vitals.js';
+
+/** Each source's module. */
+export const SOURCE_MODULES = { vitals, alerts, devices } as const satisfies { readonly [S in Source]: { readonly name: S } };
+
+/** The value a run of source `S` yields. */
+export type SourceValue<S extends Source> = Awaited<ReturnType<(typeof SOURCE_MODULES)[S]['run']>>;
+
+/** A family fed by a source, with its literal name. */
+export type SourceFamilyOf<S extends Source = Source> = (typeof SOURCE_MODULES)[S]['families'][number];
+
+/** The module of a source, typed by its value. */
+export function moduleOf<S extends Source>(source: S): SourceModule<S, SourceValue<S>> {
+  return SOURCE_MODULES[source] as unknown as SourceModule<S, SourceValue<S>>;
+}

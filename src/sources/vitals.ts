@@ -1,0 +1,269 @@
+/**
+ * The Vitals source: /vitals of the whole portal, then of each tag (total checked per list), its
+ * fold (validated records, one per integration), its families and their samples with the series cap.
+ */
+import type { Logger } from '../core/log.js';
+import { STAGES } from '../domain.js';
+import { ListMismatchError } from '../errors.js';
+import { request, type RunContext } from '../schedule/request.js';
+import { PRIORITY } from '../schedule/scheduler.js';
+import { describeIssues, VitalsRecordSchema, type VitalsRecord } from '../upstream/schemas.js';
+import { bySize, largestFit, OTHER } from './cap.js';
+import { InvalidRecords } from './invalid.js';
+import { CACHED, type Add, type SourceFamily, type SourceModule } from './source.js';
+
+/** The Vitals of one request: the whole portal (`tag` undefined) or one tag. */
+export interface VitalsList {
+  readonly tag: string | undefined;
+  readonly records: readonly VitalsRecord[];
+  readonly invalid: number;
+}
+
+/** Collects a /vitals response: validates each record, skips malformed ones and repeated keys. */
+class VitalsSink {
+  private readonly records: VitalsRecord[] = [];
+  private readonly keys = new Set<string>();
+  private readonly invalid: InvalidRecords;
+  private index = 0;
+
+  constructor(
+    private readonly tag: string | undefined,
+    logger?: Logger,
+  ) {
+    this.invalid = new InvalidRecords(tag === undefined ? 'vitals' : `vitals (tag ${tag})`, logger);
+  }
+
+  record(raw: unknown): void {
+    const i = this.index++;
+    const parsed = VitalsRecordSchema.safeParse(raw);
+    if (!parsed.success) return this.invalid.add(i, describeIssues(parsed.error, raw));
+    // Two records for one integration would make duplicate series; keep the first.
+    if (this.keys.has(parsed.data.key)) return this.invalid.add(i, `repeated integration key ${JSON.stringify(parsed.data.key)}`);
+    this.keys.add(parsed.data.key);
+    this.records.push(parsed.data);
+  }
+
+  finish(): VitalsList {
+    return { tag: this.tag, records: this.records, invalid: this.invalid.count };
+  }
+}
+
+/** Folds plain records (tests, fixtures) as the sink does. */
+export function foldVitals(records: Iterable<unknown>, tag?: string, logger?: Logger): VitalsList {
+  const sink = new VitalsSink(tag, logger);
+  for (const r of records) sink.record(r);
+  return sink.finish();
+}
+
+/** The funnel rule: each stage's eligible equals the previous stage's compliant, and no compliant exceeds its eligible. */
+function funnelConsistent(r: Extract<VitalsRecord, { vitalsEnabled: true }>): boolean {
+  return (
+    r.agentFunctioningPossibleCompliant === r.agentDeployedCompliant &&
+    r.configurationPossibleCompliant === r.agentFunctioningCompliant &&
+    r.agentDeployedCompliant <= r.agentDeployedPossibleCompliant &&
+    r.agentFunctioningCompliant <= r.agentFunctioningPossibleCompliant &&
+    r.configurationCompliant <= r.configurationPossibleCompliant
+  );
+}
+
+/** The families fed by vitals, in catalogue order. */
+export const VITALS_FAMILIES = [
+  {
+    name: 'posture_vitals_integration_info',
+    help: 'Integrations reported by /vitals (value is always 1).' + CACHED,
+    type: 'gauge', unit: '1', labels: ['integration', 'name', 'vitals_enabled'], optionalLabels: ['tag'], origin: 'vitals',
+    doc: '1 per integration in `/vitals` (integration = `key`, name = `name`).',
+  },
+  {
+    name: 'posture_vitals_eligible_devices',
+    help: 'Vitals funnel: devices eligible for a stage (agentDeployedPossibleCompliant, agentFunctioningPossibleCompliant, configurationPossibleCompliant).' + CACHED,
+    type: 'gauge', unit: '{device}', labels: ['integration', 'stage'], optionalLabels: ['tag'], origin: 'vitals',
+    doc: 'Devices eligible at `stage` ∈ deployment, function, configuration (`agentDeployedPossibleCompliant`, `agentFunctioningPossibleCompliant`, `configurationPossibleCompliant`).',
+  },
+  {
+    name: 'posture_vitals_compliant_devices',
+    help: 'Vitals funnel: devices compliant at a stage (agentDeployedCompliant, agentFunctioningCompliant, configurationCompliant).' + CACHED,
+    type: 'gauge', unit: '{device}', labels: ['integration', 'stage'], optionalLabels: ['tag'], origin: 'vitals',
+    doc: 'Devices compliant at `stage` (`agentDeployedCompliant`, `agentFunctioningCompliant`, `configurationCompliant`).',
+  },
+  {
+    name: 'posture_vitals_health_ratio',
+    help: 'Vitals overall health: configurationCompliant / agentDeployedPossibleCompliant; absent when the denominator is 0.' + CACHED,
+    type: 'gauge', unit: '1', labels: ['integration'], optionalLabels: ['tag'], origin: 'vitals',
+    doc: '`configurationCompliant / agentDeployedPossibleCompliant`; absent when the denominator is 0.',
+  },
+  {
+    name: 'posture_vitals_funnel_consistent',
+    help: 'Vitals funnel rule holds: 1 when each stage\'s eligible equals the previous stage\'s compliant and no compliant exceeds its eligible, else 0.' + CACHED,
+    type: 'gauge', unit: '1', labels: ['integration'], optionalLabels: ['tag'], origin: 'vitals',
+    doc: '1 when each stage\'s eligible equals the previous stage\'s compliant and no compliant exceeds its eligible, else 0.',
+  },
+  {
+    name: 'posture_vitals_active_agents',
+    help: 'Devices with the integration (activeAgents), for integrations whose Vitals monitoring is disabled.' + CACHED,
+    type: 'gauge', unit: '{device}', labels: ['integration'], optionalLabels: ['tag'], origin: 'vitals',
+    doc: '`activeAgents`, for integrations with `vitalsEnabled` false.',
+  },
+] as const satisfies readonly SourceFamily<'vitals'>[];
+
+// ------------------------------------------------------------------ run
+
+/** Vitals: the whole portal, then each tag. */
+async function runVitals(ctx: RunContext): Promise<VitalsList[]> {
+  const lists: VitalsList[] = [];
+  const tags = [undefined, ...ctx.portal.vitalsTags];
+  for (const [i, tag] of tags.entries()) {
+    const res = await request(ctx, () => ({ endpoint: '/vitals', query: { tag } }), () => new VitalsSink(tag, ctx.logger), i === 0 ? PRIORITY.vitals : PRIORITY.continuation);
+    if (res.received !== res.total) {
+      throw new ListMismatchError('/vitals', res.total, res.received, `/vitals${tag === undefined ? '' : ` (tag ${tag})`} returned ${res.received} records but its total says ${res.total}: the list is incomplete.`);
+    }
+    lists.push(res.result);
+  }
+  return lists;
+}
+
+/** One day of the Vitals archive (`archiveDate`, spec 4.5), whole portal or one tag: backfill's job. */
+export async function fetchArchive(ctx: RunContext, day: string, tag: string | undefined): Promise<VitalsList> {
+  const res = await request(ctx, () => ({ endpoint: '/vitals', query: { archiveDate: day, tag } }), () => new VitalsSink(tag, ctx.logger), PRIORITY.backfill);
+  if (res.received !== res.total) {
+    throw new ListMismatchError('/vitals', res.total, res.received, `/vitals?archiveDate=${day}${tag === undefined ? '' : ` (tag ${tag})`} returned ${res.received} records but its total says ${res.total}: the list is incomplete.`);
+  }
+  return res.result;
+}
+
+// ------------------------------------------------------------------ samples
+
+type Enabled = Extract<VitalsRecord, { vitalsEnabled: true }>;
+type VitalsFamily = (typeof VITALS_FAMILIES)[number]['name'];
+
+/** Series one record has in each Vitals family, in VITALS_FAMILIES order. */
+function vitalsSeriesOf(r: VitalsRecord): number[] {
+  if (!r.vitalsEnabled) return [1, 0, 0, 0, 0, 1];
+  return [1, 3, 3, r.agentDeployedPossibleCompliant > 0 ? 1 : 0, 1, 0];
+}
+
+/** What the fold series of one list need: whether it folded enabled / disabled records, and the health denominator. */
+interface VitalsFoldState {
+  enabled: boolean;
+  disabled: boolean;
+  denominator: number;
+}
+
+/** Fold series of one list in each Vitals family (info has none: info series are dropped). */
+function vitalsOtherOf(st: VitalsFoldState): number[] {
+  return [0, st.enabled ? 3 : 0, st.enabled ? 3 : 0, st.denominator > 0 ? 1 : 0, st.enabled ? 1 : 0, st.disabled ? 1 : 0];
+}
+
+/**
+ * Which integrations the Vitals families keep: one set for all of them (so they stay joinable),
+ * the largest (eligible devices, or active agents when Vitals is disabled; the largest over the
+ * tag views) first, as many as keep every family within `cap`. Undefined: keep all.
+ */
+function vitalsKept(lists: readonly VitalsList[], cap: number): Set<string> | undefined {
+  const sizes = new Map<string, number>();
+  const perKey = new Map<string, number[]>();
+  const totals = [0, 0, 0, 0, 0, 0];
+  for (const list of lists) {
+    for (const r of list.records) {
+      const size = r.vitalsEnabled ? r.agentDeployedPossibleCompliant : r.activeAgents;
+      sizes.set(r.key, Math.max(sizes.get(r.key) ?? 0, size));
+      const series = vitalsSeriesOf(r);
+      const acc = perKey.get(r.key) ?? [0, 0, 0, 0, 0, 0];
+      series.forEach((n, f) => {
+        acc[f]! += n;
+        totals[f]! += n;
+      });
+      perKey.set(r.key, acc);
+    }
+  }
+  if (!sizes.has(OTHER) && totals.every((n) => n <= cap)) return undefined;
+  const order = bySize(sizes);
+  const n = order.length;
+  // kept[f][k]: series of the first k integrations; other[f][k]: fold series of the rest.
+  const kept = VITALS_FAMILIES.map(() => new Array<number>(n + 1).fill(0));
+  for (let k = 0; k < n; k++) perKey.get(order[k]!)!.forEach((c, f) => (kept[f]![k + 1] = kept[f]![k]! + c));
+  const other = VITALS_FAMILIES.map(() => new Array<number>(n + 1).fill(0));
+  const byKey = lists.map((list) => new Map(list.records.map((r) => [r.key, r])));
+  const states: VitalsFoldState[] = lists.map(() => ({ enabled: false, disabled: false, denominator: 0 }));
+  const current = [0, 0, 0, 0, 0, 0];
+  for (let k = n - 1; k >= 0; k--) {
+    byKey.forEach((records, i) => {
+      const r = records.get(order[k]!);
+      if (!r) return;
+      const st = states[i]!;
+      const before = vitalsOtherOf(st);
+      if (r.vitalsEnabled) {
+        st.enabled = true;
+        st.denominator += r.agentDeployedPossibleCompliant;
+      } else st.disabled = true;
+      vitalsOtherOf(st).forEach((c, f) => (current[f]! += c - before[f]!));
+    });
+    current.forEach((c, f) => (other[f]![k] = c));
+  }
+  const k = largestFit(n, VITALS_FAMILIES.length, (f, j) => kept[f]![j]!, (f, j) => other[f]![j]!, cap, order[n - 1] === OTHER ? n - 1 : n);
+  return new Set(order.slice(0, k));
+}
+
+/** The Vitals samples of a run's lists, with the series cap (one set of integrations kept for all the families). */
+function vitalsSamples(lists: readonly VitalsList[], add: Add<VitalsFamily>, cap: number, folded: Map<string, number>): void {
+  const keep = vitalsKept(lists, cap);
+  // Original series left out, per family: folded into OTHER, or (info) dropped.
+  const left = [0, 0, 0, 0, 0, 0];
+  for (const list of lists) {
+    const tag: Record<string, string> = list.tag === undefined ? {} : { tag: list.tag };
+    const rest: VitalsRecord[] = [];
+    for (const r of list.records) {
+      if (keep && !keep.has(r.key)) {
+        rest.push(r);
+        vitalsSeriesOf(r).forEach((c, f) => (left[f]! += c));
+      } else vitalsRecordSamples(r, r.key, tag, add);
+    }
+    if (rest.length > 0) vitalsOtherSamples(rest, tag, add);
+  }
+  VITALS_FAMILIES.forEach((family, f) => folded.set(family.name, left[f]!));
+}
+
+function vitalsRecordSamples(r: VitalsRecord, integration: string, tag: Record<string, string>, add: Add<VitalsFamily>): void {
+  add('posture_vitals_integration_info', { integration, name: r.name, vitals_enabled: String(r.vitalsEnabled), ...tag }, 1);
+  if (r.vitalsEnabled) {
+    for (const st of STAGES) add('posture_vitals_eligible_devices', { integration, stage: st.stage, ...tag }, r[st.eligible]);
+    for (const st of STAGES) add('posture_vitals_compliant_devices', { integration, stage: st.stage, ...tag }, r[st.compliant]);
+    if (r.agentDeployedPossibleCompliant > 0) {
+      add('posture_vitals_health_ratio', { integration, ...tag }, r.configurationCompliant / r.agentDeployedPossibleCompliant);
+    }
+    add('posture_vitals_funnel_consistent', { integration, ...tag }, funnelConsistent(r) ? 1 : 0);
+  } else {
+    add('posture_vitals_active_agents', { integration, ...tag }, r.activeAgents);
+  }
+}
+
+/**
+ * The fold series of one list: counts summed; the health ratio recomputed from the summed counts;
+ * funnel_consistent 1 only when every folded funnel is consistent; info series dropped.
+ */
+function vitalsOtherSamples(rest: readonly VitalsRecord[], tag: Record<string, string>, add: Add<VitalsFamily>): void {
+  const enabled = rest.filter((r): r is Enabled => r.vitalsEnabled);
+  const disabled = rest.filter((r) => !r.vitalsEnabled);
+  const integration = OTHER;
+  if (enabled.length > 0) {
+    const sum = (field: keyof Enabled) => enabled.reduce((n, r) => n + (r[field] as number), 0);
+    for (const st of STAGES) add('posture_vitals_eligible_devices', { integration, stage: st.stage, ...tag }, sum(st.eligible));
+    for (const st of STAGES) add('posture_vitals_compliant_devices', { integration, stage: st.stage, ...tag }, sum(st.compliant));
+    const denominator = sum('agentDeployedPossibleCompliant');
+    if (denominator > 0) add('posture_vitals_health_ratio', { integration, ...tag }, sum('configurationCompliant') / denominator);
+    add('posture_vitals_funnel_consistent', { integration, ...tag }, enabled.every(funnelConsistent) ? 1 : 0);
+  }
+  if (disabled.length > 0) {
+    add('posture_vitals_active_agents', { integration, ...tag }, disabled.reduce((n, r) => n + (r.vitalsEnabled ? 0 : r.activeAgents), 0));
+  }
+}
+
+/** The Vitals source. */
+export const vitals = {
+  name: 'vitals',
+  families: VITALS_FAMILIES,
+  capped: VITALS_FAMILIES.map((f) => f.name),
+  run: (ctx): Promise<readonly VitalsList[]> => runVitals(ctx),
+  samples: vitalsSamples,
+  invalidOf: (lists) => lists.reduce((n, l) => n + l.invalid, 0),
+} as const satisfies SourceModule<'vitals', readonly VitalsList[], typeof VITALS_FAMILIES>;

@@ -1,0 +1,67 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_SERIES_PER_FAMILY, CAPPED_FAMILIES } from '../../src/collect/samples.js';
+import { SETTING_BY_KEY } from '../../src/config/settings.js';
+import { SOURCES } from '../../src/domain.js';
+import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import { SOURCE_MODULES } from '../../src/sources/index.js';
+
+const root = new URL('../../src/', import.meta.url).pathname;
+
+/** Quoted source names and property accesses such as `view.vitals` in the files of a folder. */
+function sourceNamesIn(dir: string): string[] {
+  const found: string[] = [];
+  const pattern = new RegExp(String.raw`(['"\`])(${SOURCES.join('|')})\1|\.(${SOURCES.join('|')})\b`, 'g');
+  for (const file of readdirSync(root + dir).filter((f) => f.endsWith('.ts'))) {
+    readFileSync(`${root}${dir}/${file}`, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        // Import paths name the module they import, not a source.
+        if (/^\s*import\b/.test(line)) return;
+        for (const m of line.matchAll(pattern)) found.push(`${dir}/${file}:${i + 1}: ${m[0]}`);
+      });
+  }
+  return found;
+}
+
+describe('the source registry', () => {
+  it('has a module for every source of the domain, named by it', () => {
+    expect(Object.keys(SOURCE_MODULES).sort()).toEqual([...SOURCES].sort());
+    for (const s of SOURCES) expect(SOURCE_MODULES[s].name).toBe(s);
+  });
+
+  it('gives every catalogue family not of the exporter to exactly one module, the one its origin names', () => {
+    for (const family of CATALOGUE.filter((f) => f.origin !== 'exporter')) {
+      const owners = SOURCES.filter((s) => SOURCE_MODULES[s].families.some((f) => f.name === family.name));
+      expect(owners, family.name).toEqual([family.origin]);
+    }
+    // And every module's families are in the catalogue, in the module's order.
+    for (const s of SOURCES) {
+      expect(CATALOGUE.filter((f) => f.origin === s).map((f) => f.name)).toEqual(SOURCE_MODULES[s].families.map((f) => f.name));
+    }
+  });
+
+  it('caps only families of the module that declares them', () => {
+    for (const s of SOURCES) {
+      const own = new Set<string>(SOURCE_MODULES[s].families.map((f) => f.name));
+      for (const name of SOURCE_MODULES[s].capped) expect(own.has(name), name).toBe(true);
+    }
+    expect(CAPPED_FAMILIES).toEqual(SOURCES.flatMap((s) => SOURCE_MODULES[s].capped));
+  });
+
+  it('keeps the default series cap equal to the setting\'s default', () => {
+    expect(DEFAULT_MAX_SERIES_PER_FAMILY).toBe(Number(SETTING_BY_KEY.max_series_per_family.default));
+  });
+
+  it('is what collect/ and exporter/ go through: they never name a source', () => {
+    expect([...sourceNamesIn('collect'), ...sourceNamesIn('exporter')]).toEqual([]);
+  });
+
+  it('keeps collect/ and metrics/ free of config/', () => {
+    for (const dir of ['collect', 'metrics']) {
+      for (const file of readdirSync(root + dir).filter((f) => f.endsWith('.ts'))) {
+        expect(readFileSync(`${root}${dir}/${file}`, 'utf8'), `${dir}/${file}`).not.toMatch(/from '\.\.\/config\//);
+      }
+    }
+  });
+});
