@@ -1,11 +1,12 @@
 // npm run bench: the speed and memory targets (issue 9, issue 10 point 4), measured on the built
 // CLI against the simulated portal on 127.0.0.1, beside a naive peer exporter in the same run.
-// Exits non-zero when a target is missed. `BENCH_ONLY=compare,growth,huge,start` runs a subset.
+// Exits non-zero when a target is missed. `BENCH_ONLY=compare,growth,huge,start,fleet` runs a subset.
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parseApiTimestamp } from '../src/upstream/timestamps.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../src/simulator/index.js';
+import { fleetBench } from './fleet.js';
 
 const CLI = new URL('../dist/cli.js', import.meta.url).pathname;
 const LAMBDA = new URL('../dist/lambda/index.mjs', import.meta.url).href;
@@ -203,6 +204,7 @@ if (wanted('compare')) await compare();
 if (wanted('growth')) await growth();
 if (wanted('huge')) await huge();
 if (wanted('start')) await startup();
+if (wanted('fleet')) await fleetBench(check);
 
 const width = Math.max(...outcomes.map((o) => o.name.length));
 for (const o of outcomes) console.log(`${o.ok ? 'ok  ' : 'FAIL'} ${o.name.padEnd(width)}  ${o.measured.padEnd(14)} target ${o.target}`);

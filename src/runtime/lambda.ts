@@ -12,11 +12,43 @@ import type { Sink, SinkName } from '../sinks/types.js';
 import { Exporter, failedSources, totalRequests, VERSION } from '../exporter/exporter.js';
 import type { KeyStoreOptions } from '../config/secrets.js';
 import { buildBatches, sinksOf } from '../sinks/configured.js';
+import { MAX_TOTAL_SHARDS, ownsPortal, parseShard, parseTotalShards } from '../config/shard.js';
 
 /** What one invocation did; returned to Lambda (visible in the console and in async destinations). */
 export interface InvocationSummary {
   portals: Array<{ portal: string; sources: Record<'vitals' | 'alerts' | 'devices', 'ok' | string>; requests: number; durationMs: number }>;
   sinks: Array<{ sink: SinkName; ok: boolean; durationMs: number; error?: string }>;
+  /** Present when the event named a shard: which one ran and how many portals it owned. */
+  shard?: { shard: number; totalShards: number; portals: number };
+}
+
+/** A shard named by the invocation's event (`{"shard": i, "totalShards": n}`). */
+export interface EventShard {
+  shard: number;
+  totalShards: number;
+}
+
+/**
+ * The shard an event names, or undefined when it names none (every portal, as before sharding).
+ * `shard` is a number or a StatefulSet-style name ending in -N; both fields or neither.
+ * Throws a ConfigError naming the event field.
+ */
+export function shardOfEvent(event: unknown): EventShard | undefined {
+  if (event === null || typeof event !== 'object') return undefined;
+  const e = event as Record<string, unknown>;
+  const has = (k: string) => e[k] !== undefined && e[k] !== null;
+  if (!has('shard') && !has('totalShards')) return undefined;
+  if (!has('totalShards')) throw new ConfigError('event.totalShards', `event.totalShards is missing beside event.shard ${JSON.stringify(e.shard)}: give both, e.g. {"shard": 0, "totalShards": 3}`);
+  if (!has('shard')) throw new ConfigError('event.shard', `event.shard is missing beside event.totalShards ${JSON.stringify(e.totalShards)}: give both, e.g. {"shard": 0, "totalShards": 3}`);
+  const text = (k: string): string => {
+    const v = e[k];
+    if (typeof v === 'number' || typeof v === 'string') return String(v);
+    throw new ConfigError(`event.${k}`, `event.${k}: ${JSON.stringify(v)} is not a number: give a whole number, e.g. {"shard": 0, "totalShards": 3}`);
+  };
+  const totalShards = parseTotalShards(text('totalShards'), 'event.totalShards');
+  const shard = parseShard(text('shard'), 'event.shard');
+  if (shard >= totalShards) throw new ConfigError('event.shard', `event.shard: shard ${shard} is not below event.totalShards ${totalShards}: give 0 to ${totalShards - 1} (at most ${MAX_TOTAL_SHARDS} shards)`);
+  return { shard, totalShards };
 }
 
 /** Thrown when an invocation collected nothing, or pushed nothing, so Lambda's error metrics and retries mean something. */
@@ -44,7 +76,10 @@ export type InvocationContext = Pick<Context, 'getRemainingTimeInMillis' | 'awsR
 
 interface Container {
   config: Config;
-  exporter: Exporter;
+  /** One exporter per portal selection this container has run (`all`, or `i/n`), each keeping its portals' budgets. */
+  exporters: Map<string, Exporter>;
+  /** Builds the exporter of a portal selection (the same logger, clock and key store). */
+  newExporter(config: Config): Exporter;
   sinks: Sink[];
   logger: Logger;
   secrets: string[];
@@ -79,9 +114,9 @@ function envSecrets(env: Record<string, string | undefined>): string[] {
 }
 
 /** A local invoke without Lambda's clock: what the plan needs (or the cycle timeout), plus the margin. */
-function localInvocationMs(container: Container | undefined): number {
-  if (!container) return 70_000;
-  const { config, exporter } = container;
+function localInvocationMs(container: Container | undefined, exporter: Exporter | undefined): number {
+  if (!container || !exporter || exporter.portals.length === 0) return 70_000;
+  const { config } = container;
   const planned = Math.max(...exporter.portals.map((p) => exporter.oneShotMs(p)));
   return Math.min(planned, (config.cycleTimeoutSeconds ?? Infinity) * 1000) + config.lambdaMarginSeconds * 1000;
 }
@@ -124,19 +159,19 @@ function startContainer(h: HandlerEnv, requestId: string): Container {
   const base = createLogger({ level: config.logLevel, shape: 'powertools', secrets, clock: h.clock, base: { service: 'posture-exporter' }, write: h.write });
   const { logger, setContext } = swappableLogger(base);
   for (const u of unknownSettings(h.env)) base.warn(unknownSettingMessage(u), { variable: u.name, nearest: u.nearest });
-  const exporter = new Exporter(config, { clock: h.clock, logger, runtime: 'lambda', keyStore: h.keyStore, onSecret });
-  return { config, exporter, sinks: sinksOf(config, { keyStore: h.keyStore, onSecret }), logger, secrets, setContext, invocations: 0 };
+  const newExporter = (selection: Config) => new Exporter(selection, { clock: h.clock, logger, runtime: 'lambda', keyStore: h.keyStore, onSecret });
+  return { config, exporters: new Map(), newExporter, sinks: sinksOf(config, { keyStore: h.keyStore, onSecret }), logger, secrets, setContext, invocations: 0 };
 }
 
 /** Lambda always passes a full context; a test harness or a local invoke may not: fill in what is missing. */
-function contextOf(invocationContext: Partial<InvocationContext> | undefined, container: () => Container | undefined): InvocationContext {
+function contextOf(invocationContext: Partial<InvocationContext> | undefined, container: () => Container | undefined, exporter: () => Exporter | undefined): InvocationContext {
   return {
     ...invocationContext,
     awsRequestId: invocationContext?.awsRequestId ?? 'local',
     getRemainingTimeInMillis:
       typeof invocationContext?.getRemainingTimeInMillis === 'function'
         ? invocationContext.getRemainingTimeInMillis.bind(invocationContext)
-        : () => localInvocationMs(container()),
+        : () => localInvocationMs(container(), exporter()),
   };
 }
 
@@ -165,14 +200,32 @@ function failureOf(results: readonly CycleResult[], outcomes: readonly PushOutco
   return undefined;
 }
 
+/**
+ * The exporter of this invocation's portals: every portal, or the shard's. Built on first use and
+ * kept for the container's life, so warm invocations of the same shard keep its budgets; a shard's
+ * exporter never holds another shard's portals, so their keys are never read.
+ */
+function exporterOf(c: Container, shard: EventShard | undefined): Exporter {
+  const id = shard ? `${shard.shard}/${shard.totalShards}` : 'all';
+  let exporter = c.exporters.get(id);
+  if (!exporter) {
+    const portals = shard ? c.config.portals.filter((p) => ownsPortal(p.name, shard.shard, shard.totalShards)) : c.config.portals;
+    exporter = c.newExporter(shard ? { ...c.config, portals } : c.config);
+    c.exporters.set(id, exporter);
+  }
+  return exporter;
+}
+
 /** Builds a handler; the exported `handler` is this with the real process. */
 export function createHandler(deps: HandlerDeps = {}) {
   const h: HandlerEnv = { clock: deps.clock ?? systemClock, env: deps.env ?? process.env, write: deps.write ?? ((l: string) => process.stdout.write(l + '\n')), keyStore: deps.keyStore };
   const { clock, env } = h;
   let container: Container | undefined;
 
-  return async function handler(_event: ScheduledEvent | Record<string, unknown>, invocationContext?: Partial<InvocationContext>): Promise<InvocationSummary> {
-    const context = contextOf(invocationContext, () => container);
+  return async function handler(event: ScheduledEvent | Record<string, unknown>, invocationContext?: Partial<InvocationContext>): Promise<InvocationSummary> {
+    // The local clock's estimate needs this invocation's exporter, known once the event is read.
+    const current: { exporter?: Exporter } = {};
+    const context = contextOf(invocationContext, () => container, () => current.exporter);
     const c = (container ??= startContainer(h, context.awsRequestId));
     c.setContext({
       cold_start: c.invocations++ === 0,
@@ -183,6 +236,23 @@ export function createHandler(deps: HandlerDeps = {}) {
     });
     const logger = c.logger;
     const scrub = (text: string) => redact(text, c.secrets);
+    let shard: EventShard | undefined;
+    try {
+      shard = shardOfEvent(event);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      const message = `invalid event: ${scrub(err.message)}`;
+      logger.error('invocation failed', { reason: message, settings: [err.setting] });
+      throw new InvocationFailedError(message, undefined, { cause: err });
+    }
+    const exporter = (current.exporter = exporterOf(c, shard));
+    const shardFacts = shard ? { shard: { ...shard, portals: exporter.portals.length } } : {};
+    if (exporter.portals.length === 0) {
+      // jump hash leaves a shard empty when there are fewer portals than shards: nothing to do, not a failure.
+      const summary: InvocationSummary = { portals: [], sinks: [], ...shardFacts };
+      logger.info('invocation finished', { durationMs: 0, failed: [], portals: [], sinks: [], ...shardFacts });
+      return summary;
+    }
     const started = clock.monotonic();
     const remaining = context.getRemainingTimeInMillis();
     // Collect until the margin, then push with what there is; never past the invocation's end.
@@ -194,12 +264,12 @@ export function createHandler(deps: HandlerDeps = {}) {
     }
     // Every source completes as the budget allows, as long as the plan needs, but never past the
     // margin: the scheduler refuses slots after it and the requests in flight are cut there.
-    const results = await c.exporter.collect({ cap: started + collectMs });
-    const samples = c.exporter.samplesOf(results, { version: VERSION, runtime: 'lambda', push: c.lastPush });
+    const results = await exporter.collect({ cap: started + collectMs });
+    const samples = exporter.samplesOf(results, { version: VERSION, runtime: 'lambda', push: c.lastPush });
     const outcomes = await pushAll(c.sinks, buildBatches(results, samples), { clock, logger, deadline: started + Math.max(0, remaining - 1000), env });
     c.lastPush = outcomes.map(({ sink, ok, durationMs }) => ({ sink, ok, durationMs }));
-    const summary = summarize(results, outcomes, scrub);
-    logger.info('invocation finished', { durationMs: clock.monotonic() - started, failed: failedSources(results), portals: summary.portals, sinks: summary.sinks });
+    const summary: InvocationSummary = { ...summarize(results, outcomes, scrub), ...shardFacts };
+    logger.info('invocation finished', { durationMs: clock.monotonic() - started, failed: failedSources(results), portals: summary.portals, sinks: summary.sinks, ...shardFacts });
     const failure = failureOf(results, outcomes);
     if (failure !== undefined) {
       const message = scrub(failure);
@@ -210,5 +280,5 @@ export function createHandler(deps: HandlerDeps = {}) {
   };
 }
 
-/** The Lambda entry point (EventBridge scheduled events). */
+/** The Lambda entry point (EventBridge scheduled events, or `{"shard": i, "totalShards": n}` from a fan-out). */
 export const handler = createHandler();

@@ -23,7 +23,7 @@ const ACCOUNT = 'arn:aws:%s:us-east-1:123456789012:';
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 interface Template {
   Conditions?: Record<string, Json>;
-  Resources: Record<string, { Type: string; Properties: Record<string, Json> }>;
+  Resources: Record<string, { Type: string; Properties: Record<string, Json>; Condition?: string }>;
 }
 interface Statement {
   Sid?: string;
@@ -34,7 +34,7 @@ interface Statement {
 }
 
 let work: string;
-const packages: Record<'plain' | 'ssm' | 'secret' | 'rwTokenSsm' | 'rwPasswordSecret' | 'rwCrossed' | 'pushgatewayPassword', { template: Template; dir: string }> = {} as never;
+const packages: Record<'plain' | 'ssm' | 'secret' | 'rwTokenSsm' | 'rwPasswordSecret' | 'rwCrossed' | 'pushgatewayPassword' | 'sharded', { template: Template; dir: string }> = {} as never;
 
 async function oslsPackage(name: keyof typeof packages, params: Record<string, string>): Promise<void> {
   const dir = join(work, `pkg-${name}`);
@@ -69,7 +69,12 @@ beforeAll(async () => {
     remoteWriteHeaders: 'X-Scope-OrgID=tenant-1',
   });
   await oslsPackage('rwCrossed', { apiKeySecretId: 'posture-exporter/api-key', remoteWriteBearerTokenSecretId: 'posture-exporter/rw-token', remoteWritePasswordSsmParameter: '/posture-exporter/rw-password' });
-}, 360_000);
+  // A fleet: three shards, the portal list in a packaged config file (created only now, so the
+  // packages above show that nothing but the bundle is uploaded without one).
+  mkdirSync(join(work, 'posture-config'));
+  writeFileSync(join(work, 'posture-config/portals.yml'), 'portals:\n  - portal: a\n    base_url: https://a.example.com/public-api/v1\n    api_key_ssm_parameter: /posture/a\n');
+  await oslsPackage('sharded', { totalShards: '3', configFile: '/var/task/posture-config/portals.yml', push: 'pushgateway' });
+}, 420_000);
 
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
@@ -346,5 +351,113 @@ describe('serverless.yml packaged with osls', () => {
       timeout: 30_000,
     });
     expect(stdout.trim()).toBe('function');
+  });
+});
+
+/** The resources CloudFormation would create: those without a Condition or whose Condition holds. */
+function live(template: Template): Record<string, Template['Resources'][string]> {
+  return Object.fromEntries(Object.entries(template.Resources).filter(([, r]) => r.Condition === undefined || evaluate({ Condition: r.Condition }, template) === true));
+}
+
+const FAN_OUT_TYPES = ['AWS::StepFunctions::StateMachine', 'AWS::Scheduler::Schedule'];
+
+interface MapState {
+  Type: 'Map';
+  ItemsPath: string;
+  MaxConcurrency: number;
+  ItemSelector: Record<string, unknown>;
+  ItemProcessor: { StartAt: string; States: Record<string, { Type: string; Resource?: string; Retry?: unknown; End?: boolean }> };
+}
+
+/** The state machine's definition with Fn::Sub applied (the function's ARN as `FUNCTION_ARN`). */
+function definition(template: Template): { StartAt: string; States: Record<string, Record<string, unknown>> } {
+  const machine = live(template).FanOutStateMachine!;
+  const [text, vars] = (machine.Properties.DefinitionString as { 'Fn::Sub': [string, Record<string, Json>] })['Fn::Sub'];
+  expect(vars.FunctionArn).toEqual({ 'Fn::GetAtt': ['CollectLambdaFunction', 'Arn'] });
+  const subbed = text.replace(/\$\{(\w+)\}/g, (_, name: string) => (name === 'FunctionArn' ? 'FUNCTION_ARN' : String(vars[name])));
+  return JSON.parse(subbed) as { StartAt: string; States: Record<string, Record<string, unknown>> };
+}
+
+/**
+ * What the Map hands each invocation, computed from the definition as Step Functions would: the
+ * Pass state's `States.ArrayRange(a, b, step)`, then the ItemSelector per item
+ * (`$$.Map.Item.Index`, `$$.Map.Item.Value`, or a literal).
+ */
+function mapInputs(def: ReturnType<typeof definition>): Array<Record<string, unknown>> {
+  const pass = def.States[def.StartAt]!;
+  expect(pass.Type).toBe('Pass');
+  const range = /^States\.ArrayRange\((\d+), (\d+), (\d+)\)$/.exec((pass.Parameters as Record<string, string>)['shards.$']!)!;
+  const [from, to, step] = [Number(range[1]), Number(range[2]), Number(range[3])];
+  const items: number[] = [];
+  for (let v = from; v <= to; v += step) items.push(v);
+  const map = def.States[pass.Next as string] as unknown as MapState;
+  expect(map.ItemsPath).toBe('$.shards');
+  return items.map((value, index) =>
+    Object.fromEntries(
+      Object.entries(map.ItemSelector).map(([k, v]) => (k.endsWith('.$') ? [k.slice(0, -2), v === '$$.Map.Item.Index' ? index : v === '$$.Map.Item.Value' ? value : `unknown path ${String(v)}`] : [k, v])),
+    ),
+  );
+}
+
+describe('serverless.yml fan-out (totalShards)', () => {
+  it('renders no fan-out by default: the one schedule rule invokes the function, one at a time', () => {
+    for (const name of ['plain', 'ssm', 'secret', 'rwTokenSsm', 'rwPasswordSecret', 'rwCrossed', 'pushgatewayPassword'] as const) {
+      const resources = live(packages[name].template);
+      expect(Object.values(resources).filter((r) => FAN_OUT_TYPES.includes(r.Type)), name).toEqual([]);
+      expect(Object.keys(resources).filter((k) => k.startsWith('FanOut')), name).toEqual([]);
+      expect(Object.values(resources).filter((r) => r.Type === 'AWS::Events::Rule').length, name).toBe(1);
+      expect(resources.CollectLambdaPermissionEventsRuleSchedule1, name).toBeDefined();
+      expect(fn(packages[name].template).ReservedConcurrentExecutions, name).toBe(1);
+    }
+  });
+
+  it('with totalShards=3 replaces the rule by a schedule starting a state machine that invokes shards 0..2 of 3 at once, without retries', () => {
+    const { template } = packages.sharded;
+    const resources = live(template);
+    // The framework's rule and its permission are gone: nothing invokes the function for every portal.
+    expect(Object.values(resources).filter((r) => r.Type === 'AWS::Events::Rule' || r.Type === 'AWS::Lambda::Permission')).toEqual([]);
+    expect(fn(template).ReservedConcurrentExecutions).toBe(3);
+
+    const def = definition(template);
+    expect(mapInputs(def)).toEqual([
+      { shard: 0, totalShards: 3 },
+      { shard: 1, totalShards: 3 },
+      { shard: 2, totalShards: 3 },
+    ]);
+    const map = def.States[def.States[def.StartAt]!.Next as string] as unknown as MapState;
+    expect(map.MaxConcurrency).toBe(3);
+    const tasks = Object.values(map.ItemProcessor.States);
+    expect(tasks).toEqual([{ Type: 'Task', Resource: 'FUNCTION_ARN', End: true }]);
+    // No Retry anywhere: a retried shard could run beside its own next execution.
+    expect(JSON.stringify(def)).not.toContain('Retry');
+
+    const schedule = resources.FanOutSchedule!.Properties as Record<string, Json>;
+    expect(resources.FanOutSchedule!.Type).toBe('AWS::Scheduler::Schedule');
+    expect(schedule.ScheduleExpression).toBe('rate(5 minutes)');
+    expect(schedule.FlexibleTimeWindow).toEqual({ Mode: 'OFF' });
+    expect(schedule.Target).toMatchObject({ Arn: { Ref: 'FanOutStateMachine' }, RoleArn: { 'Fn::GetAtt': ['FanOutScheduleRole', 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0 } });
+    expect(fn(template).Timeout as number).toBeLessThan(periodSeconds(schedule.ScheduleExpression as string));
+  });
+
+  it('scopes the fan-out roles to this function and this state machine', () => {
+    const resources = live(packages.sharded.template);
+    const role = (name: string) => evaluate(resources[name]!.Properties as Json, packages.sharded.template) as { AssumeRolePolicyDocument: { Statement: Array<{ Principal: { Service: string } }> }; Policies: Array<{ PolicyDocument: { Statement: Statement[] } }> };
+    const machine = role('FanOutStateMachineRole');
+    expect(machine.AssumeRolePolicyDocument.Statement.map((s) => s.Principal.Service)).toEqual(['states.amazonaws.com']);
+    expect(machine.Policies.flatMap((p) => p.PolicyDocument.Statement)).toEqual([{ Sid: 'InvokeCollect', Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': ['CollectLambdaFunction', 'Arn'] } }]);
+    const scheduler = role('FanOutScheduleRole');
+    expect(scheduler.AssumeRolePolicyDocument.Statement.map((s) => s.Principal.Service)).toEqual(['scheduler.amazonaws.com']);
+    expect(scheduler.Policies.flatMap((p) => p.PolicyDocument.Statement)).toEqual([{ Sid: 'StartFanOut', Effect: 'Allow', Action: 'states:StartExecution', Resource: { Ref: 'FanOutStateMachine' } }]);
+    expect(resources.FanOutStateMachine!.Properties.RoleArn).toEqual({ 'Fn::GetAtt': ['FanOutStateMachineRole', 'Arn'] });
+    // The function's own role is unchanged by sharding.
+    expect(statements(packages.sharded.template)).toEqual(statements(packages.plain.template));
+  });
+
+  it('packages the fleet config file beside the bundle and points POSTURE_CONFIG_FILE at it', () => {
+    expect(fn(packages.sharded.template).Environment.Variables.POSTURE_CONFIG_FILE).toBe('/var/task/posture-config/portals.yml');
+    expect(fn(packages.plain.template).Environment.Variables.POSTURE_CONFIG_FILE).toBe('');
+    const zip = readZip(readFileSync(join(packages.sharded.dir, 'posture-exporter.zip')));
+    expect([...zip.keys()].filter((n) => !n.startsWith('dist/lambda/'))).toEqual(['posture-config/portals.yml']);
+    expect(zip.get('posture-config/portals.yml')!().toString('utf8')).toContain('portal: a');
   });
 });

@@ -1,0 +1,199 @@
+/**
+ * The Lambda fan-out: one handler (container) per shard, invoked at once with
+ * `{"shard": i, "totalShards": n}` as a Step Functions Map item delivers it, against a simulated
+ * fleet of portals (each with its own key and 10-per-60 s budget), pushing to Debian's Pushgateway
+ * through a loopback proxy that counts the pushes of every portal.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/core/clock.js';
+import { ConfigError } from '../../src/errors.js';
+import { ownsPortal } from '../../src/config/shard.js';
+import { createHandler, InvocationFailedError, shardOfEvent, type InvocationSummary } from '../../src/runtime/lambda.js';
+import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
+import type { Simulator } from '../../src/simulator/index.js';
+import { startPushgateway, type Peer } from '../support/peers.js';
+import { CHECKED, expectedFromPortal, familiesOf, lambdaContext, pushgatewayGroups, type ReadSample } from './support.js';
+
+const PORTALS = 30;
+const TOTAL = 3;
+
+let proxy: { url: string; pushes: Map<string, number>; close(): Promise<void> };
+let clock: FakeClock;
+let fleet: Fleet;
+let dir: string;
+let logs: string[];
+/** Key files the handlers opened. */
+let keyReads: string[];
+
+/** A loopback proxy to the Pushgateway that counts PUT/POST requests per `portal` grouping label. */
+async function countingProxy(target: string): Promise<typeof proxy> {
+  const pushes = new Map<string, number>();
+  const to = new URL(target);
+  const server: Server = createServer((req, res) => {
+    const portal = /\/portal\/([^/]+)/.exec(req.url ?? '')?.[1];
+    const source = /\/source\/([^/]+)/.exec(req.url ?? '')?.[1];
+    if (portal && (req.method === 'PUT' || req.method === 'POST')) {
+      const group = source ? `${portal}/${source}` : portal;
+      pushes.set(group, (pushes.get(group) ?? 0) + 1);
+    }
+    const upstream = request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, pushes, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+let pgw: Peer;
+
+// One Pushgateway per test: the values read back are only this test's pushes.
+beforeEach(async () => {
+  pgw = await startPushgateway();
+  proxy = await countingProxy(pgw.url);
+  clock = new FakeClock(Date.UTC(2026, 10, 23, 12, 0, 0), { autoAdvance: true });
+  fleet = await startFleet({ portals: PORTALS, clock, moving: false });
+  dir = mkdtempSync(join(tmpdir(), 'lambda-shards-'));
+  logs = [];
+  keyReads = [];
+});
+afterEach(async () => {
+  const text = logs.join('\n');
+  for (const name of fleet.names) expect(text).not.toContain(fleet.apiKey(name));
+  await Promise.all([fleet.close(), proxy.close(), pgw.stop()]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Settings of a fleet deployment: every portal in a config file, each key in its own file. */
+function fleetEnv(): Record<string, string> {
+  const portals = fleet.names.map((name) => {
+    const keyFile = join(dir, `${name}.key`);
+    writeFileSync(keyFile, fleet.apiKey(name));
+    return { portal: name, base_url: fleet.baseUrl(name), api_key_file: keyFile };
+  });
+  const file = join(dir, 'portals.json');
+  writeFileSync(file, JSON.stringify({ portals }));
+  return { POSTURE_CONFIG_FILE: file, POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: proxy.url, POSTURE_PUSHGATEWAY_JOB: `shards-${clock.now()}-${Math.random().toString(36).slice(2)}` };
+}
+
+/** A fresh container (as Lambda runs one per concurrent invocation); key-file reads are recorded. */
+function container(env: Record<string, string>) {
+  return createHandler({
+    env,
+    clock,
+    write: (line) => logs.push(line),
+    keyStore: {
+      readFile: async (path: string) => {
+        keyReads.push(path);
+        const { readFile } = await import('node:fs/promises');
+        return readFile(path, 'utf8');
+      },
+    },
+  });
+}
+
+const owned = (shard: number, total = TOTAL) => fleet.names.filter((n) => ownsPortal(n, shard, total));
+
+describe('Lambda fan-out over a fleet of portals', () => {
+  it('three shards invoked at once push every portal exactly once, exact, none over budget', async () => {
+    const env = fleetEnv();
+    const at = clock.now();
+    const summaries = await Promise.all([0, 1, 2].map((shard) => container(env)({ shard, totalShards: TOTAL }, lambdaContext(120_000, `req-shard-${shard}`))));
+
+    // Each shard collected exactly the portals jump hash gives it; together, every portal once.
+    for (const [shard, summary] of summaries.entries()) {
+      expect(summary.shard).toEqual({ shard, totalShards: TOTAL, portals: owned(shard).length });
+      expect(summary.portals.map((p) => p.portal).sort()).toEqual(owned(shard));
+      for (const p of summary.portals) expect(p.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+      expect(summary.sinks.every((s) => s.ok)).toBe(true);
+    }
+    const union = summaries.flatMap((s) => s.portals.map((p) => p.portal));
+    expect(union.sort()).toEqual([...fleet.names]);
+    expect(summaries.every((s) => s.portals.length > 0)).toBe(true);
+
+    // Every portal contacted, none over its budget, and each pushed once per group.
+    expect(fleet.overBudget()).toEqual([]);
+    for (const name of fleet.names) expect(fleet.requests(name).length, name).toBeGreaterThan(0);
+    const pushedPortals = new Set([...proxy.pushes.keys()].filter((k) => k.startsWith('portal-')).map((k) => k.split('/')[0]));
+    expect([...pushedPortals].sort()).toEqual([...fleet.names]);
+    for (const name of fleet.names) {
+      const mine = [...proxy.pushes.entries()].filter(([k]) => k === name || k.startsWith(`${name}/`));
+      expect(mine.length, name).toBeGreaterThan(0);
+      for (const [group, count] of mine) expect(count, group).toBe(1);
+    }
+
+    // The values at the Pushgateway are the portal's own data, exactly.
+    const groups = await pushgatewayGroups(pgw.url);
+    for (const name of fleet.names) {
+      const samples: ReadSample[] = [];
+      for (const g of groups.values()) if (g.labels.portal === name) samples.push(...g.samples);
+      const expected = expectedFromPortal(fleet.portal(name) as unknown as Simulator, at);
+      for (const source of ['vitals', 'alerts', 'devices'] as const) {
+        expect(familiesOf(samples, CHECKED[source]), `${name} ${source}`).toEqual(expected[source]);
+      }
+    }
+  }, 60_000);
+
+  it('a shard contacts only its own portals and reads only their keys', async () => {
+    const env = fleetEnv();
+    const summary = await container(env)({ shard: 'posture-exporter-1', totalShards: '3' }, lambdaContext(120_000, 'req-pod-name'));
+    expect(summary.shard).toEqual({ shard: 1, totalShards: 3, portals: owned(1).length });
+    for (const name of fleet.names) {
+      expect(fleet.requests(name).length > 0, name).toBe(owned(1).includes(name));
+    }
+    expect(keyReads.map((p) => p.slice(dir.length + 1, -'.key'.length)).sort()).toEqual(owned(1));
+  }, 60_000);
+
+  it('a shard that owns no portal succeeds with an empty summary and pushes nothing', async () => {
+    const env = fleetEnv();
+    // With more shards than portals, jump hash leaves some shards empty.
+    const total = 100;
+    const empty = Array.from({ length: total }, (_, i) => i).find((i) => owned(i, total).length === 0)!;
+    expect(empty).toBeDefined();
+    const before = new Map(proxy.pushes);
+    const summary: InvocationSummary = await container(env)({ shard: empty, totalShards: total }, lambdaContext(120_000, 'req-empty'));
+    expect(summary).toEqual({ portals: [], sinks: [], shard: { shard: empty, totalShards: total, portals: 0 } });
+    expect(proxy.pushes).toEqual(before);
+    for (const name of fleet.names) expect(fleet.requests(name)).toEqual([]);
+  });
+
+  it('an event without shard fields collects every portal, as before', async () => {
+    const env = fleetEnv();
+    const summary = await container(env)({ 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} }, lambdaContext(120_000, 'req-all'));
+    expect(summary.shard).toBeUndefined();
+    expect(summary.portals.map((p) => p.portal).sort()).toEqual([...fleet.names]);
+    expect(fleet.overBudget()).toEqual([]);
+  }, 60_000);
+
+  it.each([
+    [{ shard: 3, totalShards: 3 }, 'event.shard', /event\.shard: shard 3 is not below event\.totalShards 3/],
+    [{ shard: 0 }, 'event.totalShards', /event\.totalShards is missing/],
+    [{ totalShards: 3 }, 'event.shard', /event\.shard is missing/],
+    [{ shard: 'one', totalShards: 3 }, 'event.shard', /event\.shard: 'one' is not a shard number/],
+    [{ shard: 0, totalShards: 0 }, 'event.totalShards', /event\.totalShards: '0' is not a shard count/],
+    [{ shard: 1.5, totalShards: 3 }, 'event.shard', /event\.shard: '1\.5' is not a shard number/],
+    [{ shard: [0], totalShards: 3 }, 'event.shard', /event\.shard: \[0\] is not a number/],
+  ])('a bad shard event %j fails the invocation naming %s, contacting nobody', async (event, field, message) => {
+    const env = fleetEnv();
+    const err = await container(env)(event as Record<string, unknown>, lambdaContext(120_000, 'req-bad')).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(InvocationFailedError);
+    expect((err as Error).message).toMatch(message);
+    expect((err as Error).message.split('\n')).toHaveLength(1);
+    expect((err as InvocationFailedError).cause).toBeInstanceOf(ConfigError);
+    expect(((err as InvocationFailedError).cause as ConfigError).setting).toBe(field);
+    expect(() => shardOfEvent(event)).toThrow(ConfigError);
+    for (const name of fleet.names) expect(fleet.requests(name)).toEqual([]);
+    expect(keyReads).toEqual([]);
+  });
+});
