@@ -2,7 +2,7 @@
 // measured alone. Started with fork(); talks over IPC: sends the portals' settings when ready,
 // answers `check` with what each named portal holds (computed from its data, not by the exporter)
 // and which portals went over their budget.
-import { parseApiTimestamp } from '../src/collect/timestamps.js';
+import { parseApiTimestamp } from '../src/upstream/timestamps.js';
 import { startFleet } from '../src/simulator/fleet.js';
 
 const n = Number(process.argv[2]);
