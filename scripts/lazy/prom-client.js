@@ -21,6 +21,12 @@ export class Gauge {
   }
 }
 
+export class Counter {
+  constructor(...args) {
+    return new (prom().Counter)(...args);
+  }
+}
+
 export function collectDefaultMetrics(...args) {
   return prom().collectDefaultMetrics(...args);
 }

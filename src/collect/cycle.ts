@@ -54,6 +54,8 @@ export interface BudgetFacts {
   readonly configuredShare: number;
   readonly effectiveShare: number;
   readonly rateLimitedLastHour: number;
+  /** 429s since the scheduler was created (the process, or the Lambda container). */
+  readonly rateLimitedTotal: number;
 }
 
 /** Puts the runs of every source together. */

@@ -31,6 +31,8 @@ export interface CycleFacts {
   readonly durations: Readonly<Partial<Record<Source, number>>>;
   /** Requests of the last run of each source, by `endpoint\u0000code`. */
   readonly requests: ReadonlyMap<string, number>;
+  /** Requests of every run since the start (serve's counters), by `endpoint\u0000code`. */
+  readonly requestTotals?: ReadonlyMap<string, number>;
   /** Page size the last /alerts run used (0 = all in one request); absent if /alerts was not asked. */
   readonly alertsPageSize?: number;
   /** The portal's budget as the scheduler sees it. */
@@ -83,16 +85,17 @@ export function toSamples(views: readonly PortalView[], exporter: ExporterFacts)
         const ms = view.cycle.durations[source];
         if (ms !== undefined) add('posture_collection_duration_seconds', { source }, ms / 1000);
       }
-      for (const [key, n] of [...view.cycle.requests].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-        const [endpoint, code] = key.split('\u0000') as [string, string];
-        add('posture_collection_api_requests', { endpoint, code }, n);
-      }
+      for (const [endpoint, code, n] of byEndpointAndCode(view.cycle.requests)) add('posture_collection_api_requests', { endpoint, code }, n);
+      // Counters only where one process lives on and is scraped: serve (a push would reset them each run).
+      const counting = exporter.runtime === 'serve';
+      if (counting && view.cycle.requestTotals) for (const [endpoint, code, n] of byEndpointAndCode(view.cycle.requestTotals)) add('posture_api_requests_total', { endpoint, code }, n);
       if (view.cycle.alertsPageSize !== undefined) add('posture_collection_alerts_page_size', {}, view.cycle.alertsPageSize);
       const budget = view.cycle.budget;
       if (budget) {
         add('posture_budget_share', { kind: 'configured' }, budget.configuredShare);
         add('posture_budget_share', { kind: 'effective' }, budget.effectiveShare);
         add('posture_budget_rate_limited_responses', {}, budget.rateLimitedLastHour);
+        if (counting) add('posture_budget_rate_limited_responses_total', {}, budget.rateLimitedTotal);
       }
     }
     for (const family of CAPPED_FAMILIES) {
@@ -106,6 +109,16 @@ export function toSamples(views: readonly PortalView[], exporter: ExporterFacts)
     add('posture_exporter_build_info', { version: exporter.version, runtime: exporter.runtime }, 1);
   }
   return out;
+}
+
+/** Request counts keyed `endpoint\u0000code` (our own words, never portal text), sorted. */
+function byEndpointAndCode(requests: ReadonlyMap<string, number>): Array<[string, string, number]> {
+  return [...requests]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, n]) => {
+      const [endpoint, code] = key.split('\u0000') as [string, string];
+      return [endpoint, code, n];
+    });
 }
 
 /** The samples of one source's value, if it has one. */

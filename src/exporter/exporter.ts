@@ -39,6 +39,12 @@ export interface PortalRuntime {
   readonly state: PortalState;
   /** Deadlines of the one-shot runs under way (they follow the plan when the share is cut). */
   readonly oneShots: Set<Deadline>;
+  /**
+   * Every request sent to the portal since the start (serve's counters; backfill's too), by
+   * `endpoint\u0000code`, counted as each is answered; 200 and 429 of every source's endpoint
+   * start at 0, so rate() and increase() read 0 rather than nothing.
+   */
+  readonly requestTotals: Map<string, number>;
 }
 
 /** When a run must end: a deadline (epoch ms) and, for one-shot runs, how far the plan may push it. */
@@ -75,6 +81,7 @@ export class Exporter {
       memory: {},
       state: new PortalState(p.name),
       oneShots: new Set(),
+      requestTotals: new Map(SOURCES.flatMap((s) => ['200', '429'].map((code): [string, number] => [`/${s}\u0000${code}`, 0]))),
     }));
   }
 
@@ -207,6 +214,7 @@ export class Exporter {
       random: this.deps.random ?? Math.random,
       memory: p.memory,
       requests,
+      totals: p.requestTotals,
       ...(oneShot ? { replan: () => this.replan(p) } : {}),
     };
   }
@@ -252,7 +260,7 @@ export class Exporter {
 
   /** The budget of a portal as the scheduler sees it now. */
   budgetOf(p: PortalRuntime): BudgetFacts {
-    return { configuredShare: p.scheduler.share.configured, effectiveShare: p.scheduler.share.effective, rateLimitedLastHour: p.scheduler.rateLimitedInLastHour() };
+    return { configuredShare: p.scheduler.share.configured, effectiveShare: p.scheduler.share.effective, rateLimitedLastHour: p.scheduler.rateLimitedInLastHour(), rateLimitedTotal: p.scheduler.rateLimitedTotal };
   }
 
   /**
@@ -261,7 +269,10 @@ export class Exporter {
    */
   samples(facts: Partial<ExporterFacts> = {}): Sample[] {
     const now = this.deps.clock.monotonic();
-    const views = this.portals.map((p) => ({ ...p.state.view(now, stalenessMs(this.config, p.config), this.budgetOf(p)), maxSeriesPerFamily: p.config.maxSeriesPerFamily }));
+    const views = this.portals.map((p) => {
+      const view = p.state.view(now, stalenessMs(this.config, p.config), this.budgetOf(p));
+      return { ...view, cycle: view.cycle && { ...view.cycle, requestTotals: p.requestTotals }, maxSeriesPerFamily: p.config.maxSeriesPerFamily };
+    });
     return this.checked(toSamples(views, { version: VERSION, runtime: this.deps.runtime, ...facts }));
   }
 

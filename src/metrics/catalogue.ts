@@ -17,7 +17,8 @@ export interface MetricDef {
   /** Prometheus name (also the OTLP instrument name). */
   readonly name: string;
   readonly help: string;
-  readonly type: 'gauge';
+  /** `counter`: a `_total` that only grows while the process lives (serve only, where rate() reads it). */
+  readonly type: 'gauge' | 'counter';
   /** UCUM unit for OTLP (`1` dimensionless, `s` seconds, `{device}` annotations). */
   readonly unit: string;
   /** Labels besides `portal`, in output order. */
@@ -56,6 +57,12 @@ const EXPORTER_FAMILIES = [
     doc: 'Requests the last run of each source sent, by `endpoint` (`/vitals`, `/alerts`, `/devices`) and HTTP status `code` (`error` for no response).',
   },
   {
+    name: 'posture_api_requests_total',
+    help: 'Requests sent to the portal since the exporter started, by endpoint and HTTP status (error when no response); serve only.',
+    type: 'counter', unit: '{request}', labels: ['endpoint', 'code'], origin: 'exporter',
+    doc: '`serve`: requests sent to the portal since start, by `endpoint` and `code` (as above); `code="200"` and `"429"` start at 0 for every endpoint, so `rate()` and `increase()` read 0, not nothing.',
+  },
+  {
     name: 'posture_collection_invalid_records',
     help: 'Records the last collection of a source skipped because they did not match the API contract.',
     type: 'gauge', unit: '{record}', labels: ['source'], origin: 'exporter',
@@ -78,6 +85,12 @@ const EXPORTER_FAMILIES = [
     help: '429 (rate limit) responses this exporter received from the portal in the last hour.',
     type: 'gauge', unit: '{response}', labels: [], origin: 'exporter',
     doc: '429 responses received in the last hour (in Lambda: by this container).',
+  },
+  {
+    name: 'posture_budget_rate_limited_responses_total',
+    help: '429 (rate limit) responses the portal sent this exporter since it started, by live collection and backfill alike; serve only.',
+    type: 'counter', unit: '{response}', labels: [], origin: 'exporter',
+    doc: '`serve`: 429 responses received since start (0 from the start); `increase(...[1h])` replaces the hourly gauge in rules and dashboards.',
   },
   {
     name: 'posture_series_folded',

@@ -1,4 +1,4 @@
-import { Gauge, Registry, type RegistryContentType } from 'prom-client';
+import { Counter, Gauge, Registry, type RegistryContentType } from 'prom-client';
 import { CATALOGUE, PORTAL_LABEL, type MetricDef } from './catalogue.js';
 import type { Sample } from './sample.js';
 
@@ -38,8 +38,15 @@ export async function renderText(samples: readonly Sample[], format: TextFormat)
   for (const def of CATALOGUE) {
     const list = byName.get(def.name);
     if (!list || list.length === 0) continue;
-    const gauge = new Gauge({ name: def.name, help: def.help, labelNames: labelNamesOf(def), registers: [registry] });
-    for (const s of list) gauge.set(orderedLabels(def, s.labels), s.value);
+    const options = { name: def.name, help: def.help, labelNames: labelNamesOf(def), registers: [registry] };
+    if (def.type === 'counter') {
+      // A fresh counter per render, so inc() by the value sets it (OpenMetrics: the family without _total).
+      const counter = new Counter(options);
+      for (const s of list) counter.inc(orderedLabels(def, s.labels), s.value);
+    } else {
+      const gauge = new Gauge(options);
+      for (const s of list) gauge.set(orderedLabels(def, s.labels), s.value);
+    }
   }
   const text = await registry.metrics();
   if (format === 'openmetrics') return text.endsWith('\n') ? text : text + '\n';

@@ -33,6 +33,8 @@ export interface RunContext {
   readonly memory: PortalMemory;
   /** Requests sent by this run, by `endpoint\u0000code`. */
   readonly requests: Map<string, number>;
+  /** Requests sent to the portal since the start, by `endpoint\u0000code` (serve's counters). */
+  readonly totals?: Map<string, number>;
   /** Called after a 429: one-shot runs of the portal move their deadlines to what the lowered share needs. */
   readonly replan?: () => void;
 }
@@ -124,6 +126,7 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
   const count = (endpoint: string, code: string) => {
     const key = `${endpoint}\u0000${code}`;
     ctx.requests.set(key, (ctx.requests.get(key) ?? 0) + 1);
+    ctx.totals?.set(key, (ctx.totals.get(key) ?? 0) + 1);
   };
   let endpoint = '';
   let last: unknown;

@@ -76,6 +76,8 @@ export class PortalScheduler {
   private wakePump: (() => void) | undefined;
   /** Times of the 429s received in the last hour (for the metric). */
   private throttled: number[] = [];
+  /** 429s received since this scheduler was created. */
+  private throttledTotal = 0;
 
   constructor(options: SchedulerOptions) {
     const windowMs = options.windowMs ?? WINDOW_MS;
@@ -128,6 +130,7 @@ export class PortalScheduler {
   rateLimited(retryAfterMs: number | undefined, fallbackMs: number): number {
     const now = this.clock.monotonic();
     this.throttled.push(now);
+    this.throttledTotal++;
     this.rateLimitedInLastHour(now);
     const wait = Math.min(retryAfterMs ?? fallbackMs, this.maxRetryAfterMs);
     this.pausedUntil = Math.max(this.pausedUntil, now + wait);
@@ -156,6 +159,11 @@ export class PortalScheduler {
   /** Monotonic ms until which every request waits (0 when not paused). */
   get pausedUntilMs(): number {
     return this.pausedUntil;
+  }
+
+  /** 429s received since this scheduler was created. */
+  get rateLimitedTotal(): number {
+    return this.throttledTotal;
   }
 
   /** 429s received in the hour before `now`. */

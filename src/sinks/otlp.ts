@@ -175,6 +175,8 @@ export class OtlpSink implements Sink {
       const meter = provider.getMeter(SERVICE_NAME);
       const byName = groupByName(batches);
       for (const def of CATALOGUE) {
+        // Counters live in serve only; a push carries gauges.
+        if (def.type !== 'gauge') continue;
         const entries = byName.get(def.name) ?? [];
         const gauge = meter.createObservableGauge(def.name, { description: def.help, unit: def.unit });
         gauge.addCallback((result) => {

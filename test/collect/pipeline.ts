@@ -35,7 +35,7 @@ export function samplesOf(input: FixtureInput): Sample[] {
         ['/alerts\u0000200', 1],
       ]),
       alertsPageSize: 500,
-      budget: { configuredShare: 5, effectiveShare: 5, rateLimitedLastHour: 0 },
+      budget: { configuredShare: 5, effectiveShare: 5, rateLimitedLastHour: 0, rateLimitedTotal: 0 },
     },
   };
   return toSamples([view], { version: '0.0.0-test', runtime: 'once' });

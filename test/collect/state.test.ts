@@ -14,7 +14,7 @@ const VALUES = {
   alerts: foldAlerts(input.alerts, Date.parse(input.now) / 1000),
   devices: input.devices,
 };
-const BUDGET = { configuredShare: 5, effectiveShare: 5, rateLimitedLastHour: 0 };
+const BUDGET = { configuredShare: 5, effectiveShare: 5, rateLimitedLastHour: 0, rateLimitedTotal: 0 };
 
 /** One run of `source` ending at `at` (1 s long; the monotonic and wall clocks agree): a success with the fixture's values, or a failure. */
 function run(source: Source, at: number, ok: boolean): SourceRun {
@@ -66,7 +66,7 @@ describe('PortalState views', () => {
   it('has only the exporter\'s own series before any run: build info and budget, no per-source series', () => {
     const state = new PortalState('acme');
     expect(state.collected).toBe(false);
-    expect(names(state, T0, 5_000)).toEqual(new Set(['posture_exporter_build_info', 'posture_budget_share', 'posture_budget_rate_limited_responses']));
+    expect(names(state, T0, 5_000)).toEqual(new Set(['posture_exporter_build_info', 'posture_budget_share', 'posture_budget_rate_limited_responses', 'posture_budget_rate_limited_responses_total']));
   });
 
   it('serves each source as soon as its own first run ends, without the sources still running', () => {

@@ -218,9 +218,16 @@ describe('dashboards and rules against Prometheus fed by the exporter', () => {
     expect(age.map((r) => r.metric.source).sort()).toEqual(['alerts', 'devices', 'vitals']);
     for (const row of age) expect(Number(row.value[1])).toBeGreaterThanOrEqual(0);
     for (const row of age) expect(Number(row.value[1])).toBeLessThan(60);
-    const requests = await run('posture-exporter-health', 'API requests per run');
-    const spent = Object.fromEntries(requests.filter((r) => r.metric.code === '200').map((r) => [r.metric.endpoint!, Number(r.value[1])]));
-    expect(spent).toEqual({ '/vitals': 2, '/devices': 2, '/alerts': 1 });
+    // The panel reads serve's counter (the last run's gauge until the counter has two samples): every endpoint answered 200.
+    const perMinute = await run('posture-exporter-health', 'API requests per minute');
+    expect(perMinute.filter((r) => r.metric.code === '200').map((r) => r.metric.endpoint).sort()).toEqual(['/alerts', '/devices', '/vitals']);
+    for (const row of perMinute) expect(Number(row.value[1])).toBeGreaterThanOrEqual(0);
+    // serve's counters from the start: 200s counted, 429s at 0.
+    const counted = await query(`posture_api_requests_total{portal="${PORTAL}"}`);
+    expect(Object.fromEntries(counted.map((r) => [`${r.metric.endpoint} ${r.metric.code}`, Number(r.value[1])]))).toEqual({ '/alerts 200': 1, '/alerts 429': 0, '/devices 200': 2, '/devices 429': 0, '/vitals 200': 2, '/vitals 429': 0 });
+    // The last run of each source, exactly: 2 Vitals (whole portal and one tag), 2 device totals, 1 /alerts page.
+    const lastRun = await query(`posture_collection_api_requests{portal="${PORTAL}",code="200"}`);
+    expect(Object.fromEntries(lastRun.map((r) => [r.metric.endpoint!, Number(r.value[1])]))).toEqual({ '/vitals': 2, '/devices': 2, '/alerts': 1 });
   });
 
   it('runs every rule expression without an error, and the rules see the whole-portal series', async () => {

@@ -120,7 +120,7 @@ describe('panels', () => {
     expect(titles(EXPORTER_UID)).toEqual(expect.arrayContaining([
       'Collection success per source',
       'Age of the last successful collection',
-      'API requests per run',
+      'API requests per minute',
       'Rate-limited requests (429) per run',
       'Invalid records per source',
       'Alerts page size',

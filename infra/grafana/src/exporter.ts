@@ -62,9 +62,9 @@ function lastSuccessAge(): timeseries.PanelBuilder {
 
 function apiRequests(): timeseries.PanelBuilder {
   return timeSeriesPanel({
-    title: 'API requests per run',
-    description: 'Requests the last run of each source sent to the portal, by endpoint and HTTP status (error = no response). The portal allows 10 requests per 60 s.',
-    targets: [promQuery('A', `max by (portal, endpoint, code) (posture_collection_api_requests{${PORTAL}})`, '{{portal}} · {{endpoint}} {{code}}')],
+    title: 'API requests per minute',
+    description: 'Requests sent to the portal per minute, by endpoint and HTTP status (error = no response), from the serve counter posture_api_requests_total; in push mode, the requests of the last run of each source. The portal allows 10 requests per 60 s.',
+    targets: [promQuery('A', `60 * sum by (portal, endpoint, code) (rate(posture_api_requests_total{${PORTAL}}[$__rate_interval])) or max by (portal, endpoint, code) (posture_collection_api_requests{${PORTAL}})`, '{{portal}} · {{endpoint}} {{code}}')],
     size: { h: 8, w: 12 },
   })
     .drawStyle(common.GraphDrawStyle.Bars)
@@ -94,8 +94,9 @@ function rateLimited(): timeseries.PanelBuilder {
 function rateLimitedInRange(): stat.PanelBuilder {
   return statPanel(
     {
-      title: 'Most 429s in one run (time range)',
-      targets: [promQuery('A', `max by (portal) (max_over_time(posture_collection_api_requests{${PORTAL},code="429"}[$__range])) or 0 * group by (portal) (last_over_time(posture_collection_api_requests{${PORTAL}}[$__range]))`, '{{portal}}', true)],
+      title: '429s in the time range',
+      // serve counts every 429 (a counter that starts at 0); push mode has only the per-run gauge.
+      targets: [promQuery('A', `sum by (portal) (increase(posture_budget_rate_limited_responses_total{${PORTAL}}[$__range])) or max by (portal) (max_over_time(posture_collection_api_requests{${PORTAL},code="429"}[$__range])) or 0 * group by (portal) (last_over_time(posture_collection_api_requests{${PORTAL}}[$__range]))`, '{{portal}}', true)],
       size: { h: 8, w: 4 },
     },
     { unit: 'short', noValue: '0', thresholds: thresholds('green', [1, 'orange']) },
