@@ -9,9 +9,9 @@ const run = promisify(execFile);
 describe('the metric catalogue', () => {
   it.each(CATALOGUE.map((m) => [m.name, m] as const))('%s follows Prometheus naming conventions', (name, m) => {
     expect(name).toMatch(/^posture_[a-z][a-z0-9_]*[a-z0-9]$/);
-    // A gauge must not look like a counter; a counter is a `_total`.
-    if (m.type === 'counter') expect(name).toMatch(/[a-z0-9]_total$/);
-    else expect(name).not.toMatch(/_(total|count|sum|bucket|created)$/);
+    // A gauge must not look like a counter; a counter, and only it, is a `_total`.
+    expect(/[a-z0-9]_total$/.test(name), 'a counter, and only it, ends in _total').toBe(m.type === 'counter');
+    expect(name).not.toMatch(/_(count|sum|bucket|created)$/);
     // A `_seconds` name and the unit `s` go together; a `_ratio` is unitless.
     expect(name.endsWith('_seconds'), 'a _seconds name, and only it, has the unit s').toBe(m.unit === 's');
     expect(m.unit).toBe(name.endsWith('_ratio') ? '1' : m.unit);
