@@ -25,7 +25,7 @@ export type FailureReason =
   | 'error';
 
 /** The reason of a failed run's error. */
-export function failureReason(error: Error): FailureReason {
+function failureReason(error: Error): FailureReason {
   if (error instanceof AuthenticationError) return 'rejected-key';
   if (error instanceof PermissionError) return 'missing-permission';
   if (error instanceof RateLimitedError) return 'rate-limited';
@@ -41,7 +41,7 @@ export function failureReason(error: Error): FailureReason {
 }
 
 /** A run cut by its deadline, or with no slot before it: the source is late, not broken. */
-export function isLate(error: Error): boolean {
+function isLate(error: Error): boolean {
   return error instanceof LateError || (error instanceof TimeoutError && error.phase === 'deadline');
 }
 

@@ -18,7 +18,7 @@ export interface MetricsSource {
 }
 
 /** Picks OpenMetrics when the scraper asks for it (Prometheus does), else the classic text format. */
-export function negotiate(accept: string | undefined): TextFormat {
+function negotiate(accept: string | undefined): TextFormat {
   return accept && /application\/openmetrics-text/i.test(accept) ? 'openmetrics' : 'prometheus';
 }
 
@@ -47,7 +47,7 @@ function processRegistry(format: TextFormat): Registry<RegistryContentType> {
 }
 
 /** The collection's exposition followed by the process metrics, in one document of `format`. */
-export async function renderWithProcessMetrics(samples: readonly Sample[], format: TextFormat): Promise<string> {
+async function renderWithProcessMetrics(samples: readonly Sample[], format: TextFormat): Promise<string> {
   const [own, proc] = await Promise.all([renderText(samples, format), processRegistry(format).metrics()]);
   if (format === 'openmetrics') return own.replace(/# EOF\n?$/, '') + proc;
   return own.endsWith('\n\n') || own === '' ? own + proc : own + '\n' + proc;

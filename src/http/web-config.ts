@@ -21,7 +21,7 @@ export type ClientAuthType = (typeof CLIENT_AUTH_TYPES)[number];
 const TLS_VERSIONS: Readonly<Record<string, SecureVersion>> = { TLS10: 'TLSv1', TLS11: 'TLSv1.1', TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' };
 
 /** The response headers the exporter toolkit allows in `http_server_config.headers`. */
-export const ALLOWED_HEADERS = ['Content-Security-Policy', 'X-Frame-Options', 'X-Content-Type-Options', 'X-XSS-Protection', 'Strict-Transport-Security'] as const;
+const ALLOWED_HEADERS = ['Content-Security-Policy', 'X-Frame-Options', 'X-Content-Type-Options', 'X-XSS-Protection', 'Strict-Transport-Security'] as const;
 
 /** A bcrypt hash as `htpasswd -B` and the toolkit write it. */
 const BCRYPT_HASH = /^\$2[aby]?\$(0[4-9]|[12]\d|3[01])\$[./A-Za-z0-9]{53}$/;
@@ -132,7 +132,7 @@ export function parseWebConfig(text: string, path: string): WebConfig {
 }
 
 /** Reads the certificate, key and CA files of a TLS config into a secure context; a ConfigError names the key at fault. */
-export function secureContextOptions(tls: WebTlsConfig, path: string, read: (p: string) => Buffer = (p) => readFileSync(p)): SecureContextOptions {
+function secureContextOptions(tls: WebTlsConfig, path: string, read: (p: string) => Buffer = (p) => readFileSync(p)): SecureContextOptions {
   const load = (key: string, file: string) => {
     try {
       return read(file);

@@ -54,7 +54,7 @@ export async function renderText(samples: readonly Sample[], format: TextFormat)
 }
 
 /** Groups samples by metric name, keeping their order. */
-export function groupByName(samples: readonly Sample[]): Map<string, Sample[]> {
+function groupByName(samples: readonly Sample[]): Map<string, Sample[]> {
   const byName = new Map<string, Sample[]>();
   for (const s of samples) {
     let list = byName.get(s.name);

@@ -5,7 +5,7 @@ import { AdaptiveShare } from './share.js';
 import { SlidingWindow, WINDOW_MARGIN_MS } from './window.js';
 
 /** The portal's documented limit (spec 8): 10 requests per 60 s for all its clients together. */
-export const PORTAL_LIMIT = 10;
+const PORTAL_LIMIT = 10;
 export const WINDOW_MS = 60_000;
 
 /** Priorities of the queue: lower goes first. */

@@ -11,12 +11,7 @@ import { hexString, mix32 } from './prng.js';
 import type { AlertRecord, DeviceRecord, VitalsRecord } from './records.js';
 import { BASE_PATH, SimServer } from './server.js';
 
-export type {
-  AlertRecord, DeviceConnectedSystem, DeviceLocation, DeviceMetadata, DeviceRecord, DeviceSecurityTool, Envelope,
-  InventoryItem, LoginLocation, MemberRef, PortalUserRecord, RoleRecord, TeamRecord, TeamRef, UserLogin,
-  UserRecentDevice, UserRecord, VitalsRecord, WorkstationInventoryItem,
-} from './records.js';
-export type { FixtureVitalsRecord } from './portal.js';
+export type { AlertRecord, DeviceRecord, VitalsRecord } from './records.js';
 
 /** An API key the simulated portal accepts. */
 export interface SimulatorKey {

@@ -82,7 +82,7 @@ const ALERT_MAX_OPEN = 70 * HOUR;
 /** How long resolved alerts stay in `filter=all|resolved`. */
 export const RESOLVED_HISTORY_MS = 7 * DAY;
 /** Vitals numbers change in steps of this bucket. */
-export const VITALS_BUCKET_MS = 5 * MINUTE;
+const VITALS_BUCKET_MS = 5 * MINUTE;
 /** Automatic regressions are planned per block of this length. */
 const REGRESSION_BLOCK_MS = 6 * HOUR;
 

@@ -32,7 +32,7 @@ export interface ListSource {
 }
 
 /** Builds a list from a generator of cheap candidates and a record builder. */
-export function lazyList<C>(resource: string, candidates: () => Iterable<C>, build: (c: C) => unknown): ListSource {
+function lazyList<C>(resource: string, candidates: () => Iterable<C>, build: (c: C) => unknown): ListSource {
   return {
     resource,
     count() {
@@ -75,12 +75,6 @@ function intersects(a: readonly string[], b: readonly string[]): boolean {
 /** The integration part of an alert's `product` (before the first comma), lower-cased. */
 function productIntegration(product: unknown): string {
   return typeof product === 'string' ? product.split(',')[0]!.trim().toLowerCase() : '';
-}
-
-/** One regression injected through the API: configurationCompliant scaled by (1 - fraction). */
-export interface InjectedRegression {
-  readonly key: string;
-  readonly fraction: number;
 }
 
 /** The data layer behind the HTTP server and `Simulator.data()`. */

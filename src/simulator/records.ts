@@ -217,14 +217,3 @@ export interface TeamRecord {
   name: string;
   members: MemberRef[];
 }
-
-/** The list envelope of every list endpoint (2.1). */
-export interface Envelope<T> {
-  offset: number;
-  limit: number;
-  total: number;
-  data: T[];
-  success: boolean;
-  statusCode: number;
-  message: string;
-}

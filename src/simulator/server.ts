@@ -46,7 +46,7 @@ const CHUNK_CHARS = 64 * 1024;
 /** Whitespace an endless body streams when it has no records to repeat (still valid JSON). */
 const PADDING = ' '.repeat(4096);
 /** Default pause between the bytes of a `drip` body. */
-export const DRIP_INTERVAL_MS = 1000;
+const DRIP_INTERVAL_MS = 1000;
 
 type Cut = { afterBytes: number; mode: 'truncate' | 'stall' };
 
@@ -79,7 +79,7 @@ function errorEnvelope(status: number, message: string, offset = 0, limit = 0): 
 }
 
 /** Strips the base path and a trailing slash; undefined when outside the base path. */
-export function relativePath(pathname: string): string | undefined {
+function relativePath(pathname: string): string | undefined {
   if (pathname !== BASE_PATH && !pathname.startsWith(BASE_PATH + '/')) return undefined;
   const rel = pathname.slice(BASE_PATH.length);
   if (rel === '' || rel === '/') return '/';

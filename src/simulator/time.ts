@@ -4,7 +4,7 @@
 export const MIN_TIMESTAMP = '0001-01-01T00:00:00.0000000';
 
 /** Matches a 2.2 timestamp: seven fractional digits, no zone. */
-export const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}$/;
+const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}$/;
 
 export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
@@ -68,9 +68,4 @@ export function parseDay(s: string): number | undefined {
   date.setUTCHours(0, 0, 0, 0);
   if (date.getUTCFullYear() !== y || date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d) return undefined;
   return date.getTime();
-}
-
-/** Formats epoch ms as `yyyyMMdd` (UTC). */
-export function formatDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10).replaceAll('-', '');
 }

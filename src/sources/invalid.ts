@@ -1,7 +1,7 @@
 import type { Logger } from '../core/log.js';
 
 /** How many malformed records are logged one by one per list before only the count goes on. */
-export const INVALID_LOG_LIMIT = 5;
+const INVALID_LOG_LIMIT = 5;
 
 /** Counts malformed records and logs the first few (which field, never the whole record). */
 export class InvalidRecords {

@@ -101,7 +101,7 @@ export function int(rng: Rng, n: number): string {
 }
 
 /** A random number of any kind (negative, fractional, exponent) for unknown fields. */
-export function anyNumber(rng: Rng): string {
+function anyNumber(rng: Rng): string {
   const sign = rng.chance(0.3) ? '-' : '';
   const intPart = rng.chance(0.3) ? '0' : String(rng.int(1, 999_999));
   const frac = rng.chance(0.5) ? '.' + String(rng.int(0, 99_999)).padStart(rng.int(1, 5), '0') : '';

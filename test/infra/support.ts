@@ -8,9 +8,9 @@ import { parse } from 'yaml';
 /** Repository root. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Debian's promtool. */
-export const PROMTOOL = '/usr/bin/promtool';
+const PROMTOOL = '/usr/bin/promtool';
 /** Directory of the Prometheus rule files. */
-export const RULES_DIR = join(REPO_ROOT, 'infra/prometheus/rules');
+const RULES_DIR = join(REPO_ROOT, 'infra/prometheus/rules');
 /** Directory of the promtool unit tests. */
 export const RULE_TESTS_DIR = join(REPO_ROOT, 'infra/prometheus/tests');
 

@@ -27,7 +27,7 @@ function readVarint(buf: Uint8Array, pos: number): [bigint, number] {
 }
 
 /** Every field of one message, in order. */
-export function decodeFields(buf: Uint8Array): WireField[] {
+function decodeFields(buf: Uint8Array): WireField[] {
   const out: WireField[] = [];
   let pos = 0;
   while (pos < buf.length) {

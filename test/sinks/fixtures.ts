@@ -13,7 +13,7 @@ function s(name: Sample['name'], labels: Labels, value: number): Sample {
 }
 
 /** Samples of one portal's collection; `scale` varies the values between cycles. */
-export function portalSamples(portal: string, opts: { scale?: number; failed?: readonly Source[] } = {}): Sample[] {
+function portalSamples(portal: string, opts: { scale?: number; failed?: readonly Source[] } = {}): Sample[] {
   const k = opts.scale ?? 1;
   const p = (labels: Labels = {}): Labels => ({ portal, ...labels });
   const failed = new Set(opts.failed ?? []);

@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** Direct children of `pid`. */
-export function childrenOf(pid: number): number[] {
+function childrenOf(pid: number): number[] {
   const out: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

@@ -25,7 +25,7 @@ export function promQuery(refId: string, expr: string, legend: string, instant =
 }
 
 /** The `datasource` variable: any Prometheus-compatible data source. */
-export function datasourceVariable(): dashboard.DatasourceVariableBuilder {
+function datasourceVariable(): dashboard.DatasourceVariableBuilder {
   return new dashboard.DatasourceVariableBuilder('datasource').label('Data source').type('prometheus');
 }
 
@@ -42,7 +42,7 @@ function queryVariable(name: string, label: string, query: string, description?:
 }
 
 /** The `portal` variable: every portal the exporter reports, several at once allowed. */
-export function portalVariable(): dashboard.QueryVariableBuilder {
+function portalVariable(): dashboard.QueryVariableBuilder {
   return queryVariable('portal', 'Portal', 'label_values(posture_collection_success, portal)').multi(true).includeAll(true).allValue('.*');
 }
 
@@ -71,7 +71,7 @@ export function tagVariable(): dashboard.QueryVariableBuilder {
 }
 
 /** Grafana's own annotations (kept so the JSON round-trips through the UI unchanged). */
-export function builtInAnnotation(): dashboard.AnnotationQueryBuilder {
+function builtInAnnotation(): dashboard.AnnotationQueryBuilder {
   return new dashboard.AnnotationQueryBuilder()
     .name('Annotations & Alerts')
     .datasource({ type: 'grafana', uid: '-- Grafana --' })
@@ -83,7 +83,7 @@ export function builtInAnnotation(): dashboard.AnnotationQueryBuilder {
 }
 
 /** Marks when a posture-exporter alert (infra/prometheus/rules) was firing for the chosen portals. */
-export function firingAlertsAnnotation(): dashboard.AnnotationQueryBuilder {
+function firingAlertsAnnotation(): dashboard.AnnotationQueryBuilder {
   return new dashboard.AnnotationQueryBuilder()
     .name('Posture alerts firing')
     .datasource(DATASOURCE)
@@ -93,7 +93,7 @@ export function firingAlertsAnnotation(): dashboard.AnnotationQueryBuilder {
 }
 
 /** Link to the other posture-exporter dashboards, keeping time range and variables. */
-export function siblingDashboardsLink(): dashboard.DashboardLinkBuilder {
+function siblingDashboardsLink(): dashboard.DashboardLinkBuilder {
   return new dashboard.DashboardLinkBuilder('posture-exporter')
     .type(dashboard.DashboardLinkType.Dashboards)
     .tags([DASHBOARD_TAG])
@@ -103,7 +103,7 @@ export function siblingDashboardsLink(): dashboard.DashboardLinkBuilder {
 }
 
 /** Legend shown as a table at the bottom with last and min values. */
-export function tableLegend(): common.VizLegendOptionsBuilder {
+function tableLegend(): common.VizLegendOptionsBuilder {
   return new common.VizLegendOptionsBuilder()
     .displayMode(common.LegendDisplayMode.Table)
     .placement(common.LegendPlacement.Bottom)
@@ -303,7 +303,7 @@ export function postureDashboard(spec: DashboardSpec, layout: Layout): dashboard
  * Gives every panel (rows included) a stable id in layout order: Grafana needs unique ids for
  * links and repeats, and the SDK leaves them unset.
  */
-export function numberPanels(d: dashboard.Dashboard): dashboard.Dashboard {
+function numberPanels(d: dashboard.Dashboard): dashboard.Dashboard {
   let next = 1;
   for (const panel of d.panels ?? []) {
     panel.id = next++;
