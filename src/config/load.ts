@@ -4,111 +4,12 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, ConfigErrors } from '../errors.js';
 import type { LogLevel } from '../core/log.js';
-import { SOURCES, type Source } from '../domain.js';
-import { MAX_INTERVAL_SECONDS, planPortal, runSeconds, type IntervalChange, type PortalPlan } from '../schedule/plan.js';
-import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingDef, type SettingKey, type SinkName } from './settings.js';
+import { Problems } from './problems.js';
+import { buildPush, HEADER_NAME } from './push.js';
+import { SETTINGS, SETTING_BY_KEY, defaultOf, envName, flagName, type SettingDef, type SettingKey } from './settings.js';
+import type { Config, ConfigSources, IntervalSetting, KeySource, PortalConfig, SettingRef } from './types.js';
 
-/** Where a secret (the API key, a remote-write credential) comes from; resolved at the edge (file read, SSM, Secrets Manager). */
-export type KeySource =
-  | { kind: 'value'; value: string }
-  | { kind: 'file'; path: string }
-  | { kind: 'ssm'; name: string }
-  | { kind: 'secret'; id: string };
-
-/** How a user sets a setting: a flag, an environment variable, or a key of a config file. */
-export interface SettingRef {
-  readonly kind: 'flag' | 'env' | 'file';
-  /** `--alerts-interval-seconds`, `POSTURE_ALERTS_INTERVAL_SECONDS`, or the key (`portals[0].alerts_interval_seconds`). */
-  readonly name: string;
-  /** The file (or POSTURE_CONFIG) holding the key. */
-  readonly file?: string;
-}
-
-/** How a source's interval is set, and whether it is set for the source itself (else it is POSTURE_INTERVAL_SECONDS). */
-export interface IntervalSetting extends SettingRef {
-  readonly explicit: boolean;
-}
-
-/** A setting with a value, as a user would write it: `--x=1`, `POSTURE_X=1`, or `x: 1 in file.yaml`. */
-export function formatSetting(ref: SettingRef, value: number | string): string {
-  return ref.kind === 'file' ? `${ref.name}: ${value} in ${ref.file}` : `${ref.name}=${value}`;
-}
-
-/** One portal to collect. */
-export interface PortalConfig {
-  /** The `portal` label. */
-  readonly name: string;
-  readonly baseUrl: string;
-  readonly key: KeySource;
-  readonly apiKeyHeader: string;
-  readonly requestsPerMinute: number;
-  readonly pageSize: number;
-  readonly vitalsTags: readonly string[];
-  /** `serve`: seconds between runs of each source. */
-  readonly intervals: Readonly<Record<Source, number>>;
-  /** How each source's interval is set (unset: POSTURE_<SOURCE>_INTERVAL_SECONDS, not set explicitly). */
-  readonly intervalSettings?: Readonly<Record<Source, IntervalSetting>>;
-  /** Most series per label-valued family for this portal (the rest folded into `__other__`). */
-  readonly maxSeriesPerFamily: number;
-}
-
-export type { SinkName } from './settings.js';
-
-/** The validated configuration of the process. */
-export interface Config {
-  readonly portals: readonly PortalConfig[];
-  readonly intervalSeconds: number;
-  /** How POSTURE_INTERVAL_SECONDS is set (unset: the variable). */
-  readonly intervalSetting?: SettingRef;
-  /** Unset: two intervals of each source. */
-  readonly maxStalenessSeconds?: number;
-  /** An explicit cap on a run; unset: from the plan (once), the invocation (Lambda), the next run (serve). */
-  readonly cycleTimeoutSeconds?: number;
-  readonly maxRetryAfterSeconds: number;
-  readonly connectTimeoutSeconds: number;
-  readonly requestTimeoutSeconds: number;
-  readonly maxRetries: number;
-  readonly listen: { host: string; port: number };
-  /** `serve`: the web configuration file for `/metrics` (TLS, basic auth, headers), when set. */
-  readonly webConfigFile?: string;
-  readonly logLevel: LogLevel;
-  readonly format: 'prometheus' | 'openmetrics' | 'json';
-  readonly push: {
-    readonly sinks: readonly SinkName[];
-    readonly remoteWriteUrl?: string;
-    readonly remoteWriteSigv4Region?: string;
-    /** From POSTURE_REMOTE_WRITE_BEARER_TOKEN (`value`), its SSM parameter or its secret; resolved when first pushed. */
-    readonly remoteWriteBearerToken?: KeySource;
-    readonly remoteWriteUsername?: string;
-    /** From POSTURE_REMOTE_WRITE_PASSWORD (`value`), its SSM parameter or its secret; resolved when first pushed. */
-    readonly remoteWritePassword?: KeySource;
-    /** POSTURE_REMOTE_WRITE_HEADERS, parsed; the values are secrets. */
-    readonly remoteWriteHeaders: Readonly<Record<string, string>>;
-    readonly pushgatewayUrl?: string;
-    readonly pushgatewayJob: string;
-    readonly pushgatewayUsername?: string;
-    /** From POSTURE_PUSHGATEWAY_PASSWORD (`value`), its SSM parameter or its secret; resolved when first pushed. */
-    readonly pushgatewayPassword?: KeySource;
-    /** Per push request; unset: 10 s (OTLP: its OTEL_* timeout). */
-    readonly timeoutSeconds?: number;
-    /** Retries of a remote write or Pushgateway request. */
-    readonly maxRetries: number;
-  };
-  readonly lambdaMarginSeconds: number;
-  /** Every secret value in the config (for log redaction); secrets from files or stores are added when read. */
-  readonly secrets: readonly string[];
-}
-
-/** Inputs of the loader; precedence is flag > env > config file > default. */
-export interface ConfigSources {
-  env?: Record<string, string | undefined>;
-  /** Flags by setting key (the CLI maps `--page-size` to `page_size`). */
-  flags?: Partial<Record<SettingKey, string>>;
-  /** Reads a file (injected for tests); default fs.readFileSync utf8. */
-  readFile?: (path: string) => string;
-  /** When true, a missing portal is not an error (`npm start` demo supplies the simulated one). */
-  allowNoPortal?: boolean;
-}
+export type { Config, ConfigSources, KeySource, PortalConfig } from './types.js';
 
 type Raw = Record<string, unknown>;
 
@@ -122,14 +23,6 @@ function show(def: SettingDef, value: unknown): string {
   if (def.kind === 'secret') return '(hidden)';
   const s = typeof value === 'string' ? value : JSON.stringify(value);
   return JSON.stringify(s.length > 80 ? s.slice(0, 77) + '...' : s);
-}
-
-/** Accumulates one ConfigError per problem, so `check-config` can list them all. */
-class Problems {
-  readonly list: ConfigError[] = [];
-  add(setting: string, message: string): void {
-    this.list.push(new ConfigError(setting, message));
-  }
 }
 
 function parseValue(def: SettingDef, value: unknown, where: string, problems: Problems): unknown {
@@ -251,8 +144,6 @@ function isLoopbackHost(host: string): boolean {
   return isIP(h) === 4 && h.startsWith('127.');
 }
 
-/** An HTTP header name (RFC 9110 token). */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
 const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
@@ -365,7 +256,7 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null, 
   if (!address) return undefined;
   const key = apiKeySource(get, problems, at);
   if (!key) return undefined;
-  const header = (get('api_key_header') as string | undefined) ?? String(SETTING_BY_KEY.api_key_header.default);
+  const header = (get('api_key_header') as string | undefined) ?? String(defaultOf('api_key_header'));
   if (!HEADER_NAME.test(header)) {
     problems.add('POSTURE_API_KEY_HEADER', `${at}POSTURE_API_KEY_HEADER=${JSON.stringify(header)} is not a valid HTTP header name.`);
   }
@@ -374,8 +265,8 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null, 
     baseUrl: address.baseUrl,
     key,
     apiKeyHeader: header,
-    requestsPerMinute: (get('requests_per_minute') as number | undefined) ?? 5,
-    pageSize: (get('page_size') as number | undefined) ?? 500,
+    requestsPerMinute: (get('requests_per_minute') as number | undefined) ?? Number(defaultOf('requests_per_minute')),
+    pageSize: (get('page_size') as number | undefined) ?? Number(defaultOf('page_size')),
     vitalsTags: (get('vitals_tags') as string[] | undefined) ?? [],
     intervals: {
       alerts: (get('alerts_interval_seconds') as number | undefined) ?? interval,
@@ -387,7 +278,7 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null, 
       vitals: intervalSetting(layers, index, 'vitals_interval_seconds'),
       devices: intervalSetting(layers, index, 'devices_interval_seconds'),
     },
-    maxSeriesPerFamily: (get('max_series_per_family') as number | undefined) ?? Number(SETTING_BY_KEY.max_series_per_family.default),
+    maxSeriesPerFamily: (get('max_series_per_family') as number | undefined) ?? Number(defaultOf('max_series_per_family')),
   };
 }
 
@@ -411,11 +302,11 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const problems = new Problems();
   const layers = settingLayers(sources, problems);
   const g = (k: SettingKey) => lookup(k, layers.global, problems);
-  const intervalSeconds = (g('interval_seconds') as number | undefined) ?? 300;
+  const intervalSeconds = (g('interval_seconds') as number | undefined) ?? Number(defaultOf('interval_seconds'));
   const intervalDef = SETTING_BY_KEY.interval_seconds;
   const intervalFrom = layers.global.find((l) => isSet(l.values.interval_seconds))?.setting(intervalDef) ?? { kind: 'env', name: envName(intervalDef) };
   const portals = buildPortals(layers, sources, problems, intervalSeconds);
-  const listenRaw = (g('listen') as string | undefined) ?? String(SETTING_BY_KEY.listen.default);
+  const listenRaw = (g('listen') as string | undefined) ?? String(defaultOf('listen'));
   const listen = parseListen(listenRaw);
   if (!listen) problems.add('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listenRaw)} is not HOST:PORT: give e.g. 0.0.0.0:9877 or 127.0.0.1:9877.`);
   const push = buildPush(g, problems);
@@ -431,16 +322,16 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     intervalSetting: intervalFrom,
     maxStalenessSeconds: g('max_staleness_seconds') as number | undefined,
     cycleTimeoutSeconds: g('cycle_timeout_seconds') as number | undefined,
-    maxRetryAfterSeconds: (g('max_retry_after_seconds') as number | undefined) ?? 120,
-    connectTimeoutSeconds: (g('connect_timeout_seconds') as number | undefined) ?? 10,
-    requestTimeoutSeconds: (g('request_timeout_seconds') as number | undefined) ?? 30,
-    maxRetries: (g('max_retries') as number | undefined) ?? 3,
+    maxRetryAfterSeconds: (g('max_retry_after_seconds') as number | undefined) ?? Number(defaultOf('max_retry_after_seconds')),
+    connectTimeoutSeconds: (g('connect_timeout_seconds') as number | undefined) ?? Number(defaultOf('connect_timeout_seconds')),
+    requestTimeoutSeconds: (g('request_timeout_seconds') as number | undefined) ?? Number(defaultOf('request_timeout_seconds')),
+    maxRetries: (g('max_retries') as number | undefined) ?? Number(defaultOf('max_retries')),
     listen: listen!,
     webConfigFile: g('web_config_file') as string | undefined,
-    logLevel: ((g('log_level') as string | undefined) ?? 'info') as LogLevel,
-    format: ((g('format') as string | undefined) ?? 'prometheus') as Config['format'],
+    logLevel: ((g('log_level') as string | undefined) ?? String(defaultOf('log_level'))) as LogLevel,
+    format: ((g('format') as string | undefined) ?? String(defaultOf('format'))) as Config['format'],
     push,
-    lambdaMarginSeconds: (g('lambda_margin_seconds') as number | undefined) ?? 10,
+    lambdaMarginSeconds: (g('lambda_margin_seconds') as number | undefined) ?? Number(defaultOf('lambda_margin_seconds')),
     secrets,
   };
   if (problems.list.length) throw new ConfigErrors(problems.list);
@@ -499,11 +390,8 @@ function buildPortals(layers: SettingLayers, sources: ConfigSources, problems: P
   const setSomewhere = (k: string) => isSet(flags[k]) || isSet(env[k]) || isSet(fileTop[k]);
   const portals: PortalConfig[] = [];
   if (!filePortals) {
-    const anyPortal = ['base_url', 'cloud_id', 'api_host'].some(setSomewhere);
-    if (anyPortal || !sources.allowNoPortal) {
-      const portal = buildPortal(global, problems, null, intervalSeconds);
-      if (portal) portals.push(portal);
-    }
+    const portal = buildPortal(global, problems, null, intervalSeconds);
+    if (portal) portals.push(portal);
     return portals;
   }
   const identity: SettingKey[] = ['base_url', 'cloud_id', 'api_host', 'api_key', 'api_key_file', 'api_key_ssm_parameter', 'api_key_secret_id', 'portal'];
@@ -522,130 +410,8 @@ function buildPortals(layers: SettingLayers, sources: ConfigSources, problems: P
   return portals;
 }
 
-/** The settings of one remote-write credential: the plain value, its SSM parameter, its secret. */
-type CredentialKeys = readonly [value: SettingKey, ssm: SettingKey, secret: SettingKey];
-const BEARER_TOKEN_KEYS: CredentialKeys = ['remote_write_bearer_token', 'remote_write_bearer_token_ssm_parameter', 'remote_write_bearer_token_secret_id'];
-const PASSWORD_KEYS: CredentialKeys = ['remote_write_password', 'remote_write_password_ssm_parameter', 'remote_write_password_secret_id'];
-const PUSHGATEWAY_PASSWORD_KEYS: CredentialKeys = ['pushgateway_password', 'pushgateway_password_ssm_parameter', 'pushgateway_password_secret_id'];
-
-/** The environment name of the setting a credential came from (the plain one when unset). */
-function credentialSetting(keys: CredentialKeys, source: KeySource | undefined): string {
-  const key = source?.kind === 'ssm' ? keys[1] : source?.kind === 'secret' ? keys[2] : keys[0];
-  return envName(SETTING_BY_KEY[key]);
-}
-
-/**
- * One remote-write credential's source. More than one is a problem; the first is still returned,
- * so the auth rules below do not report the same mistake twice.
- */
-function credentialSource(g: (k: SettingKey) => unknown, problems: Problems, what: string, keys: CredentialKeys): KeySource | undefined {
-  const sources: KeySource[] = [];
-  const value = g(keys[0]) as string | undefined;
-  const ssm = g(keys[1]) as string | undefined;
-  const secretId = g(keys[2]) as string | undefined;
-  if (value !== undefined) sources.push({ kind: 'value', value });
-  if (ssm !== undefined) sources.push({ kind: 'ssm', name: ssm });
-  if (secretId !== undefined) sources.push({ kind: 'secret', id: secretId });
-  if (sources.length > 1) {
-    const names = keys.map((k) => envName(SETTING_BY_KEY[k]));
-    problems.add(names[0]!, `more than one ${what} source is set (${sources.map((k) => k.kind).join(', ')}): keep exactly one of ${names.join(', ')}.`);
-  }
-  return sources[0];
-}
-
-function buildPush(g: (k: SettingKey) => unknown, problems: Problems): Config['push'] {
-  const sinks = ((g('push') as string[] | undefined) ?? []) as SinkName[];
-  const push = {
-    sinks,
-    remoteWriteUrl: g('remote_write_url') as string | undefined,
-    remoteWriteSigv4Region: g('remote_write_sigv4_region') as string | undefined,
-    remoteWriteBearerToken: credentialSource(g, problems, 'remote-write bearer token', BEARER_TOKEN_KEYS),
-    remoteWriteUsername: g('remote_write_username') as string | undefined,
-    remoteWritePassword: credentialSource(g, problems, 'remote-write password', PASSWORD_KEYS),
-    remoteWriteHeaders: parseHeaders(g('remote_write_headers') as string | undefined, problems),
-    pushgatewayUrl: g('pushgateway_url') as string | undefined,
-    pushgatewayJob: (g('pushgateway_job') as string | undefined) ?? 'posture-exporter',
-    pushgatewayUsername: g('pushgateway_username') as string | undefined,
-    pushgatewayPassword: credentialSource(g, problems, 'Pushgateway password', PUSHGATEWAY_PASSWORD_KEYS),
-    timeoutSeconds: g('push_timeout_seconds') as number | undefined,
-    maxRetries: (g('push_max_retries') as number | undefined) ?? 3,
-  };
-  const checkUrl = (setting: string, value: string | undefined) => {
-    if (value === undefined) return;
-    try {
-      const u = new URL(value);
-      if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error('scheme');
-    } catch {
-      problems.add(setting, `${setting}=${JSON.stringify(value)} is not an http(s) URL: give the receiver's full URL.`);
-    }
-  };
-  checkUrl('POSTURE_REMOTE_WRITE_URL', push.remoteWriteUrl);
-  checkUrl('POSTURE_PUSHGATEWAY_URL', push.pushgatewayUrl);
-  if (sinks.includes('remote_write') && !push.remoteWriteUrl) problems.add('POSTURE_REMOTE_WRITE_URL', 'POSTURE_PUSH includes remote_write but POSTURE_REMOTE_WRITE_URL is not set: give the receiver\'s remote-write URL.');
-  if (sinks.includes('pushgateway') && !push.pushgatewayUrl) problems.add('POSTURE_PUSHGATEWAY_URL', 'POSTURE_PUSH includes pushgateway but POSTURE_PUSHGATEWAY_URL is not set: give the Pushgateway\'s base URL.');
-  // The messages name the setting each credential came from (the plain one when it is unset).
-  const bearerSetting = credentialSetting(BEARER_TOKEN_KEYS, push.remoteWriteBearerToken);
-  const passwordSetting = credentialSetting(PASSWORD_KEYS, push.remoteWritePassword);
-  const auths = [push.remoteWriteSigv4Region && 'sigv4', push.remoteWriteBearerToken && 'bearer', (push.remoteWriteUsername || push.remoteWritePassword) && 'basic'].filter(Boolean);
-  if (auths.length > 1) problems.add('POSTURE_REMOTE_WRITE_SIGV4_REGION', `remote write has more than one auth method set (${auths.join(', ')}): keep one of POSTURE_REMOTE_WRITE_SIGV4_REGION, ${bearerSetting}, POSTURE_REMOTE_WRITE_USERNAME+${passwordSetting.slice('POSTURE_REMOTE_WRITE_'.length)}.`);
-  if (Boolean(push.remoteWriteUsername) !== Boolean(push.remoteWritePassword)) problems.add('POSTURE_REMOTE_WRITE_USERNAME', `POSTURE_REMOTE_WRITE_USERNAME and ${passwordSetting} go together: set both for basic auth.`);
-  if (Boolean(push.pushgatewayUsername) !== Boolean(push.pushgatewayPassword)) {
-    const pushgatewayPasswordSetting = credentialSetting(PUSHGATEWAY_PASSWORD_KEYS, push.pushgatewayPassword);
-    problems.add('POSTURE_PUSHGATEWAY_USERNAME', `POSTURE_PUSHGATEWAY_USERNAME and ${pushgatewayPasswordSetting} go together: set both for basic auth.`);
-  }
-  return push;
-}
-
-/** Headers the remote-write sink sets itself, or that the auth settings own. */
-const RESERVED_HEADERS: ReadonlySet<string> = new Set(['authorization', 'content-type', 'content-encoding', 'content-length', 'host', 'user-agent', 'x-prometheus-remote-write-version']);
-
-/**
- * POSTURE_REMOTE_WRITE_HEADERS: `Name=value,Name2=value2`, values percent-decoded (as in
- * OTEL_EXPORTER_OTLP_HEADERS). Problems name the header, never its value (it may be a credential).
- */
-function parseHeaders(raw: string | undefined, problems: Problems): Record<string, string> {
-  const headers: Record<string, string> = {};
-  if (raw === undefined) return headers;
-  const setting = 'POSTURE_REMOTE_WRITE_HEADERS';
-  raw.split(',').forEach((entry, i) => {
-    if (entry.trim() === '') return;
-    const eq = entry.indexOf('=');
-    const name = (eq < 0 ? entry : entry.slice(0, eq)).trim();
-    if (eq < 0 || !HEADER_NAME.test(name)) {
-      problems.add(setting, `${setting}: entry ${i + 1} is not Name=value with a valid header name: give e.g. X-Scope-OrgID=tenant-1,Name2=value2.`);
-      return;
-    }
-    if (RESERVED_HEADERS.has(name.toLowerCase())) {
-      problems.add(setting, `${setting}: the ${name} header is set by the exporter itself${name.toLowerCase() === 'authorization' ? ' (use the remote-write bearer token, basic-auth or SigV4 settings)' : ''}: remove it.`);
-      return;
-    }
-    if (Object.keys(headers).some((k) => k.toLowerCase() === name.toLowerCase())) {
-      problems.add(setting, `${setting}: the ${name} header is given more than once: keep one.`);
-      return;
-    }
-    try {
-      headers[name] = decodeURIComponent(entry.slice(eq + 1).trim());
-    } catch {
-      problems.add(setting, `${setting}: the value of ${name} has an invalid percent-escape: write a literal % as %25.`);
-    }
-  });
-  return headers;
-}
-
-/** The plan of a portal for `serve` (and `check-config`), with what the last runs taught when known. */
-export function planOf(portal: PortalConfig, learned: { alertsTotal?: number; pageCap?: number } = {}): PortalPlan {
-  const inherited = SOURCES.filter((s) => !portal.intervalSettings?.[s].explicit);
-  return planPortal({ requestsPerMinute: portal.requestsPerMinute, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, intervals: portal.intervals, inherited, ...learned });
-}
-
-/** Staleness limit of each source in ms: the setting, else two intervals of the source. */
-export function stalenessMs(config: Pick<Config, 'maxStalenessSeconds'>, portal: PortalConfig): Record<Source, number> {
-  const of = (s: Source) => (config.maxStalenessSeconds ?? 2 * portal.intervals[s]) * 1000;
-  return { vitals: of('vitals'), alerts: of('alerts'), devices: of('devices') };
-}
-
 /** The API root every portal serves; anything else answers 404 on every endpoint. */
-export const API_PATH = '/public-api/v1';
+const API_PATH = '/public-api/v1';
 
 /** `check-config`: each portal's base URL ends in /public-api/v1 (the loader accepts others; at run time the 404 names the path). */
 export function checkApiPaths(config: Config): ConfigError[] {
@@ -654,47 +420,3 @@ export function checkApiPaths(config: Config): ConfigError[] {
     .map((p) => new ConfigError('POSTURE_BASE_URL', `${config.portals.length > 1 ? `portal ${p.name}: ` : ''}POSTURE_BASE_URL=${JSON.stringify(p.baseUrl)} does not end in ${API_PATH}: give https://<cloud_id>.<host>${API_PATH} (the portal answers 404 elsewhere).`));
 }
 
-/** How to set a source's own interval, as the portal's settings say (the variable when unknown). */
-function sourceSetting(portal: PortalConfig, s: Source): SettingRef {
-  return portal.intervalSettings?.[s] ?? { kind: 'env', name: `POSTURE_${s.toUpperCase()}_INTERVAL_SECONDS` };
-}
-
-/** An interval change as the settings a user writes, e.g. `--alerts-interval-seconds=20` or `POSTURE_INTERVAL_SECONDS=50`. */
-export function formatChange(config: Pick<Config, 'intervalSetting'>, portal: PortalConfig, change: Pick<IntervalChange, 'sources' | 'interval'>): string {
-  const parts = SOURCES.filter((s) => change.sources[s] !== undefined).map((s) => formatSetting(sourceSetting(portal, s), change.sources[s]!));
-  if (change.interval !== undefined) parts.unshift(formatSetting(config.intervalSetting ?? { kind: 'env', name: 'POSTURE_INTERVAL_SECONDS' }, change.interval));
-  return parts.join(' ');
-}
-
-/** Every source's interval set for the source itself, as a user writes them (the smallest intervals that fit). */
-export function formatIntervals(portal: PortalConfig, intervals: Readonly<Record<Source, number>>): string {
-  return SOURCES.map((s) => formatSetting(sourceSetting(portal, s), intervals[s])).join(' ');
-}
-
-/**
- * Checks `serve`-only constraints: each portal's intervals must fit its share; returns problems
- * (empty when fine). Each names the change that changes least, and POSTURE_INTERVAL_SECONDS when it
- * alone also fixes it; each of them, applied alone, makes the plan fit.
- */
-export function checkServeConfig(config: Config): ConfigError[] {
-  const out: ConfigError[] = [];
-  for (const p of config.portals) {
-    const plan = planOf(p);
-    if (plan.fits) continue;
-    const at = config.portals.length > 1 ? `portal ${p.name}: ` : '';
-    const long = plan.sources.find((s) => runSeconds(s.requestsPerRun, p.requestsPerMinute) >= s.intervalSeconds);
-    const why =
-      plan.requestsPerHour > plan.capacityPerHour
-        ? `the intervals need ${Math.ceil(plan.requestsPerHour)} requests per hour but the share allows ${plan.capacityPerHour} (${p.requestsPerMinute}/min)`
-        : `a run of ${long!.source} (${long!.requestsPerRun} requests at ${p.requestsPerMinute}/min) takes at least ${runSeconds(long!.requestsPerRun, p.requestsPerMinute)} s, not less than its interval of ${long!.intervalSeconds} s`;
-    const change = plan.change;
-    if (!change) {
-      out.push(new ConfigError('POSTURE_REQUESTS_PER_MINUTE', `${at}${why}, and no interval up to ${MAX_INTERVAL_SECONDS} s fits: raise POSTURE_REQUESTS_PER_MINUTE or give fewer POSTURE_VITALS_TAGS.`));
-      continue;
-    }
-    const alone = plan.intervalAlone !== undefined && change.interval === undefined ? ` (or ${formatChange(config, p, { sources: {}, interval: plan.intervalAlone })})` : '';
-    const first = SOURCES.find((s) => change.sources[s] !== undefined);
-    out.push(new ConfigError(first ? `POSTURE_${first.toUpperCase()}_INTERVAL_SECONDS` : 'POSTURE_INTERVAL_SECONDS', `${at}${why}: set ${formatChange(config, p, change)}${alone}, or raise POSTURE_REQUESTS_PER_MINUTE.`));
-  }
-  return out;
-}

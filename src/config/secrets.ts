@@ -20,7 +20,7 @@ export interface SecretKind {
 }
 
 /** The portal's API key (what `resolveSecret` resolves unless told otherwise). */
-export const API_KEY: SecretKind = { noun: 'the API key', stored: "the portal's API key", setting: 'POSTURE_API_KEY' };
+const API_KEY: SecretKind = { noun: 'the API key', stored: "the portal's API key", setting: 'POSTURE_API_KEY' };
 /** The remote-write bearer token. */
 export const REMOTE_WRITE_BEARER_TOKEN: SecretKind = { noun: 'the remote-write bearer token', stored: 'the remote-write bearer token', setting: 'POSTURE_REMOTE_WRITE_BEARER_TOKEN' };
 /** The remote-write basic-auth password. */

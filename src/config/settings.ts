@@ -95,3 +95,10 @@ export function flagName(def: SettingDef): string {
 export const SETTING_BY_KEY: Readonly<Record<SettingKey, SettingDef>> = Object.fromEntries(
   SETTINGS.map((s) => [s.key, s]),
 ) as Record<SettingKey, SettingDef>;
+
+/** A setting's default as the table writes it: the one place each default is written (settings whose default is a value, not a description). */
+export function defaultOf(key: SettingKey): string | number {
+  const d = SETTING_BY_KEY[key].default;
+  if (d === undefined) throw new Error(`the setting ${key} has no default`);
+  return d;
+}

@@ -49,7 +49,7 @@ export function nearestName(name: string, known: readonly string[], separator: s
 }
 
 /** The names of every setting's environment variable. */
-export const SETTING_ENV_NAMES: readonly string[] = SETTINGS.map((s) => envName(s));
+const SETTING_ENV_NAMES: readonly string[] = SETTINGS.map((s) => envName(s));
 
 /**
  * The `POSTURE_*` variables of `env` that are not settings, sorted by name. The prefix is matched

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
-import { stalenessMs, type Config, type PortalConfig } from '../config/load.js';
+import type { Config, PortalConfig } from '../config/load.js';
+import { stalenessMs } from '../schedule/fit.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { AuthenticationError, LateError, PortalUnreachableError, PostureError, TimeoutError } from '../errors.js';

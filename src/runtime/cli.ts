@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { checkApiPaths, checkServeConfig, loadConfig, parseListen, type Config } from '../config/load.js';
+import { checkApiPaths, loadConfig, parseListen, type Config } from '../config/load.js';
+import { checkServeConfig } from '../schedule/fit.js';
 import { SETTINGS, envName, flagName, type SettingKey } from '../config/settings.js';
 import { nearestName, unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';

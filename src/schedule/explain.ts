@@ -1,6 +1,6 @@
 /** The plan in words, for `check-config`: one block per portal, one line per source. */
 import type { Config } from '../config/load.js';
-import { formatIntervals, planOf } from '../config/load.js';
+import { formatIntervals, planOf } from './fit.js';
 import { alertsPagesAllowed, oneShotSeconds } from './plan.js';
 
 /** Lines explaining each portal's budget: requests per run and per hour for each source, against the share. */

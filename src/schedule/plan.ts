@@ -71,9 +71,9 @@ export interface PortalPlan {
 }
 
 /** Requests a run of /vitals needs: the whole portal plus one per tag. */
-export const vitalsRequests = (tags: readonly string[]): number => 1 + tags.length;
+const vitalsRequests = (tags: readonly string[]): number => 1 + tags.length;
 /** Requests a run of device totals needs: active and inactive, `limit=1` each. */
-export const DEVICES_REQUESTS = 2;
+const DEVICES_REQUESTS = 2;
 
 /** /alerts pages a run may use: what the share leaves in one window beside the other sources, at least 1. */
 export function alertsPagesAllowed(input: Pick<PlanInput, 'requestsPerMinute' | 'vitalsTags'>): number {
@@ -81,7 +81,7 @@ export function alertsPagesAllowed(input: Pick<PlanInput, 'requestsPerMinute' | 
 }
 
 /** Requests a run of /alerts needs for `total` alerts (1 when unknown). */
-export function alertsRequests(input: Pick<PlanInput, 'pageSize' | 'requestsPerMinute' | 'vitalsTags' | 'pageCap'>, total: number | undefined): number {
+function alertsRequests(input: Pick<PlanInput, 'pageSize' | 'requestsPerMinute' | 'vitalsTags' | 'pageCap'>, total: number | undefined): number {
   if (total === undefined || total === 0) return 1;
   const limit = alertsLimit({ pageSize: input.pageSize, remaining: total, pagesAllowed: alertsPagesAllowed(input), pageCap: input.pageCap });
   const perPage = limit === 0 ? (input.pageCap ?? total) : limit;
@@ -106,7 +106,7 @@ export function alertsLimit(args: { pageSize: number; remaining: number | undefi
 }
 
 /** Requests per run of each source. */
-export function requestsPerRun(input: PlanInput): Record<Source, number> {
+function requestsPerRun(input: PlanInput): Record<Source, number> {
   return { vitals: vitalsRequests(input.vitalsTags), alerts: alertsRequests(input, input.alertsTotal), devices: DEVICES_REQUESTS };
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkServeConfig, loadConfig, planOf, stalenessMs, type ConfigSources } from '../../src/config/load.js';
+import { loadConfig, type ConfigSources } from '../../src/config/load.js';
+import { checkServeConfig, planOf, stalenessMs } from '../../src/schedule/fit.js';
 import { ConfigError, ConfigErrors } from '../../src/errors.js';
 
 const base = { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-secret-value-123' };

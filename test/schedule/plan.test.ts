@@ -1,7 +1,8 @@
 // check-config's interval suggestions: each, applied alone the way a user would (the settings added and the
 // config loaded again), makes the plan fit; the least change is preferred; the smallest intervals are minimal.
 import { describe, expect, it } from 'vitest';
-import { checkServeConfig, formatChange, formatIntervals, loadConfig, planOf, type Config } from '../../src/config/load.js';
+import { loadConfig, type Config } from '../../src/config/load.js';
+import { checkServeConfig, formatChange, formatIntervals, planOf } from '../../src/schedule/fit.js';
 import { SOURCES, type Source } from '../../src/domain.js';
 import { MAX_INTERVAL_SECONDS } from '../../src/schedule/plan.js';
 import { SETTING_BY_KEY } from '../../src/config/settings.js';

@@ -1,0 +1,71 @@
+/**
+ * Whether each portal's configuration fits its budget, in the words a user sets: the plan of a
+ * portal's settings, the staleness limits, and `serve`'s check with the change that fits.
+ */
+import type { Config, PortalConfig, SettingRef } from '../config/types.js';
+import { SOURCES, type Source } from '../domain.js';
+import { ConfigError } from '../errors.js';
+import { MAX_INTERVAL_SECONDS, planPortal, runSeconds, type IntervalChange, type PortalPlan } from './plan.js';
+
+/** A setting with a value, as a user would write it: `--x=1`, `POSTURE_X=1`, or `x: 1 in file.yaml`. */
+function formatSetting(ref: SettingRef, value: number | string): string {
+  return ref.kind === 'file' ? `${ref.name}: ${value} in ${ref.file}` : `${ref.name}=${value}`;
+}
+
+
+/** The plan of a portal for `serve` (and `check-config`), with what the last runs taught when known. */
+export function planOf(portal: PortalConfig, learned: { alertsTotal?: number; pageCap?: number } = {}): PortalPlan {
+  const inherited = SOURCES.filter((s) => !portal.intervalSettings?.[s].explicit);
+  return planPortal({ requestsPerMinute: portal.requestsPerMinute, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, intervals: portal.intervals, inherited, ...learned });
+}
+
+/** Staleness limit of each source in ms: the setting, else two intervals of the source. */
+export function stalenessMs(config: Pick<Config, 'maxStalenessSeconds'>, portal: PortalConfig): Record<Source, number> {
+  const of = (s: Source) => (config.maxStalenessSeconds ?? 2 * portal.intervals[s]) * 1000;
+  return { vitals: of('vitals'), alerts: of('alerts'), devices: of('devices') };
+}
+
+/** How to set a source's own interval, as the portal's settings say (the variable when unknown). */
+function sourceSetting(portal: PortalConfig, s: Source): SettingRef {
+  return portal.intervalSettings?.[s] ?? { kind: 'env', name: `POSTURE_${s.toUpperCase()}_INTERVAL_SECONDS` };
+}
+
+/** An interval change as the settings a user writes, e.g. `--alerts-interval-seconds=20` or `POSTURE_INTERVAL_SECONDS=50`. */
+export function formatChange(config: Pick<Config, 'intervalSetting'>, portal: PortalConfig, change: Pick<IntervalChange, 'sources' | 'interval'>): string {
+  const parts = SOURCES.filter((s) => change.sources[s] !== undefined).map((s) => formatSetting(sourceSetting(portal, s), change.sources[s]!));
+  if (change.interval !== undefined) parts.unshift(formatSetting(config.intervalSetting ?? { kind: 'env', name: 'POSTURE_INTERVAL_SECONDS' }, change.interval));
+  return parts.join(' ');
+}
+
+/** Every source's interval set for the source itself, as a user writes them (the smallest intervals that fit). */
+export function formatIntervals(portal: PortalConfig, intervals: Readonly<Record<Source, number>>): string {
+  return SOURCES.map((s) => formatSetting(sourceSetting(portal, s), intervals[s])).join(' ');
+}
+
+/**
+ * Checks `serve`-only constraints: each portal's intervals must fit its share; returns problems
+ * (empty when fine). Each names the change that changes least, and POSTURE_INTERVAL_SECONDS when it
+ * alone also fixes it; each of them, applied alone, makes the plan fit.
+ */
+export function checkServeConfig(config: Config): ConfigError[] {
+  const out: ConfigError[] = [];
+  for (const p of config.portals) {
+    const plan = planOf(p);
+    if (plan.fits) continue;
+    const at = config.portals.length > 1 ? `portal ${p.name}: ` : '';
+    const long = plan.sources.find((s) => runSeconds(s.requestsPerRun, p.requestsPerMinute) >= s.intervalSeconds);
+    const why =
+      plan.requestsPerHour > plan.capacityPerHour
+        ? `the intervals need ${Math.ceil(plan.requestsPerHour)} requests per hour but the share allows ${plan.capacityPerHour} (${p.requestsPerMinute}/min)`
+        : `a run of ${long!.source} (${long!.requestsPerRun} requests at ${p.requestsPerMinute}/min) takes at least ${runSeconds(long!.requestsPerRun, p.requestsPerMinute)} s, not less than its interval of ${long!.intervalSeconds} s`;
+    const change = plan.change;
+    if (!change) {
+      out.push(new ConfigError('POSTURE_REQUESTS_PER_MINUTE', `${at}${why}, and no interval up to ${MAX_INTERVAL_SECONDS} s fits: raise POSTURE_REQUESTS_PER_MINUTE or give fewer POSTURE_VITALS_TAGS.`));
+      continue;
+    }
+    const alone = plan.intervalAlone !== undefined && change.interval === undefined ? ` (or ${formatChange(config, p, { sources: {}, interval: plan.intervalAlone })})` : '';
+    const first = SOURCES.find((s) => change.sources[s] !== undefined);
+    out.push(new ConfigError(first ? `POSTURE_${first.toUpperCase()}_INTERVAL_SECONDS` : 'POSTURE_INTERVAL_SECONDS', `${at}${why}: set ${formatChange(config, p, change)}${alone}, or raise POSTURE_REQUESTS_PER_MINUTE.`));
+  }
+  return out;
+}
