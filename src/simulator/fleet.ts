@@ -8,31 +8,18 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { systemClock, type Clock } from '../core/clock.js';
-import { createPortal, type PortalInstance, type Simulator, type SimRequest } from './index.js';
+import { systemClock } from '../core/clock.js';
+import { createPortal, type PortalInstance, type Simulator, type SimulatorOptions, type SimRequest } from './index.js';
 import { hash, hexString } from './prng.js';
 import { BASE_PATH } from './server.js';
 
-/** Options of `startFleet`. */
-export interface FleetOptions {
+/**
+ * Options of `startFleet`: those of `startSimulator` for every portal (each portal's own rate
+ * limit), smaller by default: 20 devices, about 10 unresolved alerts and 4 Vitals records a portal.
+ */
+export interface FleetOptions extends Pick<SimulatorOptions, 'seed' | 'devices' | 'alerts' | 'integrations' | 'clock' | 'rateLimit' | 'moving' | 'host'> {
   /** How many portals (named `portal-00000`, `portal-00001`, …), or their names. */
   portals: number | readonly string[];
-  /** Mixed with each name into the portal's own seed. @default 1 */
-  seed?: number;
-  /** Devices per portal. @default 20 */
-  devices?: number;
-  /** Unresolved alerts per portal, about. @default 10 */
-  alerts?: number;
-  /** Vitals records per portal. @default 4 */
-  integrations?: number;
-  /** Drives data movement and every portal's rate limit. @default systemClock */
-  clock?: Clock;
-  /** Each portal's own sliding window, or false for none. @default { requests: 10, windowMs: 60_000 } */
-  rateLimit?: { requests: number; windowMs: number } | false;
-  /** Data moves with clock time; false = frozen at the start time. @default true */
-  moving?: boolean;
-  /** @default '127.0.0.1' */
-  host?: string;
 }
 
 /** A running fleet of simulated portals. */

@@ -3,6 +3,7 @@ import { ConfigError } from '../../src/errors.js';
 import {
   jumpHash, MAX_TOTAL_SHARDS, ownsPortal, parseShard, parseTotalShards, portalKey, shardOf, SHARD_SETTING, TOTAL_SHARDS_SETTING, validateShards,
 } from '../../src/config/shard.js';
+import { configErrorOf } from '../support/errors.js';
 
 const names = (n: number, prefix = 'customer-') => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
@@ -111,14 +112,7 @@ describe('parseShard', () => {
     [''],
     ['posture-exporter--'],
   ])('rejects %j with a ConfigError naming the setting and the fix', (value) => {
-    let error: unknown;
-    try {
-      parseShard(value, SHARD_SETTING);
-    } catch (err) {
-      error = err;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    const e = error as ConfigError;
+    const e = configErrorOf(() => parseShard(value, SHARD_SETTING));
     expect(e.setting).toBe(SHARD_SETTING);
     expect(e.message).toContain('POSTURE_SHARD (--shard)');
     expect(e.message).toContain('posture-exporter-2');
@@ -149,15 +143,9 @@ describe('parseTotalShards and validateShards', () => {
     [0, 0, TOTAL_SHARDS_SETTING, /POSTURE_TOTAL_SHARDS \(--total-shards\).*1 to 1000/],
     [0, 1001, TOTAL_SHARDS_SETTING, /POSTURE_TOTAL_SHARDS \(--total-shards\).*1 to 1000/],
   ])('rejects shard %i of %i', (shard, total, setting, message) => {
-    let error: unknown;
-    try {
-      validateShards(shard, total);
-    } catch (err) {
-      error = err;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).setting).toBe(setting);
-    expect((error as ConfigError).message).toMatch(message);
+    const error = configErrorOf(() => validateShards(shard, total));
+    expect(error.setting).toBe(setting);
+    expect(error.message).toMatch(message);
     expect((error as ConfigError).message).not.toContain('\n');
   });
 });

@@ -217,41 +217,42 @@ describe('kubectl kustomize infra/k8s', () => {
   });
 });
 
-describe('kubectl kustomize infra/k8s/overlays/web-config', () => {
-  let base: K8sObject[];
-  let overlay: K8sObject[];
+/** The base and an overlay, rendered once before the tests of the describe that calls it. */
+function renderedWith(overlayDir: string): { base: () => K8sObject[]; overlay: () => K8sObject[] } {
+  let base: K8sObject[] = [];
+  let overlay: K8sObject[] = [];
   beforeAll(() => {
     base = render('infra/k8s');
-    overlay = render('infra/k8s/overlays/web-config');
+    overlay = render(overlayDir);
   });
+  return { base: () => base, overlay: () => overlay };
+}
+
+describe('kubectl kustomize infra/k8s/overlays/web-config', () => {
+  const rendered = renderedWith('infra/k8s/overlays/web-config');
 
   it('renders valid objects that point the exporter at a web config file from a Secret', () => {
-    expect(overlay.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PrometheusRule', 'Service', 'ServiceMonitor']);
-    validateAll(overlay);
-    const c = containerOf(overlay);
+    expect(rendered.overlay().map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PrometheusRule', 'Service', 'ServiceMonitor']);
+    validateAll(rendered.overlay());
+    const c = containerOf(rendered.overlay());
     const webConfig = envOf(c, 'POSTURE_WEB_CONFIG_FILE')!;
     const mount = mountHolding(c, webConfig);
-    const volume = one(overlay, 'Deployment').spec.template.spec.volumes.find((v: { name: string }) => v.name === mount.name);
+    const volume = one(rendered.overlay(), 'Deployment').spec.template.spec.volumes.find((v: { name: string }) => v.name === mount.name);
     expect(volume.secret.secretName).toBe('posture-exporter-web-config');
     // Everything else of the base is kept.
-    expect(envOf(c, 'POSTURE_API_KEY_FILE')).toBe(envOf(containerOf(base), 'POSTURE_API_KEY_FILE'));
+    expect(envOf(c, 'POSTURE_API_KEY_FILE')).toBe(envOf(containerOf(rendered.base()), 'POSTURE_API_KEY_FILE'));
     for (const probe of [c.readinessProbe, c.livenessProbe]) expect(probe).toMatchObject({ tcpSocket: { port: 'metrics' } });
     for (const probe of [c.readinessProbe, c.livenessProbe]) expect(probe.httpGet).toBeUndefined();
-    const sm = one(overlay, 'ServiceMonitor');
+    const sm = one(rendered.overlay(), 'ServiceMonitor');
     expect(sm.spec.endpoints).toHaveLength(1);
     expect(sm.spec.endpoints[0]).toMatchObject({ port: 'metrics', scheme: 'https', basicAuth: { username: { name: 'posture-exporter-scrape-auth' } } });
   });
 });
 
 describe('kubectl kustomize infra/k8s/overlays/sharded', () => {
-  let base: K8sObject[];
-  let sharded: K8sObject[];
-  beforeAll(() => {
-    base = render('infra/k8s');
-    sharded = render('infra/k8s/overlays/sharded');
-  });
+  const rendered = renderedWith('infra/k8s/overlays/sharded');
 
-  const statefulSet = () => one(sharded, 'StatefulSet');
+  const statefulSet = () => one(rendered.overlay(), 'StatefulSet');
   const exporter = () => {
     const containers = statefulSet().spec.template.spec.containers as Container[];
     expect(containers).toHaveLength(1);
@@ -267,8 +268,8 @@ describe('kubectl kustomize infra/k8s/overlays/sharded', () => {
   const envFrom = (name: string) => (exporter().env as { name: string; valueFrom?: any }[]).find((e) => e.name === name);
 
   it('renders valid objects: a StatefulSet and no Deployment, a headless Service, a PodMonitor and no ServiceMonitor', () => {
-    expect(sharded.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'ConfigMap', 'PodMonitor', 'PrometheusRule', 'PrometheusRule', 'Service', 'StatefulSet']);
-    validateAll(sharded);
+    expect(rendered.overlay().map((o) => o.kind).sort()).toEqual(['ConfigMap', 'ConfigMap', 'PodMonitor', 'PrometheusRule', 'PrometheusRule', 'Service', 'StatefulSet']);
+    validateAll(rendered.overlay());
     const bad = structuredClone(statefulSet());
     bad.spec.podManagementPolicy = 7;
     expect(() => new StatefulSet(bad as never).validate()).toThrow(/podManagementPolicy/);
@@ -282,7 +283,7 @@ describe('kubectl kustomize infra/k8s/overlays/sharded', () => {
     expect(exporter().args[0]).toBe('serve');
     expect(argValue('--total-shards')).toBe('$(TOTAL_SHARDS)');
     const ref = envFrom('TOTAL_SHARDS')!.valueFrom.configMapKeyRef as { name: string; key: string };
-    const shards = sharded.filter((o) => o.kind === 'ConfigMap' && o.metadata.name === ref.name);
+    const shards = rendered.overlay().filter((o) => o.kind === 'ConfigMap' && o.metadata.name === ref.name);
     expect(shards).toHaveLength(1);
     expect(Number(shards[0]!.data![ref.key])).toBe(sts.spec.replicas);
     // The one place the count is written: the overlay's kustomization.
@@ -298,7 +299,7 @@ describe('kubectl kustomize infra/k8s/overlays/sharded', () => {
   });
 
   it("keeps the base pod unchanged otherwise (image, security, key file, probes, resources)", () => {
-    const basePod = one(base, 'Deployment').spec.template;
+    const basePod = one(rendered.base(), 'Deployment').spec.template;
     const pod = structuredClone(statefulSet().spec.template);
     const c = pod.spec.containers[0];
     c.args = ['serve'];
@@ -308,13 +309,13 @@ describe('kubectl kustomize infra/k8s/overlays/sharded', () => {
 
   it('has a headless Service naming the StatefulSet, and a PodMonitor scraping every pod', () => {
     const sts = statefulSet();
-    const svc = one(sharded, 'Service');
+    const svc = one(rendered.overlay(), 'Service');
     expect(svc.spec.clusterIP).toBe('None');
     expect(sts.spec.serviceName).toBe(svc.metadata.name);
     const podLabels = sts.spec.template.metadata.labels as Record<string, string>;
     expect(podLabels).toMatchObject(svc.spec.selector);
     expect(podLabels).toMatchObject(sts.spec.selector.matchLabels);
-    const pm = one(sharded, 'PodMonitor');
+    const pm = one(rendered.overlay(), 'PodMonitor');
     expect(Object.keys(pm.spec.selector.matchLabels).length).toBeGreaterThan(0);
     expect(podLabels).toMatchObject(pm.spec.selector.matchLabels);
     expect(pm.spec.podMetricsEndpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '60s', scrapeTimeout: '10s' }]);
@@ -322,12 +323,12 @@ describe('kubectl kustomize infra/k8s/overlays/sharded', () => {
   });
 
   it('has the base PrometheusRule and one equal to the sharding rule file (one source of truth)', () => {
-    const rules = sharded.filter((o) => o.kind === 'PrometheusRule');
+    const rules = rendered.overlay().filter((o) => o.kind === 'PrometheusRule');
     const target = TARGETS.find((t) => t.name === 'posture-exporter-shards')!;
     const rulesText = readFileSync(target.rulesFile, 'utf8');
     const shardRule = rules.find((r) => r.metadata.name === 'posture-exporter-shards')!;
     expect(shardRule.spec).toEqual({ groups: (parse(rulesText) as { groups: unknown[] }).groups });
-    expect(rules.find((r) => r.metadata.name === 'posture-exporter')!.spec).toEqual(one(base, 'PrometheusRule').spec);
+    expect(rules.find((r) => r.metadata.name === 'posture-exporter')!.spec).toEqual(one(rendered.base(), 'PrometheusRule').spec);
     expect(readFileSync(target.outFile, 'utf8')).toBe(prometheusRule(rulesText, target));
   });
 });

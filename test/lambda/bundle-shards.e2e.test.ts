@@ -17,7 +17,7 @@ import { startPushgateway, type Peer } from '../support/peers.js';
 import { expectedFromPortal, familiesOf, pushgatewayGroups, seriesKey, type ReadSample } from './support.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
-const RUNNER = join(ROOT, 'test/lambda/invoke-shard.mjs');
+const RUNNER = join(ROOT, 'test/lambda/invoke-bundle.mjs');
 const FAMILIES = ['posture_alerts_open', 'posture_devices', 'posture_vitals_health_ratio', 'posture_collection_success'];
 const TOTAL = 3;
 
@@ -50,7 +50,7 @@ interface Summary {
 }
 
 async function invokeShard(env: Record<string, string>, event: unknown): Promise<{ code: number | null; result: { ok: true; summary: Summary } | { ok: false; error: { name: string; message: string } }; stdout: string }> {
-  const { code, stdout, stderr } = await runProcess(process.execPath, [RUNNER, bundle, JSON.stringify(event), '60000'], { cwd: work, env: { PATH: process.env.PATH ?? '', ...env } });
+  const { code, stdout, stderr } = await runProcess(process.execPath, [RUNNER, bundle, '60000', JSON.stringify(event)], { cwd: work, env: { PATH: process.env.PATH ?? '', ...env } });
   const last = stdout.split('\n').filter((l) => l !== '').at(-1) ?? '';
   if (!last.startsWith('INVOCATION_RESULT ')) throw new Error(`the runner did not finish (exit ${code}):\n${stderr.slice(-2000)}`);
   return { code, result: JSON.parse(last.slice('INVOCATION_RESULT '.length)) as never, stdout };
