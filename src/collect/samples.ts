@@ -56,6 +56,8 @@ export interface ExporterFacts {
   readonly runtime: 'once' | 'serve' | 'lambda';
   /** Outcome of the previous push per sink (push mode only). */
   readonly push?: ReadonlyArray<{ sink: string; ok: boolean; durationMs: number }>;
+  /** serve: this process's shard of the portals (its series have no portal label). */
+  readonly shard?: { readonly ordinal: number; readonly total: number };
 }
 
 /**
@@ -107,6 +109,11 @@ export function toSamples(views: readonly PortalView[], exporter: ExporterFacts)
       add('posture_push_duration_seconds', { sink: p.sink }, p.durationMs / 1000);
     }
     add('posture_exporter_build_info', { version: exporter.version, runtime: exporter.runtime }, 1);
+  }
+  // The shard's own series carry no portal: a shard that owns no portal still says what it is.
+  if (exporter.runtime === 'serve' && exporter.shard) {
+    out.push({ name: 'posture_exporter_shard_ordinal', labels: {}, value: exporter.shard.ordinal });
+    out.push({ name: 'posture_exporter_total_shards', labels: {}, value: exporter.shard.total });
   }
   return out;
 }

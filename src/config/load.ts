@@ -6,6 +6,7 @@ import { ConfigError, ConfigErrors } from '../errors.js';
 import type { LogLevel } from '../core/log.js';
 import { Problems } from './problems.js';
 import { buildPush, HEADER_NAME } from './push.js';
+import { ownsPortal, parseShard, SHARD_SETTING, validateShards } from './shard.js';
 import { SETTINGS, SETTING_BY_KEY, defaultOf, envName, flagName, type SettingDef, type SettingKey } from './settings.js';
 import type { Config, ConfigSources, IntervalSetting, KeySource, PortalConfig, SettingRef } from './types.js';
 
@@ -305,7 +306,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const intervalSeconds = (g('interval_seconds') as number | undefined) ?? Number(defaultOf('interval_seconds'));
   const intervalDef = SETTING_BY_KEY.interval_seconds;
   const intervalFrom = layers.global.find((l) => isSet(l.values.interval_seconds))?.setting(intervalDef) ?? { kind: 'env', name: envName(intervalDef) };
-  const portals = buildPortals(layers, sources, problems, intervalSeconds);
+  const allPortals = buildPortals(layers, sources, problems, intervalSeconds);
+  const shard = shardOfConfig(g, problems, allPortals.length);
+  const portals = allPortals.filter((p) => ownsPortal(p.name, shard.ordinal, shard.total));
   const listenRaw = (g('listen') as string | undefined) ?? String(defaultOf('listen'));
   const listen = parseListen(listenRaw);
   if (!listen) problems.add('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listenRaw)} is not HOST:PORT: give e.g. 0.0.0.0:9877 or 127.0.0.1:9877.`);
@@ -333,9 +336,29 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     push,
     lambdaMarginSeconds: (g('lambda_margin_seconds') as number | undefined) ?? Number(defaultOf('lambda_margin_seconds')),
     secrets,
+    shard,
   };
   if (problems.list.length) throw new ConfigErrors(problems.list);
   return config;
+}
+
+/** This process's shard (POSTURE_SHARD, a number or a pod name) of POSTURE_TOTAL_SHARDS; 0 of 1 when unsharded. */
+function shardOfConfig(g: (k: SettingKey) => unknown, problems: Problems, portalsInAll: number): Config['shard'] {
+  const total = (g('total_shards') as number | undefined) ?? Number(defaultOf('total_shards'));
+  const raw = g('shard') as string | undefined;
+  if (raw === undefined) {
+    if (total > 1) problems.add('POSTURE_SHARD', `POSTURE_TOTAL_SHARDS (--total-shards) is ${total} but POSTURE_SHARD (--shard) is not set: give this process's shard, 0 to ${total - 1} (or its StatefulSet pod name).`);
+    return { ordinal: 0, total, portalsInAll };
+  }
+  try {
+    const ordinal = parseShard(raw, SHARD_SETTING);
+    validateShards(ordinal, total);
+    return { ordinal, total, portalsInAll };
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.add(err.setting, err.message);
+    return { ordinal: 0, total, portalsInAll };
+  }
 }
 
 /** The layers a setting is looked up in (flag > env > config file), and the file's `portals` when it lists them. */

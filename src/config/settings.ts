@@ -77,6 +77,8 @@ export const SETTINGS = [
   { key: 'pushgateway_password_secret_id', scope: 'global', kind: 'string', flag: true, doc: 'A Secrets Manager secret holding the Pushgateway basic-auth password (fetched once, cached).' },
   { key: 'push_timeout_seconds', scope: 'global', kind: 'int', default: '10; OTLP: OTEL_EXPORTER_OTLP_(METRICS_)TIMEOUT, else 10', min: 1, max: 300, flag: true, doc: 'Timeout of each push request (remote write, Pushgateway, OTLP), also bounded by the time left before the cycle\'s deadline.' },
   { key: 'push_max_retries', scope: 'global', kind: 'int', default: 3, min: 0, max: 10, flag: true, doc: 'Retries of a remote write or Pushgateway request after 429, 5xx or a network error (backoff, `Retry-After` honoured), while the deadline allows.' },
+  { key: 'shard', scope: 'global', kind: 'string', flag: true, doc: 'With `POSTURE_TOTAL_SHARDS`: this process\'s shard, a number from 0 or a StatefulSet pod name such as `posture-exporter-2` (its ordinal); only the portals whose `portal` name hashes to this shard (jump consistent hash) are collected. See [docs/sharding.md](docs/sharding.md).' },
+  { key: 'total_shards', scope: 'global', kind: 'int', default: 1, min: 1, max: 1000, flag: true, doc: 'How many processes (shards) split the portals; each portal belongs to exactly one. Going from n to n+1 moves about 1/(n+1) of the portals.' },
   { key: 'lambda_margin_seconds', scope: 'global', kind: 'int', default: 10, min: 1, max: 300, flag: false, doc: 'Lambda: collection ends this long before the invocation\'s time runs out, leaving time to push.' },
 ] as const satisfies readonly SettingDef[];
 

@@ -274,7 +274,7 @@ export class Exporter {
       const view = p.state.view(now, stalenessMs(this.config, p.config), this.budgetOf(p));
       return { ...view, cycle: view.cycle && { ...view.cycle, requestTotals: p.requestTotals }, maxSeriesPerFamily: p.config.maxSeriesPerFamily };
     });
-    return this.checked(toSamples(views, { version: VERSION, runtime: this.deps.runtime, ...facts }));
+    return this.checked(toSamples(views, { version: VERSION, runtime: this.deps.runtime, shard: this.config.shard, ...facts }));
   }
 
   /** Samples of one-shot runs only (once, Lambda): nothing from earlier runs, each portal's series cap applied. */

@@ -116,6 +116,18 @@ const EXPORTER_FAMILIES = [
     type: 'gauge', unit: '1', labels: ['version', 'runtime'], origin: 'exporter',
     doc: '1; `version` of the exporter, `runtime` ∈ once, serve, lambda.',
   },
+  {
+    name: 'posture_exporter_shard_ordinal',
+    help: 'This process\'s shard (POSTURE_SHARD): it collects the portals whose name hashes to it; serve only, with no portal label.',
+    type: 'gauge', unit: '1', labels: [], origin: 'exporter',
+    doc: '`serve`: this process\'s shard, 0 unsharded (no `portal` label: a shard that owns no portal still has it).',
+  },
+  {
+    name: 'posture_exporter_total_shards',
+    help: 'How many shards split the portals (POSTURE_TOTAL_SHARDS); every shard must say the same; serve only, with no portal label.',
+    type: 'gauge', unit: '1', labels: [], origin: 'exporter',
+    doc: '`serve`: the shard count, 1 unsharded (no `portal` label); shards that disagree, or fewer shards up than this, are alerts (docs/sharding.md).',
+  },
 ] as const satisfies readonly MetricDef[];
 
 /** Every family: each source's (src/sources/, in SOURCES order), then the exporter's own. */

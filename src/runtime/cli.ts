@@ -305,7 +305,9 @@ async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: Cl
     io.stdout(`${explainPlan(config).join('\n')}\n`);
     return EXIT_USAGE;
   }
-  io.stdout(`configuration is valid: ${config.portals.length} portal(s)${config.push.sinks.length ? `; push to ${config.push.sinks.join(', ')}` : ''}\n${explainPlan(config).join('\n')}\n`);
+  const { shard } = config;
+  const owned = shard.total > 1 ? `\nshard ${shard.ordinal} of ${shard.total} owns ${config.portals.length} of ${shard.portalsInAll} portal(s)${config.portals.length ? `: ${config.portals.map((p) => p.name).join(', ')}` : ''}` : '';
+  io.stdout(`configuration is valid: ${config.portals.length} portal(s)${config.push.sinks.length ? `; push to ${config.push.sinks.join(', ')}` : ''}${owned}\n${explainPlan(config).join('\n')}\n`);
   return EXIT_OK;
 }
 
