@@ -5,9 +5,12 @@ import { main } from './cli.js';
 setFlagsFromString('--optimize-for-size');
 
 // The process edge: real env, streams and signals.
+// Every signal is handled, not only the first: a signal to a process group (Ctrl-C, `kill -- -PGID`)
+// reaches this process twice when `npm start` also passes it on, and the second must not cut the
+// clean stop the first began.
 const stopSignal = new Promise<void>((resolve) => {
-  process.once('SIGTERM', () => resolve());
-  process.once('SIGINT', () => resolve());
+  process.on('SIGTERM', () => resolve());
+  process.on('SIGINT', () => resolve());
 });
 
 /** Set when a reader went away (EPIPE): nothing more can be written, so do not wait for it. */

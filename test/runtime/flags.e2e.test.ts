@@ -85,6 +85,8 @@ const CASES: Record<string, Case> = {
   '--push-timeout-seconds': { args: ['--push-timeout-seconds', '20'] },
   '--push-max-retries': { args: ['--push-max-retries', '1'] },
   '--web-config-file': { args: ['--web-config-file', webConfig] },
+  '--shard': { args: ['--shard', 'posture-exporter-1', '--total-shards', '2'], shows: 'shard 1 of 2 owns' },
+  '--total-shards': { args: ['--total-shards', '2', '--shard', '0'], shows: 'shard 0 of 2 owns' },
 };
 
 function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
