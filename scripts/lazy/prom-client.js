@@ -1,5 +1,5 @@
 // Build-time stand-in for 'prom-client' in the bundles (see scripts/build.mjs): evaluated on first
-// use, so check-config and `once --format json` do not load it. Only what src/ uses is here.
+// use, so check-config and `once` do not load it (only serve's process metrics use it). Only what src/ uses is here.
 let real;
 const prom = () => (real ??= require('prom-client'));
 
@@ -12,18 +12,6 @@ export class Registry {
   }
   static get OPENMETRICS_CONTENT_TYPE() {
     return prom().Registry.OPENMETRICS_CONTENT_TYPE;
-  }
-}
-
-export class Gauge {
-  constructor(...args) {
-    return new (prom().Gauge)(...args);
-  }
-}
-
-export class Counter {
-  constructor(...args) {
-    return new (prom().Counter)(...args);
   }
 }
 

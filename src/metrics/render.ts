@@ -1,4 +1,3 @@
-import { Counter, Gauge, Registry, type RegistryContentType } from 'prom-client';
 import { CATALOGUE, PORTAL_LABEL, type MetricDef } from './catalogue.js';
 import type { Sample } from './sample.js';
 
@@ -7,7 +6,7 @@ export type TextFormat = 'prometheus' | 'openmetrics';
 
 /** The Content-Type header for a text format. */
 export function contentType(format: TextFormat): string {
-  return format === 'openmetrics' ? Registry.OPENMETRICS_CONTENT_TYPE : Registry.PROMETHEUS_CONTENT_TYPE;
+  return format === 'openmetrics' ? 'application/openmetrics-text; version=1.0.0; charset=utf-8' : 'text/plain; version=0.0.4; charset=utf-8';
 }
 
 /** Every label a family may carry, in output order: `portal`, its own labels, then optional ones. */
@@ -25,32 +24,48 @@ function orderedLabels(def: MetricDef, labels: Readonly<Record<string, string>>)
   return out;
 }
 
+/** Escapes HELP text as both text formats do: backslash and line feed. */
+function escapeText(s: string): string {
+  return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
+
+/** A number as the exposition writes it (as prom-client writes it, so output stays byte for byte). */
+function formatValue(v: number): string {
+  if (Number.isNaN(v)) return 'Nan';
+  if (!Number.isFinite(v)) return v < 0 ? '-Inf' : '+Inf';
+  return `${v}`;
+}
+
+/** `{name="value",...}` in catalogue order, each value escaped (backslash, double quote, line feed); '' when none. */
+function labelString(def: MetricDef, labels: Readonly<Record<string, string>>): string {
+  const parts: string[] = [];
+  for (const [name, value] of Object.entries(orderedLabels(def, labels))) parts.push(`${name}="${escapeText(value).replace(/"/g, '\\"')}"`);
+  return parts.length ? `{${parts.join(',')}}` : '';
+}
+
 /**
- * Renders samples as Prometheus text or OpenMetrics. A new registry per call (no global state):
- * a series that is not in `samples` is not in the output. Families appear in catalogue order and
- * only when they have samples.
+ * Renders samples as Prometheus text or OpenMetrics, from the catalogue and the samples alone (no
+ * registry, no metric objects): a series that is not in `samples` is not in the output. Families
+ * appear in catalogue order and only when they have samples. A series is its exact label set, so
+ * no label value can merge two series (a registry keyed by `name:value,` joined strings could);
+ * the same label set twice is one line with the last value, at its first place.
  */
 export async function renderText(samples: readonly Sample[], format: TextFormat): Promise<string> {
-  // prom-client's typings omit the constructor that takes the content type.
-  const RegistryWithType = Registry as unknown as new (type: string) => Registry<RegistryContentType>;
-  const registry = new RegistryWithType(contentType(format));
+  const openMetrics = format === 'openmetrics';
   const byName = groupByName(samples);
+  const families: string[] = [];
   for (const def of CATALOGUE) {
     const list = byName.get(def.name);
     if (!list || list.length === 0) continue;
-    const options = { name: def.name, help: def.help, labelNames: labelNamesOf(def), registers: [registry] };
-    if (def.type === 'counter') {
-      // A fresh counter per render, so inc() by the value sets it (OpenMetrics: the family without _total).
-      const counter = new Counter(options);
-      for (const s of list) counter.inc(orderedLabels(def, s.labels), s.value);
-    } else {
-      const gauge = new Gauge(options);
-      for (const s of list) gauge.set(orderedLabels(def, s.labels), s.value);
-    }
+    // OpenMetrics names a counter family without its `_total`; its samples keep it.
+    const family = openMetrics && def.type === 'counter' ? def.name.replace(/_total$/, '') : def.name;
+    const series = new Map<string, number>();
+    for (const s of list) series.set(labelString(def, s.labels), s.value);
+    const lines = [`# HELP ${family} ${escapeText(def.help)}`, `# TYPE ${family} ${def.type}`];
+    for (const [labels, value] of series) lines.push(`${def.name}${labels} ${formatValue(value)}`);
+    families.push(lines.join('\n'));
   }
-  const text = await registry.metrics();
-  if (format === 'openmetrics') return text.endsWith('\n') ? text : text + '\n';
-  return text;
+  return openMetrics ? `${families.join('\n')}\n# EOF\n` : `${families.join('\n\n')}\n`;
 }
 
 /** Groups samples by metric name, keeping their order. */
