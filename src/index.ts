@@ -5,7 +5,8 @@
 export { handler, createHandler, InvocationFailedError, type InvocationSummary } from './runtime/lambda.js';
 export { startServe, type ServeHandle } from './runtime/serve.js';
 export { startMetricsServer } from './http/server.js';
-export { Exporter, samplesOfCycles, VERSION } from './exporter/exporter.js';
+export { Exporter, samplesOfCycles } from './exporter/exporter.js';
+export { VERSION } from './version.js';
 export { main as runCli } from './runtime/cli.js';
 export { loadConfig, type Config, type PortalConfig, type KeySource } from './config/load.js';
 export { checkServeConfig, planOf } from './schedule/fit.js';

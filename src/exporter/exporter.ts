@@ -311,4 +311,3 @@ export function failedSources(results: readonly CycleResult[]): string[] {
   return results.flatMap((r) => SOURCES.filter((s) => !r[s].ok).map((s) => (results.length > 1 ? `${r.portal}/${s}` : s)));
 }
 
-export { VERSION };

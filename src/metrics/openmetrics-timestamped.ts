@@ -4,21 +4,13 @@
  * scraper stamps it); only history needs them.
  */
 import { CATALOGUE, METRICS, type MetricName } from './catalogue.js';
-import { labelNamesOf } from './render.js';
+import { escapeText, labelString } from './render.js';
 import type { Sample } from './sample.js';
 
 /** A sample with the time it describes. */
 export interface TimestampedSample extends Sample {
   /** Unix ms. */
   readonly timestampMs: number;
-}
-
-function escapeLabelValue(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
-}
-
-function escapeHelp(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 
 /** A value as Go's ParseFloat reads it back exactly (JavaScript's shortest round-trip form). */
@@ -45,10 +37,7 @@ export function renderTimestampedOpenMetrics(samples: readonly TimestampedSample
   for (const s of samples) {
     let family = families.get(s.name);
     if (!family) families.set(s.name, (family = new Map()));
-    const labels = labelNamesOf(METRICS[s.name])
-      .filter((name) => s.labels[name] !== undefined)
-      .map((name) => `${name}="${escapeLabelValue(s.labels[name]!)}"`)
-      .join(',');
+    const labels = labelString(METRICS[s.name], s.labels);
     let points = family.get(labels);
     if (!points) family.set(labels, (points = new Map()));
     points.set(s.timestampMs, s.value);
@@ -57,9 +46,9 @@ export function renderTimestampedOpenMetrics(samples: readonly TimestampedSample
   for (const def of CATALOGUE) {
     const family = families.get(def.name);
     if (!family || family.size === 0) continue;
-    out.push(`# HELP ${def.name} ${escapeHelp(def.help)}`, `# TYPE ${def.name} gauge`);
+    out.push(`# HELP ${def.name} ${escapeText(def.help)}`, `# TYPE ${def.name} gauge`);
     for (const [labels, points] of family) {
-      const series = labels ? `${def.name}{${labels}}` : def.name;
+      const series = `${def.name}${labels}`;
       for (const t of [...points.keys()].sort((a, b) => a - b)) out.push(`${series} ${formatValue(points.get(t)!)} ${formatTimestamp(t)}`);
     }
   }

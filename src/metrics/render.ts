@@ -10,7 +10,7 @@ export function contentType(format: TextFormat): string {
 }
 
 /** Every label a family may carry, in output order: `portal`, its own labels, then optional ones. */
-export function labelNamesOf(def: MetricDef): string[] {
+function labelNamesOf(def: MetricDef): string[] {
   return [PORTAL_LABEL, ...def.labels, ...(def.optionalLabels ?? [])];
 }
 
@@ -25,7 +25,7 @@ function orderedLabels(def: MetricDef, labels: Readonly<Record<string, string>>)
 }
 
 /** Escapes HELP text as both text formats do: backslash and line feed. */
-function escapeText(s: string): string {
+export function escapeText(s: string): string {
   return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 }
 
@@ -37,7 +37,7 @@ function formatValue(v: number): string {
 }
 
 /** `{name="value",...}` in catalogue order, each value escaped (backslash, double quote, line feed); '' when none. */
-function labelString(def: MetricDef, labels: Readonly<Record<string, string>>): string {
+export function labelString(def: MetricDef, labels: Readonly<Record<string, string>>): string {
   const parts: string[] = [];
   for (const [name, value] of Object.entries(orderedLabels(def, labels))) parts.push(`${name}="${escapeText(value).replace(/"/g, '\\"')}"`);
   return parts.length ? `{${parts.join(',')}}` : '';

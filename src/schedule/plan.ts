@@ -5,6 +5,7 @@
  */
 import { SOURCES, type Source } from '../domain.js';
 import { WINDOW_MS } from './scheduler.js';
+import { WINDOW_MARGIN_MS } from './window.js';
 
 /** The longest interval a setting takes (POSTURE_*_INTERVAL_SECONDS): a suggestion beyond it could not be set. */
 export const MAX_INTERVAL_SECONDS = 86_400;
@@ -194,7 +195,7 @@ function smallestThatFit(current: Readonly<Record<Source, number>>, at: (interva
 
 /** Seconds a run of `requests` takes at least at `share` per window: one window less than the windows it spans. */
 export function runSeconds(requests: number, share: number): number {
-  return (Math.ceil(requests / share) - 1) * (WINDOW_MS / 1000 + 1);
+  return (Math.ceil(requests / share) - 1) * ((WINDOW_MS + WINDOW_MARGIN_MS) / 1000);
 }
 
 /**
