@@ -149,16 +149,30 @@ function buildInfo(): stat.PanelBuilder {
   return statPanel({
     title: 'Exporter version',
     targets: [promQuery('A', `max by (portal, version, runtime) (posture_exporter_build_info{${PORTAL}})`, '{{portal}}: {{version}} ({{runtime}})', true)],
-    size: { h: 4, w: 24 },
+    size: { h: 4, w: 16 },
   })
     .textMode(common.BigValueTextMode.Name)
     .colorMode(common.BigValueColorMode.None);
+}
+
+/** serve's shards: how many report, and how many there should be (1 and 1 unsharded); docs/sharding.md. */
+function shards(): stat.PanelBuilder {
+  return statPanel({
+    title: 'Shards up / total',
+    description: 'Shards (serve processes) that report posture_exporter_shard_ordinal, and the shard count they were given (POSTURE_TOTAL_SHARDS). Fewer up than the total, or shards that disagree on the total, are alerts; see docs/sharding.md.',
+    targets: [
+      promQuery('A', 'count(count by (instance) (posture_exporter_shard_ordinal))', 'up', true),
+      promQuery('B', 'max(posture_exporter_total_shards)', 'total', true),
+    ],
+    size: { h: 4, w: 8 },
+  }).colorMode(common.BigValueColorMode.None);
 }
 
 /** The exporter's own health: collection per source, portal API budget, data quality, pushes. */
 export function exporterDashboard(): dashboard.Dashboard {
   return postureDashboard({ title: 'posture-exporter health', uid: EXPORTER_UID, description: 'Is posture-exporter collecting, how much of the portal\'s API budget it spends, and whether its pushes land.', tags: [DASHBOARD_TAG], from: 'now-24h', refresh: '1m' }, [
     buildInfo(),
+    shards(),
     'Collection',
     ...[collectionSuccess(), lastSuccessAge(), cycleDuration(), invalidRecords(), seriesFolded()],
     'Portal API budget',
