@@ -108,27 +108,27 @@ export const VITALS_FAMILIES = [
 
 // ------------------------------------------------------------------ run
 
+/** One /vitals list (whole portal or one tag, live or one archived day), complete or a ListMismatchError. */
+async function vitalsList(ctx: RunContext, tag: string | undefined, archiveDate: string | undefined, priority: number): Promise<VitalsList> {
+  const res = await request(ctx, () => ({ endpoint: '/vitals', query: archiveDate === undefined ? { tag } : { archiveDate, tag } }), () => new VitalsSink(tag, ctx.logger), priority);
+  if (res.received !== res.total) {
+    const what = `/vitals${archiveDate === undefined ? '' : `?archiveDate=${archiveDate}`}${tag === undefined ? '' : ` (tag ${tag})`}`;
+    throw new ListMismatchError('/vitals', res.total, res.received, `${what} returned ${res.received} records but its total says ${res.total}: the list is incomplete.`);
+  }
+  return res.result;
+}
+
 /** Vitals: the whole portal, then each tag. */
 async function runVitals(ctx: RunContext): Promise<VitalsList[]> {
   const lists: VitalsList[] = [];
   const tags = [undefined, ...ctx.portal.vitalsTags];
-  for (const [i, tag] of tags.entries()) {
-    const res = await request(ctx, () => ({ endpoint: '/vitals', query: { tag } }), () => new VitalsSink(tag, ctx.logger), i === 0 ? PRIORITY.vitals : PRIORITY.continuation);
-    if (res.received !== res.total) {
-      throw new ListMismatchError('/vitals', res.total, res.received, `/vitals${tag === undefined ? '' : ` (tag ${tag})`} returned ${res.received} records but its total says ${res.total}: the list is incomplete.`);
-    }
-    lists.push(res.result);
-  }
+  for (const [i, tag] of tags.entries()) lists.push(await vitalsList(ctx, tag, undefined, i === 0 ? PRIORITY.vitals : PRIORITY.continuation));
   return lists;
 }
 
 /** One day of the Vitals archive (`archiveDate`, spec 4.5), whole portal or one tag: backfill's job. */
-export async function fetchArchive(ctx: RunContext, day: string, tag: string | undefined): Promise<VitalsList> {
-  const res = await request(ctx, () => ({ endpoint: '/vitals', query: { archiveDate: day, tag } }), () => new VitalsSink(tag, ctx.logger), PRIORITY.backfill);
-  if (res.received !== res.total) {
-    throw new ListMismatchError('/vitals', res.total, res.received, `/vitals?archiveDate=${day}${tag === undefined ? '' : ` (tag ${tag})`} returned ${res.received} records but its total says ${res.total}: the list is incomplete.`);
-  }
-  return res.result;
+export function fetchArchive(ctx: RunContext, day: string, tag: string | undefined): Promise<VitalsList> {
+  return vitalsList(ctx, tag, day, PRIORITY.backfill);
 }
 
 // ------------------------------------------------------------------ samples
