@@ -1,37 +1,25 @@
 import { CACHED, type SourceFamily } from '../source.js';
 
+/** A count of unresolved alerts by severity: red, amber and green always, any other state as unknown. */
+const countBySeverity = <N extends string>(name: N, help: string, doc: string) =>
+  ({ name, help: help + CACHED, type: 'gauge', unit: '{alert}', labels: ['severity'], origin: 'alerts', doc }) as const;
+
 /** The families fed by alerts, in catalogue order. */
 export const ALERTS_FAMILIES = [
-  {
-    name: 'posture_alerts_open',
-    help: 'Unresolved alerts by severity (state); unrecognised states count as unknown.' + CACHED,
-    type: 'gauge', unit: '{alert}', labels: ['severity'], origin: 'alerts',
-    doc: 'Unresolved alerts by `state`: red, amber, green always present (0 when none); any other state as `unknown`.',
-  },
+  countBySeverity(
+    'posture_alerts_open',
+    'Unresolved alerts by severity (state); unrecognised states count as unknown.',
+    'Unresolved alerts by `state`: red, amber, green always present (0 when none); any other state as `unknown`.',
+  ),
   {
     name: 'posture_alerts_open_by_integration',
     help: 'Unresolved alerts by integration (product before its first comma), severity and type (status); only non-zero series.' + CACHED,
     type: 'gauge', unit: '{alert}', labels: ['integration', 'severity', 'type'], origin: 'alerts',
     doc: 'integration = `product` before its first comma, trimmed (`unknown` if empty); type = `status` lower-cased (incident, warning, info, else unknown); only non-zero series.',
   },
-  {
-    name: 'posture_alerts_unacknowledged',
-    help: 'Unresolved alerts that are not acknowledged, by severity.' + CACHED,
-    type: 'gauge', unit: '{alert}', labels: ['severity'], origin: 'alerts',
-    doc: 'Unresolved and not acknowledged (red, amber, green always present).',
-  },
-  {
-    name: 'posture_alerts_unassigned',
-    help: 'Unresolved alerts with no owner (empty ownerName), by severity.' + CACHED,
-    type: 'gauge', unit: '{alert}', labels: ['severity'], origin: 'alerts',
-    doc: 'Unresolved with empty `ownerName` (red, amber, green always present).',
-  },
-  {
-    name: 'posture_alerts_snoozed',
-    help: 'Unresolved alerts snoozed (inactiveUntil later than the collection time), by severity.' + CACHED,
-    type: 'gauge', unit: '{alert}', labels: ['severity'], origin: 'alerts',
-    doc: 'Unresolved with `inactiveUntil` later than the collection time (red, amber, green always present).',
-  },
+  countBySeverity('posture_alerts_unacknowledged', 'Unresolved alerts that are not acknowledged, by severity.', 'Unresolved and not acknowledged (red, amber, green always present).'),
+  countBySeverity('posture_alerts_unassigned', 'Unresolved alerts with no owner (empty ownerName), by severity.', 'Unresolved with empty `ownerName` (red, amber, green always present).'),
+  countBySeverity('posture_alerts_snoozed', 'Unresolved alerts snoozed (inactiveUntil later than the collection time), by severity.', 'Unresolved with `inactiveUntil` later than the collection time (red, amber, green always present).'),
   {
     name: 'posture_alerts_oldest_open_timestamp_seconds',
     help: 'Unix time of the oldest unresolved alert\'s creation timestamp, by severity; absent when none.' + CACHED,
