@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
+import '../core/zod.js';
+import * as z from 'zod/mini';
 import { ConfigError, ConfigErrors } from '../errors.js';
 import type { LogLevel } from '../core/log.js';
 import { Problems } from './problems.js';
@@ -115,11 +116,11 @@ const FILE_EXCLUDED: ReadonlySet<string> = new Set(['config_file', 'config']);
 /** A value as a file may hold it; each setting's own rules are applied by `parseValue`. */
 const FileValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number()]))]);
 const fileKeys = (keep: (d: SettingDef) => boolean) =>
-  Object.fromEntries(SETTINGS.filter((d) => keep(d) && !FILE_EXCLUDED.has(d.key)).map((d) => [d.key, FileValue.optional()]));
+  Object.fromEntries(SETTINGS.filter((d) => keep(d) && !FILE_EXCLUDED.has(d.key)).map((d) => [d.key, z.optional(FileValue)]));
 /** The shape of a config file: known keys only, and `portals` as a non-empty list of per-portal settings. */
 const ConfigFileSchema = z.strictObject({
   ...fileKeys(() => true),
-  portals: z.array(z.strictObject(fileKeys((d) => d.scope === 'portal'))).min(1).optional(),
+  portals: z.optional(z.array(z.strictObject(fileKeys((d) => d.scope === 'portal'))).check(z.minLength(1))),
   __where: z.string(),
 });
 

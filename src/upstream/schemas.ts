@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import '../core/zod.js';
+import * as z from 'zod/mini';
 import { OversizedValue } from './limits.js';
 
 /**
@@ -6,7 +7,7 @@ import { OversizedValue } from './limits.js';
  * fields the exporter uses. A record that fails is counted and skipped by the collector.
  */
 
-const count = z.number().int().nonnegative();
+const count = z.number().check(z.int(), z.nonnegative());
 /**
  * A used string field. Its length limit is the reader's (src/upstream/limits.ts, in bytes as
  * received, the same whatever the chunking): a longer string arrives as an OversizedValue, which
@@ -17,7 +18,7 @@ const text = z.string();
 /** A Vitals record (spec 2.7); the funnel numbers are required when `vitalsEnabled` is true. */
 export const VitalsRecordSchema = z.discriminatedUnion('vitalsEnabled', [
   z.looseObject({
-    key: text.min(1),
+    key: text.check(z.minLength(1)),
     name: text,
     vitalsEnabled: z.literal(true),
     agentDeployedPossibleCompliant: count,
@@ -28,7 +29,7 @@ export const VitalsRecordSchema = z.discriminatedUnion('vitalsEnabled', [
     configurationCompliant: count,
   }),
   z.looseObject({
-    key: text.min(1),
+    key: text.check(z.minLength(1)),
     name: text,
     vitalsEnabled: z.literal(false),
     activeAgents: count,
@@ -80,7 +81,7 @@ export function checkAlertRecord(raw: unknown): AlertRecord | string {
 }
 
 /** Describes why a record failed, in a few words, for the log (never the whole record); `raw` lets it name a value too large to keep. */
-export function describeIssues(error: z.ZodError, raw?: unknown): string {
+export function describeIssues(error: z.core.$ZodError, raw?: unknown): string {
   if (raw instanceof OversizedValue) return `(record): ${raw.describe()}`;
   return error.issues
     .slice(0, 3)
