@@ -1,4 +1,4 @@
-// The naive peer exporter of issue 9: fetch each list whole (limit=0) with undici, read the text,
+// The naive peer exporter: fetch each list whole (limit=0) with undici, read the text,
 // JSON.parse it, fold the same counts. Prints JSON: open alerts by severity and device totals.
 import { request } from 'undici';
 
