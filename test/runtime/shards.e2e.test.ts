@@ -124,4 +124,29 @@ describe('shards of one fleet', () => {
       await new Promise((r) => child.once('exit', r));
     }
   }, 60_000);
+
+  it('serve on a shard that owns no portal serves its own series, is healthy, and sends nothing', async () => {
+    const portal = fleet.names[0]!;
+    const total = 3;
+    const other = (shardOf(portal, total) + 1) % total;
+    const lonely = join(dir, 'lonely.json');
+    writeFileSync(lonely, JSON.stringify({ portals: [{ portal, base_url: fleet.baseUrl(portal), api_key: fleet.apiKey(portal) }] }));
+    const sentBefore = fleet.requests(portal).length;
+    const port = await freePort();
+    const child = spawn(process.execPath, [BUILT_CLI, 'serve', '--shard', String(other), '--total-shards', String(total), '--listen', `127.0.0.1:${port}`], {
+      env: { PATH: process.env.PATH, POSTURE_CONFIG_FILE: lonely },
+      stdio: 'ignore',
+    });
+    try {
+      const text = await until('the shard serving', async () => (await fetch(`http://127.0.0.1:${port}/metrics`).catch(() => undefined))?.text(), 15_000);
+      expect(text).toMatch(new RegExp(`^posture_exporter_shard_ordinal ${other}$`, 'm'));
+      expect(text).toMatch(/^posture_exporter_total_shards 3$/m);
+      expect(text).not.toMatch(/portal="/);
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      expect(fleet.requests(portal).length).toBe(sentBefore);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  }, 30_000);
 });
