@@ -223,6 +223,8 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   const config = loadConfig({ env: io.env, flags });
   const { logger, secrets } = makeLogger(config, io, clock);
   const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (s) => secrets.push(s) });
+  const { shard } = config;
+  if (config.portals.length === 0) logger.info('this shard owns no portal: nothing to collect', { shard: shard.ordinal, totalShards: shard.total, portalsInAll: shard.portalsInAll });
   // SIGTERM/SIGINT stop the run at once (requests in flight, waits for the budget, pushes).
   const stop = new AbortController();
   void io.stopSignal?.then(() => stop.abort(new Error('interrupted')));

@@ -125,7 +125,7 @@ describe('shards of one fleet', () => {
     }
   }, 60_000);
 
-  it('serve on a shard that owns no portal serves its own series, is healthy, and sends nothing', async () => {
+  it('a shard that owns no portal: serve serves its own series and is healthy, once says so and exits 0, neither sends anything', async () => {
     const portal = fleet.names[0]!;
     const total = 3;
     const other = (shardOf(portal, total) + 1) % total;
@@ -143,6 +143,12 @@ describe('shards of one fleet', () => {
       expect(text).toMatch(/^posture_exporter_total_shards 3$/m);
       expect(text).not.toMatch(/portal="/);
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      expect(fleet.requests(portal).length).toBe(sentBefore);
+      // `once` on that shard: nothing to collect, said once, exit 0, no portal's series.
+      const ran = await runProcess(process.execPath, [BUILT_CLI, 'once', '--shard', String(other), '--total-shards', String(total)], { env: { PATH: process.env.PATH, POSTURE_CONFIG_FILE: lonely } });
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.stdout).not.toMatch(/portal="/);
+      expect(ran.stderr).toContain('this shard owns no portal: nothing to collect');
       expect(fleet.requests(portal).length).toBe(sentBefore);
     } finally {
       child.kill('SIGTERM');
