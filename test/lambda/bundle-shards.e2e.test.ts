@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownsPortal } from '../../src/config/shard.js';
 import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
-import type { Simulator } from '../../src/simulator/index.js';
 import { runProcess } from '../support/cli.js';
 import { startPushgateway, type Peer } from '../support/peers.js';
 import { expectedFromPortal, familiesOf, pushgatewayGroups, seriesKey, type ReadSample } from './support.js';
@@ -83,7 +82,7 @@ describe('the built Lambda bundle, fanned out over three shards', () => {
     for (const name of fleet.names) {
       const samples: ReadSample[] = [];
       for (const g of groups.values()) if (g.labels.portal === name) samples.push(...g.samples);
-      const e = expectedFromPortal(fleet.portal(name) as unknown as Simulator, at);
+      const e = expectedFromPortal(fleet.portal(name), at);
       const want = new Map<string, number>();
       for (const map of [e.alerts, e.devices, e.vitals]) for (const [k, v] of map) if (FAMILIES.some((f) => k.startsWith(`${f}{`))) want.set(k, v);
       for (const source of ['vitals', 'alerts', 'devices']) want.set(seriesKey('posture_collection_success', { source }), 1);

@@ -70,7 +70,7 @@ function apiSeconds(ts: string): number | null {
  * unresolved alerts by severity (red, amber, green always present), device totals by activity (30
  * days), and the Vitals funnel per integration. Written from the spec, not from the exporter's code.
  */
-export function expectedFromPortal(sim: Simulator, at: number): Record<keyof typeof CHECKED, Map<string, number>> {
+export function expectedFromPortal(sim: Pick<Simulator, 'data'>, at: number): Record<keyof typeof CHECKED, Map<string, number>> {
   const data = sim.data(at);
   const alerts = new Map<string, number>();
   const count = (name: string, severity: string) => {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shardOf } from '../../src/config/shard.js';
 import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
-import { parseApiTimestamp } from '../../src/upstream/timestamps.js';
+import { expectedFromPortal, seriesKey } from '../lambda/support.js';
 import { BUILT_CLI } from '../support/cli.js';
 import { freePort, queryPrometheusApi, startPrometheus, type Peer } from '../support/peers.js';
 import { until } from '../support/processes.js';
@@ -19,6 +19,8 @@ import { until } from '../support/processes.js';
 const PORTALS = 60;
 const SHARDS = 3;
 const KILLED = 2;
+/** The active-device total's key in expectedFromPortal, the oracle written from the spec. */
+const ACTIVE = seriesKey('posture_devices', { activity: 'active' });
 const RULES = new URL('../../infra/prometheus/rules/posture-shards.rules.yml', import.meta.url).pathname;
 
 let fleet: Fleet;
@@ -76,17 +78,11 @@ async function collected(): Promise<Map<string, string>> {
   return out;
 }
 
-/** A portal's devices seen online in the last 30 days, from its own records (not the exporter's). */
-function activeDevices(portal: string, at: number): number {
-  let active = 0;
-  for (const d of fleet.portal(portal).data(at).devices()) if ((parseApiTimestamp(d.lastOnline) ?? 0) >= at / 1000 - 30 * 86_400) active++;
-  return active;
-}
-
 describe('a shard killed', () => {
   it('leaves only its portals uncollected, and the rules name the shard and exactly those portals', async () => {
     const ownerOf = new Map(fleet.names.map((p) => [p, shardOf(p, SHARDS)]));
-    const expected = new Map(fleet.names.map((p) => [p, `${ownerOf.get(p)}:${activeDevices(p, Date.now())}`]));
+    const at = Date.now();
+    const expected = new Map(fleet.names.map((p) => [p, `${ownerOf.get(p)}:${expectedFromPortal(fleet.portal(p), at).devices.get(ACTIVE)}`]));
     // All three shards up: every portal exactly once, by its shard, with the portal's own value.
     const before = await until('every portal in Prometheus', async () => ((await collected()).size === PORTALS ? collected() : undefined), 45_000);
     expect(before).toEqual(expected);
