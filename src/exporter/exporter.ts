@@ -311,3 +311,8 @@ export function failedSources(results: readonly CycleResult[]): string[] {
   return results.flatMap((r) => SOURCES.filter((s) => !r[s].ok).map((s) => (results.length > 1 ? `${r.portal}/${s}` : s)));
 }
 
+/** The distinct error messages of the failed sources (one when a single cause, a rejected key or an unreachable portal, failed them all). */
+export function failureReasons(results: readonly CycleResult[]): Set<string> {
+  return new Set(results.flatMap((r) => SOURCES.flatMap((s) => (r[s].ok ? [] : [r[s].error.message]))));
+}
+

@@ -6,10 +6,9 @@ import { nearestName, unknownSettingMessage, unknownSettings } from '../config/u
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, redact, type Logger, type LogLevel } from '../core/log.js';
 import { ConfigError, ConfigErrors, ListenError } from '../errors.js';
-import { SOURCES } from '../domain.js';
 import { renderJson, renderText } from '../metrics/render.js';
 import type { SimulatorOptions } from '../simulator/index.js';
-import { Exporter, failedSources } from '../exporter/exporter.js';
+import { Exporter, failedSources, failureReasons } from '../exporter/exporter.js';
 import { VERSION } from '../version.js';
 import { explainPlan } from '../schedule/explain.js';
 import type { BackfillFlags } from '../backfill/command.js';
@@ -245,7 +244,7 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   const failed = failedSources(results);
   if (failed.length > 0) {
     // One cause shared by every failed source (a rejected key, an unreachable portal) is said here too.
-    const causes = new Set(results.flatMap((r) => SOURCES.flatMap((s) => (r[s].ok ? [] : [r[s].error.message]))));
+    const causes = failureReasons(results);
     const cause = causes.size === 1 ? `: ${redact([...causes][0]!, secrets)}` : ' (see the log lines above)';
     io.stderr(`posture-exporter: collection failed for: ${failed.join(', ')}${cause}\n`);
     return EXIT_FAILED;

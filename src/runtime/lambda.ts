@@ -9,7 +9,7 @@ import { SOURCES } from '../domain.js';
 import { pushAll, type PushOutcome } from '../sinks/index.js';
 import type { CycleResult } from '../collect/cycle.js';
 import type { Sink, SinkName } from '../sinks/types.js';
-import { Exporter, failedSources, totalRequests } from '../exporter/exporter.js';
+import { Exporter, failedSources, failureReasons, totalRequests } from '../exporter/exporter.js';
 import { VERSION } from '../version.js';
 import type { KeyStoreOptions } from '../config/secrets.js';
 import { buildBatches, sinksOf } from '../sinks/configured.js';
@@ -192,7 +192,7 @@ function summarize(results: readonly CycleResult[], outcomes: readonly PushOutco
 /** Why the invocation failed as a whole (nothing collected, or nothing pushed), or undefined. */
 function failureOf(results: readonly CycleResult[], outcomes: readonly PushOutcome[]): string | undefined {
   if (!results.some((r) => SOURCES.some((s) => r[s].ok))) {
-    const reasons = new Set(results.flatMap((r) => SOURCES.flatMap((s) => (r[s].ok ? [] : [r[s].error.message]))));
+    const reasons = failureReasons(results);
     return `nothing could be collected (${failedSources(results).join(', ')}): ${[...reasons].join(' | ')}`;
   }
   if (outcomes.length > 0 && outcomes.every((o) => !o.ok)) {
