@@ -305,9 +305,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const layers = settingLayers(sources, problems);
   const g = (k: SettingKey) => lookup(k, layers.global, problems);
   const intervalSeconds = (g('interval_seconds') as number | undefined) ?? Number(defaultOf('interval_seconds'));
-  const intervalDef = SETTING_BY_KEY.interval_seconds;
-  const intervalFrom = layers.global.find((l) => isSet(l.values.interval_seconds))?.setting(intervalDef) ?? { kind: 'env', name: envName(intervalDef) };
-  const allPortals = buildPortals(layers, sources, problems, intervalSeconds);
+  const { explicit: _explicit, ...intervalFrom } = intervalSetting(layers.global, null, 'interval_seconds');
+  const allPortals = buildPortals(layers, problems, intervalSeconds);
   const shard = shardOfConfig(g, problems, allPortals.length);
   const portals = allPortals.filter((p) => ownsPortal(p.name, shard.ordinal, shard.total));
   const listenRaw = (g('listen') as string | undefined) ?? String(defaultOf('listen'));
@@ -409,7 +408,7 @@ function settingLayers(sources: ConfigSources, problems: Problems): SettingLayer
 }
 
 /** The portals: each entry of the file's `portals` list over the global layers, or one portal from the global layers. */
-function buildPortals(layers: SettingLayers, sources: ConfigSources, problems: Problems, intervalSeconds: number): PortalConfig[] {
+function buildPortals(layers: SettingLayers, problems: Problems, intervalSeconds: number): PortalConfig[] {
   const { flags, env, fileTop, fileWhere, filePortals, global } = layers;
   const setSomewhere = (k: string) => isSet(flags[k]) || isSet(env[k]) || isSet(fileTop[k]);
   const portals: PortalConfig[] = [];

@@ -10,9 +10,10 @@
  */
 import { createHash } from 'node:crypto';
 import { ConfigError } from '../errors.js';
+import { SETTING_BY_KEY } from './settings.js';
 
-/** Most shards accepted by `--total-shards`. */
-export const MAX_TOTAL_SHARDS = 1000;
+/** Most shards accepted by `--total-shards` (the settings table's bound, also for the Lambda's event). */
+export const MAX_TOTAL_SHARDS = SETTING_BY_KEY.total_shards.max!;
 
 const MASK64 = (1n << 64n) - 1n;
 const LCG = 2862933555777941757n;

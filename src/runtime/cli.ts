@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { checkApiPaths, loadConfig, parseListen, type Config } from '../config/load.js';
 import { checkServeConfig } from '../schedule/fit.js';
-import { SETTINGS, envName, flagName, type SettingKey } from '../config/settings.js';
+import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingKey } from '../config/settings.js';
 import { nearestName, unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, redact, type Logger, type LogLevel } from '../core/log.js';
@@ -334,9 +334,9 @@ async function runDemo(flags: Partial<Record<SettingKey, string>>, sim: Simulato
   if (configured) return runServe(flags, io, clock);
   // The simulated portal brings its own key: a key given without an address is a real portal's, its address mistyped or missing.
   const keyKeys: SettingKey[] = ['api_key', 'api_key_file', 'api_key_ssm_parameter', 'api_key_secret_id'];
-  const keySet = keyKeys.map((k) => SETTINGS.find((d) => d.key === k)!).filter((d) => io.env[envName(d)] || flags[d.key as SettingKey]);
+  const keySet = keyKeys.filter((k) => io.env[envName(SETTING_BY_KEY[k])] || flags[k]);
   if (keySet.length) {
-    const names = keySet.map((d) => (flags[d.key as SettingKey] ? `--${flagName(d)}` : envName(d))).join(', ');
+    const names = keySet.map((k) => (flags[k] ? `--${flagName(SETTING_BY_KEY[k])}` : envName(SETTING_BY_KEY[k]))).join(', ');
     throw new ConfigError('POSTURE_BASE_URL', `${names} is set but no portal address is: set POSTURE_BASE_URL (or POSTURE_CLOUD_ID and POSTURE_API_HOST) for the real portal, or unset ${names} for the simulated portal, which uses its own key.`);
   }
   const { startSimulator } = await import('../simulator/index.js');

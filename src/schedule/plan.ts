@@ -3,12 +3,13 @@
  * the share, the smallest intervals that do, how large the /alerts pages should be, and how long a
  * one-shot run (`once`, Lambda) may take. Pure: numbers in, numbers out.
  */
+import { SETTING_BY_KEY } from '../config/settings.js';
 import { SOURCES, type Source } from '../domain.js';
 import { WINDOW_MS } from './scheduler.js';
 import { WINDOW_MARGIN_MS } from './window.js';
 
-/** The longest interval a setting takes (POSTURE_*_INTERVAL_SECONDS): a suggestion beyond it could not be set. */
-export const MAX_INTERVAL_SECONDS = 86_400;
+/** The longest interval a setting takes (POSTURE_*_INTERVAL_SECONDS, from the settings table): a suggestion beyond it could not be set. */
+export const MAX_INTERVAL_SECONDS = SETTING_BY_KEY.interval_seconds.max!;
 
 /** What the plan needs to know of a portal. */
 export interface PlanInput {
