@@ -1,4 +1,4 @@
-import { SOURCES, type Source } from '../domain.js';
+import type { Source } from '../domain.js';
 import type { SourceValue } from '../sources/index.js';
 
 /** The outcome of collecting one source. */
@@ -59,8 +59,7 @@ export interface BudgetFacts {
 }
 
 /** Puts the runs of every source together. */
-export function cycleOf(portal: string, runs: { [S in Source]: SourceRun<S> }, budget?: BudgetFacts): CycleResult {
-  const all: SourceRun[] = SOURCES.map((s) => runs[s]);
+export function cycleOf(portal: string, all: readonly SourceRun[], budget?: BudgetFacts): CycleResult {
   const requests = new Map<string, number>();
   for (const run of all) for (const [k, n] of run.requests) requests.set(k, (requests.get(k) ?? 0) + n);
   return {
@@ -70,7 +69,7 @@ export function cycleOf(portal: string, runs: { [S in Source]: SourceRun<S> }, b
     // The runs start together, so the longest run spans the whole.
     finishedMonotonic: Math.max(...all.map((r) => r.finishedMonotonic)),
     durationMs: Math.max(...all.map((r) => r.durationMs)),
-    ...(Object.fromEntries(SOURCES.map((s) => [s, runs[s].result])) as unknown as SourceResults),
+    ...(Object.fromEntries(all.map((r) => [r.source, r.result])) as unknown as SourceResults),
     requests,
     runs: all,
     ...pageSizeOf(all),

@@ -116,7 +116,7 @@ export class Exporter {
         return r;
       });
     const runs = await Promise.all(SOURCES.map(run));
-    const result = cycleOf(p.config.name, Object.fromEntries(runs.map((r) => [r.source, r])) as unknown as { [S in Source]: SourceRun<S> }, this.budgetOf(p));
+    const result = cycleOf(p.config.name, runs, this.budgetOf(p));
     p.state.record(result);
     const failed = SOURCES.filter((s) => !result[s].ok);
     this.deps.logger.info('collection finished', {
@@ -152,16 +152,19 @@ export class Exporter {
     const requests = new Map<string, number>();
     let alertsPageSize: number | undefined;
     const key = apiKey ?? (await this.apiKeyOf(p));
-    const finish = (result: SourceResult<unknown>): SourceRun<S> => ({
-      source,
-      result: result as SourceRun<S>['result'],
-      startedAt,
-      finishedAt: clock.now(),
-      finishedMonotonic: clock.monotonic(),
-      durationMs: clock.monotonic() - started,
-      requests,
-      ...(alertsPageSize !== undefined ? { alertsPageSize } : {}),
-    });
+    const finish = (result: SourceResult<unknown>): SourceRun<S> => {
+      const finishedMonotonic = clock.monotonic();
+      return {
+        source,
+        result: result as SourceRun<S>['result'],
+        startedAt,
+        finishedAt: clock.now(),
+        finishedMonotonic,
+        durationMs: finishedMonotonic - started,
+        requests,
+        ...(alertsPageSize !== undefined ? { alertsPageSize } : {}),
+      };
+    };
     const failed = (error: Error): SourceRun<S> => {
       const line = failureLine(source, error);
       // The message is the line's msg; the error's name and cause (e.g. ECONNREFUSED) follow it.

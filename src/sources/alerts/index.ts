@@ -10,7 +10,7 @@ export const alerts = {
   name: 'alerts',
   families: ALERTS_FAMILIES,
   capped: ['posture_alerts_open_by_integration'],
-  run: async (ctx, hooks) => (await runAlerts(ctx, (limit) => hooks.onPageSize(limit))).aggregate,
+  run: (ctx, hooks) => runAlerts(ctx, (limit) => hooks.onPageSize(limit)),
   samples: alertsSamples,
   invalidOf: (a) => a.invalid,
 } as const satisfies SourceModule<'alerts', AlertsAggregate, typeof ALERTS_FAMILIES>;

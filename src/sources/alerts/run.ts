@@ -8,19 +8,12 @@ import { request, type RunContext } from '../../schedule/request.js';
 import { PRIORITY, WINDOW_MS } from '../../schedule/scheduler.js';
 import { AlertsSink, mergeAlerts, type AlertsAggregate } from './fold.js';
 
-/** What an /alerts run returns beside the aggregate. */
-export interface AlertsRun {
-  readonly aggregate: AlertsAggregate;
-  /** The largest `limit` asked (0 = all in one request). */
-  readonly pageSize: number;
-}
-
 /**
  * Unresolved alerts, paged: the page size comes from the plan (the last run's total when known, the
  * pages the share leaves), the pages are read back to back, and a portal that caps its pages is
  * paged by what it returns. A one-shot run's deadline grows to what the pages need.
  */
-export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => void): Promise<AlertsRun> {
+export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => void): Promise<AlertsAggregate> {
   const { portal, memory, logger } = ctx;
   const nowSeconds = ctx.clock.now() / 1000;
   let offset = 0;
@@ -65,6 +58,6 @@ export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => 
     throw new ListMismatchError('/alerts', total, offset, `/alerts returned ${offset} records but its total says ${total}: the list was truncated or moved while paged.`);
   }
   memory.alertsTotal = total;
-  return { aggregate: aggregate!, pageSize: pageSize ?? portal.pageSize };
+  return aggregate!;
 }
 
