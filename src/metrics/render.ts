@@ -9,9 +9,13 @@ export function contentType(format: TextFormat): string {
   return format === 'openmetrics' ? 'application/openmetrics-text; version=1.0.0; charset=utf-8' : 'text/plain; version=0.0.4; charset=utf-8';
 }
 
-/** Every label a family may carry, in output order: `portal`, its own labels, then optional ones. */
-function labelNamesOf(def: MetricDef): string[] {
-  return [PORTAL_LABEL, ...def.labels, ...(def.optionalLabels ?? [])];
+const labelNames = new WeakMap<MetricDef, readonly string[]>();
+
+/** Every label a family may carry, in output order: `portal`, its own labels, then optional ones (worked out once per family). */
+function labelNamesOf(def: MetricDef): readonly string[] {
+  let names = labelNames.get(def);
+  if (!names) labelNames.set(def, (names = [PORTAL_LABEL, ...def.labels, ...(def.optionalLabels ?? [])]));
+  return names;
 }
 
 /** Orders a sample's labels as the catalogue does, so output is stable whatever order they were built in. */
@@ -36,11 +40,14 @@ function formatValue(v: number): string {
   return `${v}`;
 }
 
-/** `{name="value",...}` in catalogue order, each value escaped (backslash, double quote, line feed); '' when none. */
+/** `{name="value",...}` in catalogue order (as orderedLabels, without building the object), each value escaped (backslash, double quote, line feed); '' when none. */
 export function labelString(def: MetricDef, labels: Readonly<Record<string, string>>): string {
-  const parts: string[] = [];
-  for (const [name, value] of Object.entries(orderedLabels(def, labels))) parts.push(`${name}="${escapeText(value).replace(/"/g, '\\"')}"`);
-  return parts.length ? `{${parts.join(',')}}` : '';
+  let out = '';
+  for (const name of labelNamesOf(def)) {
+    const value = labels[name];
+    if (value !== undefined) out += `${out ? ',' : ''}${name}="${escapeText(value).replace(/"/g, '\\"')}"`;
+  }
+  return out ? `{${out}}` : '';
 }
 
 /**
