@@ -141,10 +141,9 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
       try {
         permit = await ctx.scheduler.acquire({ endpoint: r.endpoint, priority: n > 0 ? PRIORITY.continuation : priority, deadline: () => ctx.deadline.at, signal: ctx.deadline.signal });
       } catch (err) {
-        // A retry after a refused connection: the portal is unreachable, which says more than late.
-        if (err instanceof LateError && last instanceof PortalUnreachableError) throw last;
-        // A retry with no slot before the deadline: late, and the failure before it is the cause.
-        if (err instanceof LateError && last !== undefined) {
+        // A retry with no slot before the deadline: late, and the failure before it is the cause (a
+        // refused connection is said as unreachable below, once the retries have ended).
+        if (err instanceof LateError && last !== undefined && !(last instanceof PortalUnreachableError)) {
           throw lateError(ctx, err.endpoint, err.slotAt, last, `a retry after ${PortalReader.codeOf(last)}`);
         }
         throw err;
@@ -176,8 +175,8 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
   ).catch((err: unknown) => {
     // Cut at the deadline: the attempt's own error (a deadline TimeoutError) says more than the signal's reason.
     if (err === ctx.deadline.signal.reason && last instanceof TimeoutError && last.phase === 'deadline') throw last;
-    // Cut while waiting to retry a refused connection: unreachable, not late.
-    if (last instanceof PortalUnreachableError && err === ctx.deadline.signal.reason && isDeadline(err)) throw last;
+    // No slot, or cut while waiting, to retry a refused connection: unreachable, which says more than late.
+    if (last instanceof PortalUnreachableError && (err instanceof LateError || (err === ctx.deadline.signal.reason && isDeadline(err)))) throw last;
     if (abandoned.at === undefined) throw err;
     throw lateError(ctx, endpoint, abandoned.at, err, abandoned.why);
   });

@@ -505,6 +505,25 @@ describe('request() when the portal cannot be reached', () => {
     expect(warnings().at(-1)).toMatchObject({ msg: 'upstream request failed, no time left to retry before the deadline', status: 'ECONNREFUSED', attempt: 3 });
   });
 
+  it('fails as unreachable, without further tries, when another request has taken the budget before its retry', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const port = await closedPort();
+    // A share of 1: once the other request takes the slot the refused one gave back, the next is a minute away, past the deadline.
+    const { ctx, warnings } = setup(sim, clock, { share: 1, deadline: T0 + 10_000, reader: { baseUrl: `http://127.0.0.1:${port}/public-api/v1` } });
+    const other = { ...ctx, reader: new PortalReader({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, clock, logger: ctx.logger, dispatcher: agent }), requests: new Map<string, number>() };
+    // The other request asks 100 ms in, after the refused attempt gave its slot back and before its retry (250 ms).
+    const later = clock.sleep(100).then(() => request(other, vitals, sinks().newSink, PRIORITY.devices));
+    const [refused, answered] = await Promise.allSettled([request(ctx, vitals, sinks().newSink, PRIORITY.vitals), later]);
+    expect(answered.status, String((answered as PromiseRejectedResult).reason)).toBe('fulfilled');
+    expect(refused.status).toBe('rejected');
+    const err = (refused as PromiseRejectedResult).reason as Error;
+    expect(err).toBeInstanceOf(PortalUnreachableError);
+    expect(err).not.toBeInstanceOf(LateError);
+    // One refused attempt, one wait to retry; the retry found no slot and nothing was tried again.
+    expect(counts(ctx)).toEqual({ '/vitals error': 1 });
+    expect(warnings().filter((w) => w.msg === 'upstream request failed, retrying')).toHaveLength(1);
+  });
+
   it('fails as unresolvable, not late, for a host name that does not resolve', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
     const { ctx, scheduler } = setup(sim, clock, { share: 1, reader: { baseUrl: 'https://nonexistent.invalid/public-api/v1' } });
