@@ -93,12 +93,15 @@ export class TimeoutError extends NetworkError {
  */
 export class PortalUnreachableError extends NetworkError {
   readonly code: string;
+  /** What the code means: nothing listening (`refused`), no such host (`unresolvable`), no route (`unreachable`). */
+  readonly kind: 'refused' | 'unresolvable' | 'unreachable';
   /** Host and port the exporter tried, from POSTURE_BASE_URL. */
   readonly host: string;
   readonly port: number;
-  constructor(endpoint: string, code: string, host: string, port: number, message: string, options?: { cause?: unknown }) {
+  constructor(endpoint: string, code: string, kind: PortalUnreachableError['kind'], host: string, port: number, message: string, options?: { cause?: unknown }) {
     super(endpoint, message, options);
     this.code = code;
+    this.kind = kind;
     this.host = host;
     this.port = port;
   }

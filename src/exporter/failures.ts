@@ -30,7 +30,7 @@ function failureReason(error: Error): FailureReason {
   if (error instanceof PermissionError) return 'missing-permission';
   if (error instanceof RateLimitedError) return 'rate-limited';
   if (error instanceof UpstreamHttpError) return error.status === 404 ? 'wrong-path' : error.status >= 500 ? 'server-error' : 'http-error';
-  if (error instanceof PortalUnreachableError) return error.code === 'ECONNREFUSED' ? 'refused' : /^E(NOTFOUND|AI_)/.test(error.code) ? 'unresolvable' : 'unreachable';
+  if (error instanceof PortalUnreachableError) return error.kind;
   if (isLate(error)) return 'late';
   if (error instanceof TimeoutError) return 'timeout';
   if (error instanceof NetworkError) return 'network';

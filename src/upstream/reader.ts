@@ -75,7 +75,7 @@ function errorCode(err: unknown): string | undefined {
 }
 
 /** System codes of a connection that was never made, so no request reached the portal. */
-const UNREACHABLE: Record<string, 'refused' | 'unresolvable' | 'unreachable'> = {
+const UNREACHABLE: Record<string, PortalUnreachableError['kind']> = {
   ECONNREFUSED: 'refused',
   ENOTFOUND: 'unresolvable',
   EAI_AGAIN: 'unresolvable',
@@ -335,7 +335,7 @@ export class PortalReader {
   }
 
   /** No connection to the portal: says which host and port, and what to check. */
-  private unreachableError(endpoint: string, code: string, kind: 'refused' | 'unresolvable' | 'unreachable', cause: unknown): PortalUnreachableError {
+  private unreachableError(endpoint: string, code: string, kind: PortalUnreachableError['kind'], cause: unknown): PortalUnreachableError {
     const url = new URL(this.baseUrl);
     const port = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
     const at = `${url.hostname}:${port}`;
@@ -345,7 +345,7 @@ export class PortalReader {
         : kind === 'unresolvable'
           ? `cannot resolve ${url.hostname} (${code}, ${endpoint}): check the host name in POSTURE_BASE_URL (https://<cloud_id>.<host>/public-api/v1) and this network's DNS.`
           : `cannot reach ${at} (${code}, ${endpoint}): no route to the portal — check POSTURE_BASE_URL and this network (routes, firewall, proxy).`;
-    return new PortalUnreachableError(endpoint, code, url.hostname, port, message, { cause });
+    return new PortalUnreachableError(endpoint, code, kind, url.hostname, port, message, { cause });
   }
 
   /** An abort ends the request; a deadline (a TimeoutError-named reason) reads as the run's deadline passing. */
