@@ -1,6 +1,6 @@
 /** The plan in words, for `check-config`: one block per portal, one line per source. */
 import type { Config } from '../config/load.js';
-import { formatIntervals, planOf } from './fit.js';
+import { formatChange, planOf } from './fit.js';
 import { alertsPagesAllowed, oneShotSeconds } from './plan.js';
 
 /** Lines explaining each portal's budget: requests per run and per hour for each source, against the share. */
@@ -26,7 +26,7 @@ export function explainPlan(config: Config): string[] {
     );
     if (!plan.fits && plan.suggested) {
       // Each interval set for its source, so the line applied alone fits whatever else is set.
-      lines.push(`  smallest intervals that fit: ${formatIntervals(p, plan.suggested)}`);
+      lines.push(`  smallest intervals that fit: ${formatChange(config, p, { sources: plan.suggested })}`);
     }
   }
   return lines;

@@ -12,7 +12,6 @@ function formatSetting(ref: SettingRef, value: number | string): string {
   return ref.kind === 'file' ? `${ref.name}: ${value} in ${ref.file}` : `${ref.name}=${value}`;
 }
 
-
 /** The plan of a portal for `serve` (and `check-config`), with what the last runs taught when known. */
 export function planOf(portal: PortalConfig, learned: { alertsTotal?: number; pageCap?: number } = {}): PortalPlan {
   const inherited = SOURCES.filter((s) => !portal.intervalSettings?.[s].explicit);
@@ -35,11 +34,6 @@ export function formatChange(config: Pick<Config, 'intervalSetting'>, portal: Po
   const parts = SOURCES.filter((s) => change.sources[s] !== undefined).map((s) => formatSetting(sourceSetting(portal, s), change.sources[s]!));
   if (change.interval !== undefined) parts.unshift(formatSetting(config.intervalSetting ?? { kind: 'env', name: 'POSTURE_INTERVAL_SECONDS' }, change.interval));
   return parts.join(' ');
-}
-
-/** Every source's interval set for the source itself, as a user writes them (the smallest intervals that fit). */
-export function formatIntervals(portal: PortalConfig, intervals: Readonly<Record<Source, number>>): string {
-  return SOURCES.map((s) => formatSetting(sourceSetting(portal, s), intervals[s])).join(' ');
 }
 
 /**

@@ -2,7 +2,7 @@
 // config loaded again), makes the plan fit; the least change is preferred; the smallest intervals are minimal.
 import { describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/load.js';
-import { checkServeConfig, formatChange, formatIntervals, planOf } from '../../src/schedule/fit.js';
+import { checkServeConfig, formatChange, planOf } from '../../src/schedule/fit.js';
 import { SOURCES, type Source } from '../../src/domain.js';
 import { MAX_INTERVAL_SECONDS } from '../../src/schedule/plan.js';
 import { SETTING_BY_KEY } from '../../src/config/settings.js';
@@ -31,7 +31,7 @@ function suggestions(c: Config): string[] {
   const out: string[] = [];
   if (plan.change) out.push(formatChange(c, p, plan.change));
   if (plan.intervalAlone !== undefined) out.push(formatChange(c, p, { sources: {}, interval: plan.intervalAlone }));
-  if (plan.suggested) out.push(formatIntervals(p, plan.suggested));
+  if (plan.suggested) out.push(formatChange(c, p, { sources: plan.suggested }));
   return out;
 }
 
