@@ -4,17 +4,19 @@
 export const OTHER = '__other__';
 
 /**
- * The largest `k` such that keeping the first `k` groups (in size order) and folding the rest
- * keeps every family within `cap`: `kept[f][k]` series kept, `other[f][k]` fold series. When even
- * folding everything does not fit (a cap below the fold series), `k` is 0.
+ * The groups to keep: the first `k` of `order` (by size, from bySize) for the largest `k` such that
+ * keeping them and folding the rest keeps every family within `cap`: `kept(f, k)` series kept,
+ * `other(f, k)` fold series. A real group named OTHER (last in `order`) is always folded. When even
+ * folding everything does not fit (a cap below the fold series), none is kept.
  */
-export function largestFit(n: number, families: number, kept: (f: number, k: number) => number, other: (f: number, k: number) => number, cap: number, limit = n): number {
-  for (let k = limit; k > 0; k--) {
+export function keptGroups(order: readonly string[], families: number, kept: (f: number, k: number) => number, other: (f: number, k: number) => number, cap: number): Set<string> {
+  const n = order.length;
+  for (let k = order[n - 1] === OTHER ? n - 1 : n; k > 0; k--) {
     let fits = true;
     for (let f = 0; f < families && fits; f++) fits = kept(f, k) + other(f, k) <= cap;
-    if (fits) return k;
+    if (fits) return new Set(order.slice(0, k));
   }
-  return 0;
+  return new Set();
 }
 
 /** Orders group names by size, largest first (ties by name), with a real group named OTHER last (always folded). */

@@ -8,7 +8,7 @@ import { ListMismatchError } from '../errors.js';
 import { request, type RunContext } from '../schedule/request.js';
 import { PRIORITY } from '../schedule/scheduler.js';
 import { describeIssues, VitalsRecordSchema, type VitalsRecord } from '../upstream/schemas.js';
-import { bySize, largestFit, OTHER } from './cap.js';
+import { bySize, keptGroups, OTHER } from './cap.js';
 import { InvalidRecords } from './invalid.js';
 import { CACHED, type Add, type SourceFamily, type SourceModule } from './source.js';
 
@@ -200,8 +200,7 @@ function vitalsKept(lists: readonly VitalsList[], cap: number): Set<string> | un
     });
     current.forEach((c, f) => (other[f]![k] = c));
   }
-  const k = largestFit(n, VITALS_FAMILIES.length, (f, j) => kept[f]![j]!, (f, j) => other[f]![j]!, cap, order[n - 1] === OTHER ? n - 1 : n);
-  return new Set(order.slice(0, k));
+  return keptGroups(order, VITALS_FAMILIES.length, (f, j) => kept[f]![j]!, (f, j) => other[f]![j]!, cap);
 }
 
 /** The Vitals samples of a run's lists, with the series cap (one set of integrations kept for all the families). */

@@ -1,5 +1,5 @@
 import { SEVERITIES } from '../../domain.js';
-import { bySize, largestFit, OTHER } from '../cap.js';
+import { bySize, keptGroups, OTHER } from '../cap.js';
 import type { Add } from '../source.js';
 import type { AlertsAggregate } from './fold.js';
 import type { AlertsFamily } from './families.js';
@@ -72,8 +72,7 @@ function alertsKept(rows: readonly IntegrationRow[], cap: number): Set<string> |
     }
     other[k] = distinct;
   }
-  const k = largestFit(n, 1, (_f, j) => kept[j]!, (_f, j) => other[j]!, cap, order[n - 1] === OTHER ? n - 1 : n);
-  return new Set(order.slice(0, k));
+  return keptGroups(order, 1, (_f, j) => kept[j]!, (_f, j) => other[j]!, cap);
 }
 
 /** The alert samples of an aggregate, with the series cap on posture_alerts_open_by_integration. */
