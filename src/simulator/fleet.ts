@@ -6,10 +6,9 @@
  * 10,000 names costs little until they are called; a built portal with the default sizes holds
  * about 20 KB of heap (10,000 built: about 200 MB, measured), mostly its generated settings.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { systemClock } from '../core/clock.js';
-import { createPortal, type PortalInstance, type Simulator, type SimulatorOptions, type SimRequest } from './index.js';
+import { createPortal, listen, type PortalInstance, type Simulator, type SimulatorOptions, type SimRequest } from './index.js';
 import { hash, hexString } from './prng.js';
 import { BASE_PATH } from './server.js';
 
@@ -110,17 +109,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     instance(name).handle(req, res);
   };
 
-  const server = createServer(handle);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, options.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const origin = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  let closed: Promise<void> | undefined;
+  const server = await listen(handle, options.host ?? '127.0.0.1');
+  const origin = server.origin;
 
   return {
     names,
@@ -144,13 +134,9 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       return names.filter((n) => built.get(n)?.control.requests.some((r) => r.status === 429));
     },
     built: () => built.size,
-    close() {
-      closed ??= new Promise<void>((resolve) => {
+    close: () =>
+      server.close(() => {
         for (const p of built.values()) p.cancelTimers();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closed;
-    },
+      }),
   };
 }

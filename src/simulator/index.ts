@@ -2,7 +2,7 @@
  * The simulated Security Posture portal: a spec-faithful HTTP server on loopback with generated,
  * moving, deterministic data, for demos, contract tests and dashboard sandboxes.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../core/clock.js';
 import { World } from './model.js';
@@ -216,14 +216,19 @@ export function createPortal(options: Omit<SimulatorOptions, 'host' | 'port'> = 
   };
 }
 
-/** Starts a simulated portal on loopback (by default) and resolves once it listens. */
-export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
-  const instance = createPortal(options);
-  const server: Server = createServer(instance.handle);
-  const host = options.host ?? '127.0.0.1';
+/** An HTTP server listening, with its origin (`http://host:port`) and a close that also drops open connections. */
+export interface Listening {
+  readonly origin: string;
+  /** Idempotent: the first call runs `before` (timers to cancel), then closes. */
+  close(before: () => void): Promise<void>;
+}
+
+/** Serves `handle` on `host:port` (0 = any free port) and resolves once it listens; used by one portal and by a fleet. */
+export async function listen(handle: (req: IncomingMessage, res: ServerResponse) => void, host: string, port = 0): Promise<Listening> {
+  const server: Server = createServer(handle);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
       resolve();
     });
@@ -231,18 +236,27 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let closed: Promise<void> | undefined;
-
   return {
-    ...instance.control,
-    baseUrl: `http://${urlHost}:${address.port}${BASE_PATH}`,
-    apiKey: instance.keys[0]!.key,
-    close() {
+    origin: `http://${urlHost}:${address.port}`,
+    close(before) {
       closed ??= new Promise<void>((resolve) => {
-        instance.cancelTimers();
+        before();
         server.close(() => resolve());
         server.closeAllConnections();
       });
       return closed;
     },
+  };
+}
+
+/** Starts a simulated portal on loopback (by default) and resolves once it listens. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const instance = createPortal(options);
+  const server = await listen(instance.handle, options.host ?? '127.0.0.1', options.port ?? 0);
+  return {
+    ...instance.control,
+    baseUrl: `${server.origin}${BASE_PATH}`,
+    apiKey: instance.keys[0]!.key,
+    close: () => server.close(() => instance.cancelTimers()),
   };
 }
