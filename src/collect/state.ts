@@ -58,9 +58,9 @@ export class PortalState {
    * The view to render at `now` (monotonic ms). A source whose last run succeeded has its values; one whose last
    * run failed keeps its last good values while `now` is within its staleness limit (ms) of its
    * last success, and none with a limit of 0. A source that has not run yet has an empty view (no
-   * series); the portal's budget is there from the start.
+   * series); the portal's budget, and `serve`'s request counters since the start, are there from the start.
    */
-  view(now: number, maxStalenessMs: number | Readonly<Record<Source, number>>, budget?: BudgetFacts): PortalView {
+  view(now: number, maxStalenessMs: number | Readonly<Record<Source, number>>, budget?: BudgetFacts, requestTotals?: ReadonlyMap<string, number>): PortalView {
     const limit = (s: Source) => (typeof maxStalenessMs === 'number' ? maxStalenessMs : maxStalenessMs[s]);
     const viewOf = <T>(source: Source): SourceView<T> => {
       const k = this.sources[source];
@@ -74,7 +74,7 @@ export class PortalState {
       for (const [k, n] of this.sources[s].requests ?? []) requests.set(k, n);
       if (this.sources[s].durationMs !== undefined) durations[s] = this.sources[s].durationMs;
     }
-    const cycle: CycleFacts = { durations, requests, alertsPageSize: this.alertsPageSize, budget };
+    const cycle: CycleFacts = { durations, requests, alertsPageSize: this.alertsPageSize, budget, ...(requestTotals ? { requestTotals } : {}) };
     const views = Object.fromEntries(SOURCES.map((s) => [s, viewOf(s)])) as SourceViews;
     return { portal: this.portal, ...views, cycle };
   }

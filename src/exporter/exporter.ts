@@ -273,10 +273,7 @@ export class Exporter {
    */
   samples(facts: Partial<ExporterFacts> = {}): Sample[] {
     const now = this.deps.clock.monotonic();
-    const views = this.portals.map((p) => {
-      const view = p.state.view(now, stalenessMs(this.config, p.config), this.budgetOf(p));
-      return { ...view, cycle: view.cycle && { ...view.cycle, requestTotals: p.requestTotals }, maxSeriesPerFamily: p.config.maxSeriesPerFamily };
-    });
+    const views = this.portals.map((p) => ({ ...p.state.view(now, stalenessMs(this.config, p.config), this.budgetOf(p), p.requestTotals), maxSeriesPerFamily: p.config.maxSeriesPerFamily }));
     return this.checked(toSamples(views, { version: VERSION, runtime: this.deps.runtime, shard: this.config.shard, ...facts }));
   }
 
