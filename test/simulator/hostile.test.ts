@@ -179,7 +179,7 @@ describe('simulator closing with hostile bodies in flight', () => {
       const started = performance.now();
       await sim.close();
       const settled = await bodies;
-      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(performance.now() - started).toBeLessThan(5_000);
       expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
     } finally {
       await sim.close();

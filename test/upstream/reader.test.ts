@@ -251,7 +251,7 @@ describe('PortalReader against the simulated portal', () => {
     setTimeout(() => inFlight.abort(new Error('cancelled mid-body')), 50);
     const started = Date.now();
     await expect(reader.read({ endpoint: '/alerts', query: { filter: 'all' } }, sinks().newSink, inFlight.signal)).rejects.toThrow('cancelled mid-body');
-    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('reads a TimeoutError-named abort reason (AbortSignal.timeout, the Deadline) as a deadline TimeoutError', async () => {
@@ -263,7 +263,7 @@ describe('PortalReader against the simulated portal', () => {
     expect((err as TimeoutError).phase).toBe('deadline');
     expect((err as TimeoutError).endpoint).toBe('/alerts');
     expect(PortalReader.codeOf(err)).toBe('200');
-    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it("passes a sink's own error through unchanged", async () => {
