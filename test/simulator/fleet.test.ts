@@ -92,7 +92,7 @@ describe('startFleet', () => {
   });
 
   it('builds a portal only when it is called: 10,000 names cost little until then', async () => {
-    // A real collection before each reading (not the lazy collector's timing), as the streaming tests do.
+    // A forced collection before each reading, so the figure does not depend on when V8 chooses to collect.
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     gc();
