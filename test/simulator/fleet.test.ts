@@ -1,5 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { shardOf } from '../../src/config/shard.js';
@@ -8,6 +6,7 @@ import { startFleet } from '../../src/simulator/fleet.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { closeAfterEach } from '../support/closing.js';
 import { T0, agent } from './helpers.js';
+import { exposedGc } from '../support/gc.js';
 
 async function get(url: string, key: string | null): Promise<{ status: number; retryAfter: string | undefined; json: any }> {
   const res = await request(url, { headers: key === null ? {} : { 'X-Service-ApiKey': key }, dispatcher: agent });
@@ -92,9 +91,7 @@ describe('startFleet', () => {
   });
 
   it('builds a portal only when it is called: 10,000 names cost little until then', async () => {
-    // A forced collection before each reading, so the figure does not depend on when V8 chooses to collect.
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
+    const gc = exposedGc();
     gc();
     const before = process.memoryUsage().heapUsed;
     const fleet = closing(await startFleet({ portals: 10_000, clock: new FakeClock(T0) }));

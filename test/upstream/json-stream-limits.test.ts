@@ -1,8 +1,6 @@
 // The reader's fast path (one JSON.parse per chunk up to its last '},{') and its memory limits
 // (issue 10 point 4): strings over MAX_STRING_BYTES are dropped as they stream, records over
 // MAX_RECORD_BYTES are not kept, a used field that long makes the record invalid.
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { AlertsSink } from '../../src/sources/alerts/fold.js';
 import { memoryLogger } from '../../src/core/log.js';
@@ -10,6 +8,7 @@ import { InvalidResponseError } from '../../src/errors.js';
 import { EnvelopeParser } from '../../src/upstream/json-stream.js';
 import { MAX_RECORD_BYTES, MAX_STRING_BYTES, OversizedValue } from '../../src/upstream/limits.js';
 import { encoder, parse, pieces } from '../support/json-stream.js';
+import { exposedGc } from '../support/gc.js';
 
 const alert = (i: number, extra: Record<string, unknown> = {}) => ({
   state: ['Red', 'Amber', 'Green'][i % 3],
@@ -132,8 +131,7 @@ describe('EnvelopeParser memory limits', () => {
   });
 
   it('streams a 64 MB string past with the heap near the chunk size', () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
+    const gc = exposedGc();
     let count = 0;
     const parser = new EnvelopeParser('/alerts', () => count++);
     gc();

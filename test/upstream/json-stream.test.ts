@@ -1,9 +1,8 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { InvalidResponseError } from '../../src/errors.js';
 import { EnvelopeParser, type RawEnvelope } from '../../src/upstream/json-stream.js';
 import { encoder, parse, pieces } from '../support/json-stream.js';
+import { exposedGc } from '../support/gc.js';
 
 /** What JSON.parse of the whole body says: the reference result. */
 function reference(body: string): { records: unknown[]; envelope: RawEnvelope } {
@@ -134,8 +133,7 @@ describe('EnvelopeParser', () => {
   });
 
   it('streams 100,000 records of ~700 bytes in chunks with flat memory', () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
+    const gc = exposedGc();
     const filler = 'x'.repeat(590);
     const record = (i: number) =>
       JSON.stringify({ itemId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, state: 'Red', issue: `Issue ${i} {"]`, details: filler, resolved: i % 2 === 0 });

@@ -5,8 +5,6 @@
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { request as undiciRequest } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
@@ -15,6 +13,7 @@ import { AuthenticationError, InvalidResponseError, NetworkError, PermissionErro
 import { startSimulator, type Fault, type Simulator } from '../../src/simulator/index.js';
 import { PortalReader, type ListRequest, type PortalReaderOptions } from '../../src/upstream/reader.js';
 import { failure, itemIds, loopbackAgent, sinks } from '../support/upstream.js';
+import { exposedGc } from '../support/gc.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 
@@ -389,8 +388,7 @@ describe('PortalReader and keys', () => {
 
 describe('PortalReader streaming a large list', () => {
   it('streams 100,000 alerts with flat memory', async () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
+    const gc = exposedGc();
     const clock = new FakeClock(T0);
     const sim = await startSimulator({ seed: 11, clock, rateLimit: false, moving: false, alerts: 100_000 });
     try {
