@@ -24,7 +24,7 @@ export const ALERTS_FAMILIES = [
     name: 'posture_alerts_oldest_open_timestamp_seconds',
     help: 'Unix time of the oldest unresolved alert\'s creation timestamp, by severity; absent when none.' + CACHED,
     type: 'gauge', unit: 's', labels: ['severity'], origin: 'alerts',
-    doc: 'Unix time of the oldest unresolved alert\'s `timestamp` (API timestamps are UTC); absent when none.',
+    doc: 'Unix time of the oldest unresolved alert\'s `timestamp` (API timestamps are UTC); absent when none. An alert with an unset `timestamp` (the minimum date) counts in every other alert family but not here.',
   },
 ] as const satisfies readonly SourceFamily<'alerts'>[];
 

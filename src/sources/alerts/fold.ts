@@ -44,7 +44,7 @@ export interface AlertsAggregate {
   readonly unacknowledged: Counts;
   readonly unassigned: Counts;
   readonly snoozed: Counts;
-  /** Oldest creation time (Unix s) per severity, only where there is one. */
+  /** Oldest set creation time (Unix s) per severity, only where there is one. */
   readonly oldest: Readonly<Record<string, number>>;
   /** Open alerts by integration, then severity, then type: nested, so no label value can reach another. */
   readonly byIntegration: SeriesCounts;
@@ -140,8 +140,10 @@ export class AlertsSink {
     const index = this.offset + this.seen++;
     const a = checkAlertRecord(raw);
     if (typeof a === 'string') return this.invalid.add(index, a);
+    // An unset creation time (spec 2.2: the minimum date, null here) is legal: the alert counts
+    // everywhere and only has no age to give posture_alerts_oldest_open_timestamp_seconds.
     const created = parseApiTimestamp(a.timestamp);
-    if (created == null) return this.invalid.add(index, `timestamp: not an API timestamp (${JSON.stringify(a.timestamp.slice(0, 40))})`);
+    if (created === undefined) return this.invalid.add(index, `timestamp: not an API timestamp (${JSON.stringify(a.timestamp.slice(0, 40))})`);
     const until = parseApiTimestamp(a.inactiveUntil);
     if (until === undefined) return this.invalid.add(index, `inactiveUntil: not an API timestamp (${JSON.stringify(a.inactiveUntil.slice(0, 40))})`);
     // The list asked for unresolved alerts; one flagged resolved is not open, whatever the filter did.
@@ -151,7 +153,7 @@ export class AlertsSink {
     if (!a.acknowledged) bump(this.unacknowledged, sev);
     if (a.ownerName === '') bump(this.unassigned, sev);
     if (until !== null && until > this.nowSeconds) bump(this.snoozed, sev);
-    if (this.oldest[sev] === undefined || created < this.oldest[sev]!) this.oldest[sev] = created;
+    if (created !== null && (this.oldest[sev] === undefined || created < this.oldest[sev]!)) this.oldest[sev] = created;
     this.labels.cell(a.product, sev, a.status).n++;
   }
 
