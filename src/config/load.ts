@@ -7,6 +7,7 @@ import { ConfigError, ConfigErrors } from '../errors.js';
 import type { LogLevel } from '../core/log.js';
 import { Problems } from './problems.js';
 import { buildPush, HEADER_NAME } from './push.js';
+import { stateDirOf } from './state-dir.js';
 import { ownsPortal, parseShard, SHARD_SETTING, validateShards } from './shard.js';
 import { SETTINGS, SETTING_BY_KEY, defaultOf, envName, flagName, type SettingDef, type SettingKey } from './settings.js';
 import type { Config, ConfigSources, IntervalSetting, KeySource, PortalConfig, SettingRef } from './types.js';
@@ -335,6 +336,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     format: ((g('format') as string | undefined) ?? String(defaultOf('format'))) as Config['format'],
     push,
     lambdaMarginSeconds: (g('lambda_margin_seconds') as number | undefined) ?? Number(defaultOf('lambda_margin_seconds')),
+    stateDir: stateDirOf(g('state_dir') as string | undefined, sources.env ?? process.env),
     secrets,
     shard,
   };

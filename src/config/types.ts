@@ -84,6 +84,8 @@ export interface Config {
     readonly maxRetries: number;
   };
   readonly lambdaMarginSeconds: number;
+  /** Absolute path of the state directory (POSTURE_STATE_DIR, else the XDG default): recorded requests, backfill progress. */
+  readonly stateDir: string;
   /** This process's shard and the shard count (0 of 1 unsharded); `portals` holds only this shard's. */
   readonly shard: { readonly ordinal: number; readonly total: number; readonly portalsInAll: number };
   /** Every secret value in the config (for log redaction); secrets from files or stores are added when read. */

@@ -309,7 +309,7 @@ async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: Cl
   }
   const { shard } = config;
   const owned = shard.total > 1 ? `\nshard ${shard.ordinal} of ${shard.total} owns ${config.portals.length} of ${shard.portalsInAll} portal(s)${config.portals.length ? `: ${config.portals.map((p) => p.name).join(', ')}` : ''}` : '';
-  io.stdout(`configuration is valid: ${config.portals.length} portal(s)${config.push.sinks.length ? `; push to ${config.push.sinks.join(', ')}` : ''}${owned}\n${explainPlan(config).join('\n')}\n`);
+  io.stdout(`configuration is valid: ${config.portals.length} portal(s)${config.push.sinks.length ? `; push to ${config.push.sinks.join(', ')}` : ''}${owned}\n${explainPlan(config).join('\n')}\nstate directory: ${config.stateDir}\n`);
   return EXIT_OK;
 }
 
