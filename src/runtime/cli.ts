@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { checkApiPaths, loadConfig, parseListen, type Config } from '../config/load.js';
+import { checkApiPaths, loadConfig, type Config } from '../config/load.js';
 import { checkServeConfig } from '../schedule/fit.js';
 import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingKey } from '../config/settings.js';
 import { nearestName, unknownSettingMessage, unknownSettings } from '../config/unknown.js';
@@ -12,9 +12,9 @@ import { Exporter, failedSources, failureReasons } from '../exporter/exporter.js
 import { VERSION } from '../version.js';
 import { explainPlan } from '../schedule/explain.js';
 import type { BackfillFlags } from '../backfill/command.js';
+import type { SimulateFlags } from '../simulator/command.js';
 import { resolveSecret } from '../config/secrets.js';
 import { startServe } from './serve.js';
-import { asListenError } from '../http/server.js';
 import { loadWebConfig } from '../http/web-config.js';
 
 /** Process-level I/O, injected so the CLI can run inside tests. */
@@ -36,6 +36,7 @@ const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
 
 const SIM_FLAGS = ['devices', 'alerts', 'integrations', 'seed'] as const;
+const SIMULATE_FLAGS = { portals: { type: 'string' }, 'write-config': { type: 'string' } } as const;
 const BACKFILL_FLAGS = { days: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, output: { type: 'string' }, resume: { type: 'boolean' }, state: { type: 'string' } } as const;
 
 const USAGE = `posture-exporter ${VERSION}: Security Posture portal metrics for Prometheus
@@ -46,7 +47,9 @@ Commands:
   once           collect once; metrics on stdout (--format prometheus|openmetrics|json), logs on stderr;
                  exit 0 when every source succeeded, 1 otherwise
   serve          collect every --interval-seconds and serve the last collection on /metrics
-  simulate       run the simulated portal alone (--listen, --devices, --alerts, --integrations, --seed)
+  simulate       run the simulated portal alone (--listen, --devices, --alerts, --integrations, --seed);
+                 --portals N serves a fleet of N portals on one port, each with its own data, key and
+                 budget; --write-config FILE writes the exporter's \`portals\` config for them
   demo           the simulated portal plus serve against it (what \`npm start\` runs); with a portal
                  configured, plain serve
   check-config   validate the settings and exit (0 valid, 2 invalid, one line per problem)
@@ -74,8 +77,8 @@ from the environment only, never from flags; each may instead come from SSM Para
 Secrets Manager (its _SSM_PARAMETER or _SECRET_ID setting). See README.md for every setting and metric.
 `;
 
-function parseCli(argv: string[]): { command: string | undefined; flags: Partial<Record<SettingKey, string>>; sim: Partial<Record<(typeof SIM_FLAGS)[number], string>>; backfill: BackfillFlags; help: boolean; version: boolean } {
-  const options: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' }, version: { type: 'boolean' }, ...BACKFILL_FLAGS };
+function parseCli(argv: string[]): { command: string | undefined; flags: Partial<Record<SettingKey, string>>; sim: Partial<Record<(typeof SIM_FLAGS)[number], string>>; simulate: SimulateFlags; backfill: BackfillFlags; help: boolean; version: boolean } {
+  const options: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' }, version: { type: 'boolean' }, ...BACKFILL_FLAGS, ...SIMULATE_FLAGS };
   for (const s of SETTINGS) if (s.flag) options[flagName(s)] = { type: 'string' };
   for (const f of SIM_FLAGS) options[f] = { type: 'string' };
   checkFlags(argv, options);
@@ -91,7 +94,8 @@ function parseCli(argv: string[]): { command: string | undefined; flags: Partial
   const sim: Partial<Record<(typeof SIM_FLAGS)[number], string>> = {};
   for (const f of SIM_FLAGS) if (typeof values[f] === 'string') sim[f] = values[f] as string;
   const backfill = Object.fromEntries(Object.keys(BACKFILL_FLAGS).filter((f) => values[f] !== undefined).map((f) => [f, values[f]])) as BackfillFlags;
-  return { command: positionals[0], flags, sim, backfill, help: values.help === true, version: values.version === true };
+  const simulate: SimulateFlags = { portals: values.portals as string | undefined, writeConfig: values['write-config'] as string | undefined };
+  return { command: positionals[0], flags, sim, simulate, backfill, help: values.help === true, version: values.version === true };
 }
 
 /**
@@ -170,6 +174,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stdout(USAGE);
     return parsed.command === undefined && !parsed.help ? EXIT_USAGE : EXIT_OK;
   }
+  const simulateOnly = Object.entries({ '--portals': parsed.simulate.portals, '--write-config': parsed.simulate.writeConfig }).filter(([, v]) => v !== undefined);
+  if (simulateOnly.length && parsed.command !== 'simulate') {
+    io.stderr(`usage error: ${simulateOnly.map(([f]) => f).join(' and ')} belong${simulateOnly.length === 1 ? 's' : ''} to simulate: run posture-exporter simulate ${simulateOnly.map(([f]) => f).join(' ')} (see --help)\n`);
+    return EXIT_USAGE;
+  }
   const clock = io.clock ?? systemClock;
   const unknown = warnUnknownSettings(parsed.command, io, clock);
   try {
@@ -181,7 +190,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       case 'check-config':
         return await runCheckConfig(parsed.flags, io, unknown);
       case 'simulate':
-        return await runSimulate(parsed.flags, simulatorOptions(parsed.sim), io, clock);
+        return await (await import('../simulator/command.js')).simulateCommand({ listen: parsed.flags.listen, ...parsed.simulate }, simulatorOptions(parsed.sim), io, clock);
       case 'demo':
         return await runDemo(parsed.flags, simulatorOptions(parsed.sim), io, clock);
       case 'backfill':
@@ -310,22 +319,6 @@ async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: Cl
   const { shard } = config;
   const owned = shard.total > 1 ? `\nshard ${shard.ordinal} of ${shard.total} owns ${config.portals.length} of ${shard.portalsInAll} portal(s)${config.portals.length ? `: ${config.portals.map((p) => p.name).join(', ')}` : ''}` : '';
   io.stdout(`configuration is valid: ${config.portals.length} portal(s)${config.push.sinks.length ? `; push to ${config.push.sinks.join(', ')}` : ''}${owned}\n${explainPlan(config).join('\n')}\nstate directory: ${config.stateDir}\n`);
-  return EXIT_OK;
-}
-
-async function runSimulate(flags: Partial<Record<SettingKey, string>>, sim: SimulatorOptions, io: CliIo, clock: Clock): Promise<number> {
-  const listen = flags.listen ?? io.env.POSTURE_LISTEN ?? '127.0.0.1:9878';
-  // The simulated portal stays on loopback unless a host is named.
-  const address = parseListen(listen, '127.0.0.1');
-  if (!address) throw new ConfigError('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listen)} is not HOST:PORT: give e.g. 127.0.0.1:9878.`);
-  const { startSimulator } = await import('../simulator/index.js');
-  const portal = await startSimulator({ ...sim, clock, host: address.host, port: address.port }).catch((err: unknown) => {
-    throw asListenError(err, address.host, address.port);
-  });
-  io.stdout(`simulated portal: ${portal.baseUrl}\nAPI key (simulated): ${portal.apiKey}\n\nPOSTURE_BASE_URL=${portal.baseUrl} POSTURE_API_KEY=${portal.apiKey} posture-exporter once\n`);
-  io.onReady?.({ portalUrl: portal.baseUrl });
-  await (io.stopSignal ?? new Promise<void>(() => {}));
-  await portal.close();
   return EXIT_OK;
 }
 

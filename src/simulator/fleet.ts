@@ -16,7 +16,7 @@ import { BASE_PATH } from './server.js';
  * Options of `startFleet`: those of `startSimulator` for every portal (each portal's own rate
  * limit), smaller by default: 20 devices, about 10 unresolved alerts and 4 Vitals records a portal.
  */
-export interface FleetOptions extends Pick<SimulatorOptions, 'seed' | 'devices' | 'alerts' | 'integrations' | 'clock' | 'rateLimit' | 'moving' | 'host'> {
+export interface FleetOptions extends Pick<SimulatorOptions, 'seed' | 'devices' | 'alerts' | 'integrations' | 'clock' | 'rateLimit' | 'moving' | 'host' | 'port'> {
   /** How many portals (named `portal-00000`, `portal-00001`, …), or their names. */
   portals: number | readonly string[];
 }
@@ -109,7 +109,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     instance(name).handle(req, res);
   };
 
-  const server = await listen(handle, options.host ?? '127.0.0.1');
+  const server = await listen(handle, options.host ?? '127.0.0.1', options.port ?? 0);
   const origin = server.origin;
 
   return {

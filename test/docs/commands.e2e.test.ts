@@ -172,6 +172,23 @@ const webConfig = async (ctx: Context) => {
 };
 const stopAfterAll: Array<() => void> = [];
 
+/** The walkthrough's second terminal: the fleet of its first block, running in this block's folder. */
+const fleetRunning = async (ctx: Context) => {
+  const fleet = spawn(process.execPath, [BUILT_CLI, 'simulate', '--portals', '9', '--listen', '127.0.0.1:0', '--write-config', 'fleet.yaml'], { cwd: ctx.cwd, env: { PATH: process.env.PATH }, stdio: 'ignore' });
+  stopAfterAll.push(() => fleet.kill('SIGTERM'));
+  const until = Date.now() + 10_000;
+  while (!existsSync(join(ctx.cwd, 'fleet.yaml'))) {
+    if (Date.now() > until) throw new Error('simulate --portals 9 wrote no fleet.yaml');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+/** One shard's `once` over the walkthrough's fleet: some portals' metrics, none of another shard's. */
+const shardOnce = (r: { stdout: string }) => {
+  const portals = new Set([...r.stdout.matchAll(/^posture_devices\{portal="([^"]+)"/gm)].map((m) => m[1]!));
+  expect(portals.size).toBeGreaterThan(0);
+  expect(portals.size).toBeLessThan(9);
+};
+
 /** How each runnable command runs (by its exact text) and what it must give. */
 const RUN: Readonly<Record<string, RunSpec>> = {
   'npm ci && npm start': {
@@ -229,6 +246,23 @@ const RUN: Readonly<Record<string, RunSpec>> = {
     setup: (ctx) => writeFileSync(join(ctx.cwd, 'key.txt'), 'a-key-of-step-3\n'),
     check: (r) => expect(r.stdout).toMatch(/^configuration is valid: 1 portal\(s\)/),
   },
+  'posture-exporter simulate --portals 9 --write-config fleet.yaml': {
+    code: 0,
+    setup: listenOnFreePort,
+    longRunning: { answered: (ctx) => existsSync(join(ctx.cwd, 'fleet.yaml')) },
+    check: (r, ctx) => {
+      expect(r.stdout).toContain('simulated fleet: 9 portal(s)');
+      expect(readFileSync(join(ctx.cwd, 'fleet.yaml'), 'utf8').match(/api_key_file: ".*\/fleet-keys\/portal-0000\d"/g)).toHaveLength(9);
+    },
+  },
+  'posture-exporter check-config --config fleet.yaml --shard 1 --total-shards 3': {
+    code: 0,
+    setup: fleetRunning,
+    check: (r) => expect(r.stdout).toMatch(/^shard 1 of 3 owns \d of 9 portal\(s\): portal-0000\d/m),
+  },
+  'posture-exporter once --config fleet.yaml --shard 0 --total-shards 3': { code: 0, check: shardOnce },
+  'posture-exporter once --config fleet.yaml --shard 1 --total-shards 3': { code: 0, check: shardOnce },
+  'posture-exporter once --config fleet.yaml --shard 2 --total-shards 3': { code: 0, check: shardOnce },
   'curl --cacert server.crt https://127.0.0.1:9877/metrics': { code: 0, setup: webConfig },
   'curl --cacert server.crt -u prometheus:WRONG https://127.0.0.1:9877/metrics': { code: 0 },
   'curl --cacert server.crt -u prometheus:the-password https://127.0.0.1:9877/metrics': { code: 0, check: (r) => expect(r.stdout).toMatch(/^posture_collection_success\{/m) },

@@ -1,0 +1,114 @@
+/**
+ * The `simulate` command: one simulated portal, or with `--portals N` a fleet of N portals behind
+ * one port, each with its own data, key and 10-per-60-s budget. `--write-config FILE` writes the
+ * exporter's `portals` config for what is served, each key in a file of its own beside it.
+ */
+import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { parseListen } from '../config/load.js';
+import type { Clock } from '../core/clock.js';
+import { ConfigError } from '../errors.js';
+import { asListenError } from '../http/server.js';
+import type { CliIo } from '../runtime/cli.js';
+import { startFleet } from './fleet.js';
+import { startSimulator, type SimulatorOptions } from './index.js';
+
+/** Most portals `--portals` serves (a built portal holds about 20 KB; names cost little until called). */
+const MAX_PORTALS = 100_000;
+
+/** The flags `simulate` reads besides the simulated sizes. */
+export interface SimulateFlags {
+  listen?: string | undefined;
+  portals?: string | undefined;
+  writeConfig?: string | undefined;
+}
+
+/** One portal as the exporter's config lists it. */
+interface Served {
+  name: string;
+  baseUrl: string;
+  apiKey: string;
+}
+
+/** Parses `--portals`: a whole number from 1 to MAX_PORTALS. */
+function portalCount(raw: string): number {
+  const n = /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!(Number.isInteger(n) && n >= 1 && n <= MAX_PORTALS)) throw new ConfigError('--portals', `--portals=${JSON.stringify(raw)} is not valid: give a whole number of portals from 1 to ${MAX_PORTALS}.`);
+  return n;
+}
+
+/**
+ * Writes `file` (YAML the exporter's --config reads: a `portals` list of `portal`, `base_url`,
+ * `api_key_file`) and each key to `<stem>-keys/<portal>` beside it, mode 0600. Paths are absolute,
+ * so the exporter may run from any directory. Returns the keys' directory.
+ */
+function writeFleetConfig(file: string, portals: readonly Served[], command: string): string {
+  const path = resolve(file);
+  const keysDir = join(dirname(path), `${basename(path, extname(path))}-keys`);
+  try {
+    mkdirSync(keysDir, { recursive: true, mode: 0o700 });
+    chmodSync(keysDir, 0o700);
+    for (const p of portals) {
+      const keyFile = join(keysDir, p.name);
+      writeFileSync(keyFile, p.apiKey + '\n', { mode: 0o600 });
+      // The mode of `writeFileSync` applies only to a new file; an older one is narrowed too.
+      chmodSync(keyFile, 0o600);
+    }
+    // JSON strings are YAML double-quoted scalars: any name or path reads back as written.
+    const q = JSON.stringify;
+    const body = `portals:\n${portals.map((p) => `  - portal: ${q(p.name)}\n    base_url: ${q(p.baseUrl)}\n    api_key_file: ${q(join(keysDir, p.name))}\n`).join('')}`;
+    // Written whole, then renamed: a reader never sees half a file.
+    const partial = `${path}.partial`;
+    writeFileSync(partial, `# The simulated portals of \`${command}\`, valid while it runs.\n# Each key is in ${keysDir}.\n${body}`, { mode: 0o600 });
+    renameSync(partial, path);
+  } catch (err) {
+    throw new ConfigError('--write-config', `--write-config: cannot write ${path} or ${keysDir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): give a file in a folder this user may write.`, { cause: err });
+  }
+  return keysDir;
+}
+
+/** Runs `simulate` until the stop signal; returns the exit code. */
+export async function simulateCommand(flags: SimulateFlags, sim: SimulatorOptions, io: CliIo, clock: Clock): Promise<number> {
+  const listen = flags.listen ?? io.env.POSTURE_LISTEN ?? '127.0.0.1:9878';
+  // The simulated portal stays on loopback unless a host is named.
+  const address = parseListen(listen, '127.0.0.1');
+  if (!address) throw new ConfigError('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listen)} is not HOST:PORT: give e.g. 127.0.0.1:9878.`);
+  const count = flags.portals === undefined ? undefined : portalCount(flags.portals);
+  const served: Served[] = [];
+  let close: () => Promise<void>;
+  let url: string;
+  try {
+    if (count === undefined) {
+      const portal = await startSimulator({ ...sim, clock, host: address.host, port: address.port });
+      served.push({ name: 'simulated', baseUrl: portal.baseUrl, apiKey: portal.apiKey });
+      close = () => portal.close();
+      url = portal.baseUrl;
+    } else {
+      const fleet = await startFleet({ ...sim, portals: count, clock, host: address.host, port: address.port });
+      for (const name of fleet.names) served.push({ name, baseUrl: fleet.baseUrl(name), apiKey: fleet.apiKey(name) });
+      close = () => fleet.close();
+      url = fleet.baseUrl(fleet.names[0]!).replace(`/p/${fleet.names[0]!}/`, '/p/<portal>/');
+    }
+  } catch (err) {
+    throw asListenError(err, address.host, address.port);
+  }
+  try {
+    const command = `posture-exporter simulate${count === undefined ? '' : ` --portals ${count}`}`;
+    const keysDir = flags.writeConfig === undefined ? undefined : writeFleetConfig(flags.writeConfig, served, command);
+    const configFile = flags.writeConfig === undefined ? undefined : resolve(flags.writeConfig);
+    if (count === undefined) {
+      const [p] = served;
+      io.stdout(`simulated portal: ${p!.baseUrl}\nAPI key (simulated): ${p!.apiKey}\n\n`);
+      io.stdout(configFile ? `config: ${configFile} (key in ${keysDir})\n\nPOSTURE_CONFIG_FILE=${configFile} posture-exporter once\n` : `POSTURE_BASE_URL=${p!.baseUrl} POSTURE_API_KEY=${p!.apiKey} posture-exporter once\n`);
+    } else {
+      io.stdout(`simulated fleet: ${count} portal(s) at ${url}, each with its own key and 10 requests per 60 s\n`);
+      if (configFile) io.stdout(`config: ${configFile} (keys in ${keysDir})\n\nPOSTURE_CONFIG_FILE=${configFile} posture-exporter once\n`);
+      else io.stdout(`${served.map((p) => `${p.name} ${p.baseUrl} key ${p.apiKey}`).join('\n')}\n\nadd --write-config FILE for the exporter's config of these portals\n`);
+    }
+    io.onReady?.({ portalUrl: url });
+    await (io.stopSignal ?? new Promise<void>(() => {}));
+  } finally {
+    await close();
+  }
+  return 0;
+}
