@@ -6,22 +6,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../core/clock.js';
 import type { AlertFilter, DeviceFilter, ListSource, Portal, Scope } from './portal.js';
 import { arrayList } from './portal.js';
-import type { Fault, SimRequest, SimulatorKey } from './index.js';
+import type { Fault, SimRequest, SimulatorKey } from './types.js';
 import type { TeamRecord } from './records.js';
 import { DAY, formatTimestamp, parseDay } from './time.js';
 
 /** Base path of every endpoint (spec 9). */
 export const BASE_PATH = '/public-api/v1';
 
-/** The key, request and fault shapes are those of the public API. */
-export type KeyConfig = SimulatorKey;
-export type RequestLogEntry = SimRequest;
-export type FaultSpec = Fault;
-
 interface ActiveRule {
   path: string | undefined;
   remaining: number;
-  fault: FaultSpec;
+  fault: Fault;
 }
 
 /** Everything the request handler needs. */
@@ -30,9 +25,9 @@ export interface ServerContext {
   clock: Clock;
   /** Time the data is served at, for a clock reading (frozen when not moving). */
   dataTime: (now: number) => number;
-  keys: readonly KeyConfig[];
+  keys: readonly SimulatorKey[];
   rateLimit: { requests: number; windowMs: number } | false;
-  requests: RequestLogEntry[];
+  requests: SimRequest[];
   /** Most records one list answer carries, whatever `limit` asks (undefined: no cap). */
   maxPageSize?: number | undefined;
 }
@@ -50,7 +45,7 @@ const DRIP_INTERVAL_MS = 1000;
 
 type Cut = { afterBytes: number; mode: 'truncate' | 'stall' };
 
-function cutOf(fault: FaultSpec | undefined): Cut | undefined {
+function cutOf(fault: Fault | undefined): Cut | undefined {
   if (fault?.kind === 'truncate') return { afterBytes: fault.afterBytes, mode: 'truncate' };
   if (fault?.kind === 'stall') return { afterBytes: fault.afterBytes, mode: 'stall' };
   return undefined;
@@ -214,7 +209,7 @@ export class SimServer {
     ctx.keys.forEach((k, i) => this.keyIndex.set(k.key, i));
   }
 
-  addFault(path: string | undefined, times: number, fault: FaultSpec): void {
+  addFault(path: string | undefined, times: number, fault: Fault): void {
     const p = path === undefined ? undefined : relativePath(path) ?? path;
     this.rules.push({ path: p, remaining: times, fault });
   }
@@ -255,7 +250,7 @@ export class SimServer {
     });
   }
 
-  private takeFault(path: string): FaultSpec | undefined {
+  private takeFault(path: string): Fault | undefined {
     const i = this.rules.findIndex((r) => r.remaining > 0 && (r.path === undefined || r.path === path));
     if (i < 0) return undefined;
     const rule = this.rules[i]!;
@@ -282,7 +277,7 @@ export class SimServer {
     const headerKey = req.headers['x-service-apikey'];
     const key = Array.isArray(headerKey) ? headerKey[0] : headerKey;
     const keyIdx = key === undefined ? undefined : this.keyIndex.get(key);
-    const entry: RequestLogEntry = { time: now, path: rel ?? url.pathname, query, status: 0, keyIndex: keyIdx ?? null };
+    const entry: SimRequest = { time: now, path: rel ?? url.pathname, query, status: 0, keyIndex: keyIdx ?? null };
     this.ctx.requests.push(entry);
 
     // Portal-wide budget: every served request counts (401/404 too); 429 answers do not.
@@ -345,7 +340,7 @@ export class SimServer {
     return this.sendBody(res, entry, 200, body, {}, fault);
   }
 
-  private permitted(key: KeyConfig, path: string): boolean {
+  private permitted(key: SimulatorKey, path: string): boolean {
     const p = key.permissions ?? 'full';
     if (p === 'full') return true;
     if (p === 'none') return false;
@@ -439,17 +434,17 @@ export class SimServer {
 
   // ------------------------------------------------------------- writing
 
-  private sendError(res: ServerResponse, entry: RequestLogEntry | undefined, status: number, message: string, headers: Record<string, string> = {}, fault?: FaultSpec): void {
+  private sendError(res: ServerResponse, entry: SimRequest | undefined, status: number, message: string, headers: Record<string, string> = {}, fault?: Fault): void {
     void this.sendBody(res, entry, status, errorEnvelope(status, message), headers, fault);
   }
 
-  private sendRaw(res: ServerResponse, entry: RequestLogEntry, status: number, body: string, headers: Record<string, string> = {}): void {
+  private sendRaw(res: ServerResponse, entry: SimRequest, status: number, body: string, headers: Record<string, string> = {}): void {
     entry.status = status;
     res.writeHead(status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body), ...headers });
     res.end(body);
   }
 
-  private async sendBody(res: ServerResponse, entry: RequestLogEntry | undefined, status: number, body: string, headers: Record<string, string>, fault: FaultSpec | undefined): Promise<void> {
+  private async sendBody(res: ServerResponse, entry: SimRequest | undefined, status: number, body: string, headers: Record<string, string>, fault: Fault | undefined): Promise<void> {
     if (entry) entry.status = status;
     if (fault?.kind === 'endless' || fault?.kind === 'drip' || cutOf(fault)) {
       res.writeHead(status, { 'Content-Type': JSON_TYPE, ...headers });
@@ -460,7 +455,7 @@ export class SimServer {
     res.end(body);
   }
 
-  private async sendList(res: ServerResponse, entry: RequestLogEntry, list: ListSource, offset: number, asked: number, fault: FaultSpec | undefined): Promise<void> {
+  private async sendList(res: ServerResponse, entry: SimRequest, list: ListSource, offset: number, asked: number, fault: Fault | undefined): Promise<void> {
     const cap = this.ctx.maxPageSize;
     const limit = cap !== undefined && (asked === 0 || asked > cap) ? cap : asked;
     let total = list.count();
@@ -488,7 +483,7 @@ export class SimServer {
   }
 
   /** Writes the pieces of a body: in chunks honouring backpressure (cut when the fault says so), or a byte at a time for `drip`. */
-  private async stream(res: ServerResponse, pieces: Iterable<string>, fault: FaultSpec | undefined): Promise<void> {
+  private async stream(res: ServerResponse, pieces: Iterable<string>, fault: Fault | undefined): Promise<void> {
     if (fault?.kind === 'drip') return this.drip(res, pieces, fault.intervalMs ?? DRIP_INTERVAL_MS);
     const w = new BodyWriter(res, cutOf(fault));
     for (const piece of pieces) {
