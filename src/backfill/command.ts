@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { loadConfig } from '../config/load.js';
 import type { SettingKey } from '../config/settings.js';
 import type { Clock } from '../core/clock.js';
+import type { CliIo } from '../core/io.js';
 import { createLogger } from '../core/log.js';
 import { ConfigError } from '../errors.js';
 import { safeUrl } from '../sinks/http.js';
@@ -12,7 +13,6 @@ import { daysToFetch } from './plan.js';
 import { defaultStatePath, loadState } from './state.js';
 import { runBackfill, schedulerFetchDay } from './backfill.js';
 import { Exporter } from '../exporter/exporter.js';
-import type { CliIo } from '../runtime/cli.js';
 import { resolveSecret } from '../config/secrets.js';
 import { pushSettingsOf } from '../sinks/configured.js';
 

@@ -4,6 +4,7 @@ import { checkServeConfig } from '../schedule/fit.js';
 import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingKey } from '../config/settings.js';
 import { nearestName, unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
+import type { CliIo } from '../core/io.js';
 import { createLogger, redact, type Logger, type LogLevel } from '../core/log.js';
 import { ConfigError, ConfigErrors, ListenError } from '../errors.js';
 import { renderJson, renderText } from '../metrics/render.js';
@@ -16,20 +17,6 @@ import type { SimulateFlags } from '../simulator/command.js';
 import { resolveSecret } from '../config/secrets.js';
 import { startServe } from './serve.js';
 import { loadWebConfig } from '../http/web-config.js';
-
-/** Process-level I/O, injected so the CLI can run inside tests. */
-export interface CliIo {
-  env: Record<string, string | undefined>;
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  clock?: Clock;
-  /** Resolves when the process should stop (SIGTERM/SIGINT); `serve`, `simulate` and `demo` wait on it. */
-  stopSignal?: Promise<void>;
-  /** Called once a long-running command is up, with its URLs. */
-  onReady?: (info: { metricsUrl?: string; portalUrl?: string }) => void;
-  /** Whether stderr is a terminal (`backfill` draws a progress bar there, else JSON lines). */
-  stderrIsTTY?: boolean;
-}
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;

@@ -3,7 +3,8 @@
  * as a child process, as a user runs it, or `main()` in this process with injected I/O.
  */
 import { spawn } from 'node:child_process';
-import { main, type CliIo } from '../../src/runtime/cli.js';
+import type { CliIo } from '../../src/core/io.js';
+import { main } from '../../src/runtime/cli.js';
 
 /** How a command ended and everything it wrote. */
 export interface Ran<Code = number | null> {
