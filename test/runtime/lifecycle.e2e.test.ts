@@ -8,12 +8,13 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'no
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/core/log.js';
 import { startMetricsServer } from '../../src/http/server.js';
 import { BUILT_CLI, runProcess } from '../support/cli.js';
 import { freePort } from '../support/peers.js';
 import { commandOf, descendantsOf, exists, until } from '../support/processes.js';
+import { unprivilegedCli, type UnprivilegedCli } from '../support/unprivileged.js';
 
 const REPO_ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -88,13 +89,14 @@ function privilegedPort(): number {
   return Math.min(80, start - 1);
 }
 
-/** `node dist/cli.js args` as an unprivileged user: root could bind a privileged port. */
-function asUnprivileged(args: string[]): [string, string[]] {
-  return process.getuid?.() === 0 ? ['setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BUILT_CLI, ...args]] : [process.execPath, [BUILT_CLI, ...args]];
-}
-
 describe('an address that cannot be bound', () => {
   let blocker: Server | undefined;
+  // Root could bind a privileged port: the CLI runs as a user without privileges.
+  let unprivileged: UnprivilegedCli;
+  beforeAll(() => {
+    unprivileged = unprivilegedCli();
+  });
+  afterAll(() => unprivileged?.remove());
   afterEach(async () => {
     await new Promise<void>((r) => (blocker ? blocker.close(() => r()) : r()));
     blocker = undefined;
@@ -124,8 +126,8 @@ describe('an address that cannot be bound', () => {
     ['demo', 'a privileged port', 'EACCES', {}],
   ] as const)('%s on %s: exit 2 and one line naming the address and --listen (%s)', async (command, where, code, env) => {
     const listen = where === 'a privileged port' ? `127.0.0.1:${privilegedPort()}` : where;
-    const [cmd, args] = asUnprivileged([command, '--listen', listen]);
-    const ran = await runProcess(cmd, args, { env: { PATH: process.env.PATH, ...env } });
+    const [cmd, args] = unprivileged.command([command, '--listen', listen]);
+    const ran = await runProcess(cmd, args, { env: { PATH: process.env.PATH, ...env }, cwd: unprivileged.cwd });
     expect(ran.code, ran.stderr).toBe(2);
     const lines = ran.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(1);
