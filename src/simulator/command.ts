@@ -7,9 +7,9 @@ import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { parseListen } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
+import type { CliIo } from '../core/io.js';
 import { ConfigError } from '../errors.js';
 import { asListenError } from '../http/server.js';
-import type { CliIo } from '../runtime/cli.js';
 import { startFleet } from './fleet.js';
 import { startSimulator, type SimulatorOptions } from './index.js';
 
