@@ -2,6 +2,7 @@
 // metric catalogue. `npm run docs` rewrites them; test/docs/readme.test.ts fails when they drift.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { OBJECTIVES_SETTING } from '../src/config/objectives.js';
 import { SETTINGS, envName, flagName } from '../src/config/settings.js';
 import { CATALOGUE, PORTAL_LABEL } from '../src/metrics/catalogue.js';
 
@@ -14,6 +15,8 @@ export function configTable(): string {
     const range = 'min' in s ? ` (${s.min}–${s.max})` : '';
     return `| \`${envName(s)}\` | ${s.flag ? `\`--${flagName(s)}\`` : ''} | ${s.key === 'config_file' || s.key === 'config' ? '' : s.scope === 'portal' ? `portal: \`${s.key}\`` : `\`${s.key}\``} | ${cell(def)}${range} | ${cell(s.doc)} |`;
   });
+  // Settings that only a config file can hold (a list of mappings has no environment form).
+  rows.push(`|  |  | \`${OBJECTIVES_SETTING.key}\` | ${cell(OBJECTIVES_SETTING.default)} | ${cell(OBJECTIVES_SETTING.doc)} |`);
   return ['| Environment | Flag | Config file key | Default | Meaning |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 

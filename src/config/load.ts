@@ -5,6 +5,7 @@ import '../core/zod.js';
 import * as z from 'zod/mini';
 import { ConfigError, ConfigErrors } from '../errors.js';
 import type { LogLevel } from '../core/log.js';
+import { parseObjectives, type Objective } from './objectives.js';
 import { Problems } from './problems.js';
 import { buildPush, HEADER_NAME } from './push.js';
 import { stateDirOf } from './state-dir.js';
@@ -122,6 +123,8 @@ const fileKeys = (keep: (d: SettingDef) => boolean) =>
 const ConfigFileSchema = z.strictObject({
   ...fileKeys(() => true),
   portals: z.optional(z.array(z.strictObject(fileKeys((d) => d.scope === 'portal'))).check(z.minLength(1))),
+  // Checked entry by entry by parseObjectives, with one line per bad value.
+  objectives: z.optional(z.unknown()),
   __where: z.string(),
 });
 
@@ -339,9 +342,19 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     stateDir: stateDirOf(g('state_dir') as string | undefined, sources.env ?? process.env),
     secrets,
     shard,
+    objectives: parseObjectives(layers.fileObjectives, layers.fileWhere, problems),
   };
   if (problems.list.length) throw new ConfigErrors(problems.list);
   return config;
+}
+
+/** Only the objectives of the config file (flag > env), checked: what `posture-exporter rules` needs, without a portal. */
+export function loadObjectives(sources: ConfigSources = {}): readonly Objective[] {
+  const problems = new Problems();
+  const layers = settingLayers(sources, problems);
+  const objectives = parseObjectives(layers.fileObjectives, layers.fileWhere, problems);
+  if (problems.list.length) throw new ConfigErrors(problems.list);
+  return objectives;
 }
 
 /** This process's shard (POSTURE_SHARD, a number or a pod name) of POSTURE_TOTAL_SHARDS; 0 of 1 when unsharded. */
@@ -370,6 +383,8 @@ interface SettingLayers {
   readonly fileTop: Raw;
   readonly fileWhere: string;
   readonly filePortals?: Raw[];
+  /** The file's `objectives` value, unchecked. */
+  readonly fileObjectives?: unknown;
   readonly global: Layer[];
 }
 
@@ -406,7 +421,7 @@ function settingLayers(sources: ConfigSources, problems: Problems): SettingLayer
     { values: envValues, where: () => 'env', setting: (d) => ({ kind: 'env', name: envName(d) }) },
     { values: fileTop, where: (d) => `${fileWhere}: ${d.key}`, setting: (d) => ({ kind: 'file', name: d.key, file: fileWhere }) },
   ];
-  return { flags, env: envValues, fileTop, fileWhere, filePortals, global };
+  return { flags, env: envValues, fileTop, fileWhere, filePortals, fileObjectives: file?.objectives, global };
 }
 
 /** The portals: each entry of the file's `portals` list over the global layers, or one portal from the global layers. */

@@ -1,5 +1,6 @@
 import type { LogLevel } from '../core/log.js';
 import type { Source } from '../domain.js';
+import type { Objective } from './objectives.js';
 import type { SettingKey, SinkName } from './settings.js';
 
 /** Where a secret (the API key, a remote-write credential) comes from; resolved at the edge (file read, SSM, Secrets Manager). */
@@ -88,6 +89,8 @@ export interface Config {
   readonly stateDir: string;
   /** This process's shard and the shard count (0 of 1 unsharded); `portals` holds only this shard's. */
   readonly shard: { readonly ordinal: number; readonly total: number; readonly portalsInAll: number };
+  /** The posture objectives (config file `objectives`; the default one when the key is absent). */
+  readonly objectives: readonly Objective[];
   /** Every secret value in the config (for log redaction); secrets from files or stores are added when read. */
   readonly secrets: readonly string[];
 }

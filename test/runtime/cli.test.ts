@@ -58,6 +58,20 @@ describe('posture-exporter check-config', () => {
     expect(r.stdout).toMatch(/serve: 48 of 300 requests per hour; once\/Lambda: one run of every source with 3 retries takes up to \d+ s/);
   });
 
+  it('prints each objective with its error budget', async () => {
+    const config = JSON.stringify({ objectives: [{ name: 'edr', integration: 'crowdstrike', target: 0.99, window: '7d' }, { name: 'deployed', stage: 'deployment', target: 0.9 }] });
+    const r = await cli(['check-config'], { POSTURE_CONFIG: config });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('objective edr: configuration stage of integrations matching /crowdstrike/, target 99 %: error budget 1 % of devices over 7d\n');
+    expect(r.stdout).toContain('objective deployed: deployment stage of every integration, target 90 %: error budget 10 % of devices over 28d\n');
+  });
+
+  it('refuses an invalid objective with one line naming it, exit 2', async () => {
+    const r = await cli(['check-config'], { POSTURE_CONFIG: JSON.stringify({ objectives: [{ name: 'edr', target: 95 }] }) });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('config error: POSTURE_CONFIG: objectives[0].target=95 is not valid: give a number between 0 and 1, both excluded (0.95 for 95 % of devices).\n');
+  });
+
   it('refuses a base URL that does not end in /public-api/v1, exit 2', async () => {
     const r = await cli(['check-config'], { POSTURE_BASE_URL: 'https://acme.example.com/api/v1' });
     expect(r.code).toBe(2);
