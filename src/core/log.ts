@@ -3,6 +3,12 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
+/** The level `text` names (e.g. POSTURE_LOG_LEVEL before the settings are loaded), else `info`. */
+export function levelOr(text: string | undefined): LogLevel {
+  const asked = text?.trim();
+  return (Object.keys(ORDER) as LogLevel[]).find((l) => l === asked) ?? 'info';
+}
+
 export type LogFields = Record<string, unknown>;
 
 /** What every component logs through; one JSON object a line. */

@@ -1,8 +1,15 @@
 import { setFlagsFromString } from 'node:v8';
+import { createLogger, levelOr } from '../core/log.js';
 import { main } from './cli.js';
 
 // A collector streams large lists through short-lived objects: keep the heap small rather than fast.
 setFlagsFromString('--optimize-for-size');
+
+// Node's own warnings (a deprecation, a listener leak) become log lines like any other, instead of
+// Node's text on stderr: stderr stays one JSON object a line.
+const warnings = createLogger({ level: levelOr(process.env.POSTURE_LOG_LEVEL) });
+process.removeAllListeners('warning');
+process.on('warning', (w: Error & { code?: string }) => warnings.warn(w.message, { warning: w.name, ...(w.code ? { code: w.code } : {}) }));
 
 // The process edge: real env, streams and signals.
 // Every signal is handled, not only the first: a signal to a process group (Ctrl-C, `kill -- -PGID`)

@@ -5,7 +5,7 @@ import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingKey } from '..
 import { nearestName, unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { CliIo } from '../core/io.js';
-import { createLogger, redact, type Logger, type LogLevel } from '../core/log.js';
+import { createLogger, levelOr, redact, type Logger, type LogLevel } from '../core/log.js';
 import { ConfigError, ConfigErrors, ListenError } from '../errors.js';
 import { renderJson, renderText } from '../metrics/render.js';
 import type { SimulatorOptions } from '../simulator/index.js';
@@ -202,9 +202,7 @@ function warnUnknownSettings(command: string, io: CliIo, clock: Clock): number {
     return unknown.length;
   }
   // Before the settings are loaded (a typo may be why they are invalid), at the level asked for if it is valid.
-  const asked = io.env.POSTURE_LOG_LEVEL?.trim();
-  const level = (['debug', 'info', 'warn', 'error'] as const).find((l) => l === asked) ?? 'info';
-  const { logger } = makeLogger(undefined, io, clock, level);
+  const { logger } = makeLogger(undefined, io, clock, levelOr(io.env.POSTURE_LOG_LEVEL));
   for (const u of unknown) logger.warn(unknownSettingMessage(u), { variable: u.name, nearest: u.nearest });
   return unknown.length;
 }

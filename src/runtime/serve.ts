@@ -22,7 +22,9 @@ export interface ServeHandle {
  */
 export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runtime'> & { clock: Clock; logger: Logger }): Promise<ServeHandle> {
   const exporter = new Exporter(config, { ...deps, runtime: 'serve' });
-  const stopper = new AbortController();
+  // One stop per loop, not one signal every loop shares: each loop's waits (its run's deadline, its
+  // sleep to the next slot) listen on its own, so no signal collects a listener per portal and source.
+  const stoppers: AbortController[] = [];
   let lastCycle: string | undefined;
   const shortest = Math.min(...config.portals.flatMap((p) => SOURCES.map((s) => p.intervals[s])), config.intervalSeconds);
   const server = await startMetricsServer(
@@ -51,6 +53,8 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
   /** One source of one portal, on its grid: run k starts at start + k × interval and must end by run k + 1. */
   const loop = async (p: PortalRuntime, source: Source, start: number) => {
     const every = p.config.intervals[source] * 1000;
+    const stopper = new AbortController();
+    stoppers.push(stopper);
     for (let k = 0; !stopper.signal.aborted; ) {
       const due = start + (k + 1) * every;
       const deadline = config.cycleTimeoutSeconds !== undefined ? Math.min(due, deps.clock.monotonic() + config.cycleTimeoutSeconds * 1000) : due;
@@ -82,7 +86,8 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
     exporter,
     nextCycle: () => new Promise<void>((resolve) => waiters.push(resolve)),
     stop: async () => {
-      stopper.abort(new Error('stopping'));
+      const reason = new Error('stopping');
+      for (const stopper of stoppers) stopper.abort(reason);
       await loops;
       await server.close();
       deps.logger.info('stopped');
