@@ -4,7 +4,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { OBJECTIVES_SETTING } from '../src/config/objectives.js';
 import { SETTINGS, envName, flagName } from '../src/config/settings.js';
-import { CATALOGUE, PORTAL_LABEL } from '../src/metrics/catalogue.js';
+import { CATALOGUE } from '../src/collect/catalogue.js';
+import { PORTAL_LABEL } from '../src/metrics/definition.js';
 
 const cell = (s: string) => s.replace(/\|/g, '\\|');
 

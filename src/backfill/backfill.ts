@@ -6,6 +6,7 @@
  */
 import type { PortalConfig } from '../config/load.js';
 import type { VitalsList } from '../sources/vitals.js';
+import { CATALOGUE } from '../collect/catalogue.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { AuthenticationError, PermissionError, UpstreamHttpError } from '../errors.js';
@@ -242,5 +243,5 @@ function writeOutput(path: string, portals: readonly PortalConfig[], state: Back
       if (lists) samples.push(...samplesOfDay(portal.name, day, lists));
     }
   }
-  writeFileAtomic(path, renderTimestampedOpenMetrics(samples));
+  writeFileAtomic(path, renderTimestampedOpenMetrics(samples, CATALOGUE));
 }

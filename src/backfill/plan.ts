@@ -5,7 +5,7 @@
 import { toSamples } from '../collect/samples.js';
 import type { VitalsList } from '../sources/vitals.js';
 import { ConfigError } from '../errors.js';
-import { METRICS } from '../metrics/catalogue.js';
+import { METRICS } from '../collect/catalogue.js';
 import type { TimestampedSample } from '../metrics/openmetrics-timestamped.js';
 import type { Sample } from '../metrics/sample.js';
 import { VERSION } from '../version.js';
@@ -106,7 +106,7 @@ export function tagOfKey(key: string): string | undefined {
 export function samplesOfDay(portal: string, day: string, lists: readonly VitalsList[]): TimestampedSample[] {
   const timestampMs = dayTimestamp(day);
   const all: Sample[] = toSamples([{ portal, vitals: { value: lists, success: true }, alerts: { success: false }, devices: { success: false } }], { version: VERSION, runtime: 'once' });
-  return all.filter((s) => METRICS[s.name].origin === 'vitals').map((s) => ({ ...s, timestampMs }));
+  return all.filter((s) => METRICS[s.name]?.origin === 'vitals').map((s) => ({ ...s, timestampMs }));
 }
 
 /** Where a run stands. */

@@ -1,10 +1,11 @@
 import type { Logger } from '../core/log.js';
 import { SOURCES, type Source } from '../domain.js';
-import { PORTAL_LABEL, type MetricName } from '../metrics/catalogue.js';
+import { PORTAL_LABEL } from '../metrics/definition.js';
 import type { Sample } from '../metrics/sample.js';
 import { OTHER } from '../sources/cap.js';
 import { moduleOf, SOURCE_MODULES, type SourceValue } from '../sources/index.js';
 import type { Add } from '../sources/source.js';
+import type { MetricName } from './catalogue.js';
 import type { BudgetFacts } from './cycle.js';
 
 /** Most series per label-valued family and portal when the view does not say (POSTURE_MAX_SERIES_PER_FAMILY's default, checked equal to it by test/sources/registry.test.ts). */

@@ -3,6 +3,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { collectDefaultMetrics, Registry, type RegistryContentType } from 'prom-client';
+import { CATALOGUE } from '../collect/catalogue.js';
 import type { Logger } from '../core/log.js';
 import { ListenError } from '../errors.js';
 import { contentType, renderText, type TextFormat } from '../metrics/render.js';
@@ -48,7 +49,7 @@ function processRegistry(format: TextFormat): Registry<RegistryContentType> {
 
 /** The collection's exposition followed by the process metrics, in one document of `format`. */
 async function renderWithProcessMetrics(samples: readonly Sample[], format: TextFormat): Promise<string> {
-  const [own, proc] = await Promise.all([renderText(samples, format), processRegistry(format).metrics()]);
+  const [own, proc] = await Promise.all([renderText(samples, format, CATALOGUE), processRegistry(format).metrics()]);
   if (format === 'openmetrics') return own.replace(/# EOF\n?$/, '') + proc;
   return own.endsWith('\n\n') || own === '' ? own + proc : own + '\n' + proc;
 }

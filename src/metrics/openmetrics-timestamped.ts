@@ -3,7 +3,7 @@
  * `promtool tsdb create-blocks-from openmetrics`. Live output never carries timestamps (the
  * scraper stamps it); only history needs them.
  */
-import { CATALOGUE, METRICS, type MetricName } from './catalogue.js';
+import type { MetricDef } from './definition.js';
 import { escapeText, labelString } from './render.js';
 import type { Sample } from './sample.js';
 
@@ -28,22 +28,26 @@ function formatTimestamp(ms: number): string {
 
 /**
  * Renders every sample with its timestamp. Layout as promtool's parser requires: one block per
- * family (catalogue order, `# HELP` and `# TYPE` once), inside it every series contiguous
- * (first-seen order, labels in catalogue order), each series' points in ascending time, and
- * `# EOF` at the end. Two samples of one series at one time keep the last.
+ * family (in the order of `catalogue`, `# HELP` and `# TYPE` once), inside it every series
+ * contiguous (first-seen order, labels in catalogue order), each series' points in ascending
+ * time, and `# EOF` at the end. Two samples of one series at one time keep the last; a sample of
+ * a family not in `catalogue` is left out, as renderText leaves it out.
  */
-export function renderTimestampedOpenMetrics(samples: readonly TimestampedSample[]): string {
-  const families = new Map<MetricName, Map<string, Map<number, number>>>();
+export function renderTimestampedOpenMetrics(samples: readonly TimestampedSample[], catalogue: readonly MetricDef[]): string {
+  const defs = new Map(catalogue.map((def) => [def.name, def]));
+  const families = new Map<string, Map<string, Map<number, number>>>();
   for (const s of samples) {
+    const def = defs.get(s.name);
+    if (!def) continue;
     let family = families.get(s.name);
     if (!family) families.set(s.name, (family = new Map()));
-    const labels = labelString(METRICS[s.name], s.labels);
+    const labels = labelString(def, s.labels);
     let points = family.get(labels);
     if (!points) family.set(labels, (points = new Map()));
     points.set(s.timestampMs, s.value);
   }
   const out: string[] = [];
-  for (const def of CATALOGUE) {
+  for (const def of catalogue) {
     const family = families.get(def.name);
     if (!family || family.size === 0) continue;
     out.push(`# HELP ${def.name} ${escapeText(def.help)}`, `# TYPE ${def.name} gauge`);

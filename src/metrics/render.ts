@@ -1,4 +1,4 @@
-import { CATALOGUE, PORTAL_LABEL, type MetricDef } from './catalogue.js';
+import { PORTAL_LABEL, type MetricDef } from './definition.js';
 import type { Sample } from './sample.js';
 
 /** Text formats the pull endpoint and `once` can produce. */
@@ -51,17 +51,18 @@ export function labelString(def: MetricDef, labels: Readonly<Record<string, stri
 }
 
 /**
- * Renders samples as Prometheus text or OpenMetrics, from the catalogue and the samples alone (no
- * registry, no metric objects): a series that is not in `samples` is not in the output. Families
- * appear in catalogue order and only when they have samples. A series is its exact label set, so
+ * Renders samples as Prometheus text or OpenMetrics, from `catalogue` (the families, in output
+ * order) and the samples alone (no registry, no metric objects): a series that is not in
+ * `samples` is not in the output. Families appear in catalogue order and only when they have
+ * samples. A series is its exact label set, so
  * no label value can merge two series (a registry keyed by `name:value,` joined strings could);
  * the same label set twice is one line with the last value, at its first place.
  */
-export async function renderText(samples: readonly Sample[], format: TextFormat): Promise<string> {
+export async function renderText(samples: readonly Sample[], format: TextFormat, catalogue: readonly MetricDef[]): Promise<string> {
   const openMetrics = format === 'openmetrics';
   const byName = groupByName(samples);
   const families: string[] = [];
-  for (const def of CATALOGUE) {
+  for (const def of catalogue) {
     const list = byName.get(def.name);
     if (!list || list.length === 0) continue;
     // OpenMetrics names a counter family without its `_total`; its samples keep it.
@@ -86,11 +87,11 @@ function groupByName(samples: readonly Sample[]): Map<string, Sample[]> {
   return byName;
 }
 
-/** Renders samples as JSON: `{ collectedAt, samples: [{ name, labels, value }] }` in catalogue order. */
-export function renderJson(samples: readonly Sample[], collectedAt: number): string {
+/** Renders samples as JSON: `{ collectedAt, samples: [{ name, labels, value }] }` in the order of `catalogue`. */
+export function renderJson(samples: readonly Sample[], collectedAt: number, catalogue: readonly MetricDef[]): string {
   const byName = groupByName(samples);
   const ordered: Sample[] = [];
-  for (const def of CATALOGUE) {
+  for (const def of catalogue) {
     for (const s of byName.get(def.name) ?? []) ordered.push({ name: s.name, labels: orderedLabels(def, s.labels), value: s.value });
   }
   return JSON.stringify({ collectedAt: new Date(collectedAt).toISOString(), samples: ordered }, null, 2) + '\n';

@@ -1,8 +1,7 @@
-import type { MetricName } from './catalogue.js';
-
 /** One value of one series. `labels` includes `portal`. */
 export interface Sample {
-  readonly name: MetricName;
+  /** The name of a family of the catalogue (src/collect/catalogue.ts). */
+  readonly name: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly value: number;
 }

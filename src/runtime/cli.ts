@@ -8,6 +8,7 @@ import type { CliIo } from '../core/io.js';
 import { createLogger, levelOr, redact, type Logger, type LogLevel } from '../core/log.js';
 import { ConfigError, ConfigErrors, ListenError } from '../errors.js';
 import { renderJson, renderText } from '../metrics/render.js';
+import { CATALOGUE } from '../collect/catalogue.js';
 import type { SimulatorOptions } from '../simulator/index.js';
 import { Exporter, failedSources, failureReasons } from '../exporter/exporter.js';
 import { VERSION } from '../version.js';
@@ -235,7 +236,7 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
     samples = exporter.samplesOf(results, { ...facts, push: outcomes });
   }
   const collectedAt = Math.max(...results.map((r) => r.finishedAt), 0);
-  io.stdout(config.format === 'json' ? renderJson(samples, collectedAt) : await renderText(samples, config.format));
+  io.stdout(config.format === 'json' ? renderJson(samples, collectedAt, CATALOGUE) : await renderText(samples, config.format, CATALOGUE));
   const failed = failedSources(results);
   if (failed.length > 0) {
     // One cause shared by every failed source (a rejected key, an unreachable portal) is said here too.

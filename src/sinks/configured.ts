@@ -1,7 +1,7 @@
 import type { Config, KeySource } from '../config/load.js';
 import { untilDeadline } from '../core/abort.js';
 import type { CycleResult } from '../collect/cycle.js';
-import { PORTAL_LABEL } from '../metrics/catalogue.js';
+import { PORTAL_LABEL } from '../metrics/definition.js';
 import { SOURCES } from '../domain.js';
 import type { Sample } from '../metrics/sample.js';
 import { loadSink } from './index.js';

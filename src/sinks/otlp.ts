@@ -4,7 +4,7 @@ import { defaultResource, resourceFromAttributes, type Resource } from '@opentel
 import { MeterProvider, MetricReader, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { untilDeadline } from '../core/abort.js';
 import { redact, type Logger } from '../core/log.js';
-import { CATALOGUE } from '../metrics/catalogue.js';
+import { CATALOGUE } from '../collect/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
 import { SinkError } from './errors.js';
 import { safeUrl } from './http.js';

@@ -1,4 +1,5 @@
-import { METRICS, PORTAL_LABEL } from '../metrics/catalogue.js';
+import { CATALOGUE, METRICS } from '../collect/catalogue.js';
+import { PORTAL_LABEL } from '../metrics/definition.js';
 import { SOURCES, type Source } from '../domain.js';
 import { renderText } from '../metrics/render.js';
 import type { Sample } from '../metrics/sample.js';
@@ -92,7 +93,7 @@ export class PushgatewaySink implements Sink {
       groupsOf(batch).map(async (group) => {
         const url = groupUrl(this.settings.url, job, group.labels);
         // Timestamps are never in the body: the Pushgateway rejects pushed timestamps.
-        const body = await renderText(withoutGroupingLabels(group.samples, group.labels), 'prometheus');
+        const body = await renderText(withoutGroupingLabels(group.samples, group.labels), 'prometheus', CATALOGUE);
         await deliver({
           sink: this.name,
           ctx,

@@ -1,5 +1,6 @@
 import snappy from 'snappyjs';
-import { METRICS, PORTAL_LABEL } from '../metrics/catalogue.js';
+import { METRICS } from '../collect/catalogue.js';
+import { PORTAL_LABEL } from '../metrics/definition.js';
 import { SinkError } from './errors.js';
 import { basicAuth, deliver, type HttpResult } from './http.js';
 import { ProtoWriter } from './protobuf.js';

@@ -4,7 +4,7 @@
  * source in src/sources/index.ts and the domain's SOURCES; nothing else names it.
  */
 import type { Source } from '../domain.js';
-import type { MetricDef } from '../metrics/catalogue.js';
+import type { MetricDef } from '../metrics/definition.js';
 import type { RunContext } from '../schedule/request.js';
 
 /** Said of every cached family: the value is what the last run read. */

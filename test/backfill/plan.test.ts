@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CATALOGUE } from '../../src/collect/catalogue.js';
 import { foldVitals } from '../../src/sources/vitals.js';
 import { renderTimestampedOpenMetrics } from '../../src/metrics/openmetrics-timestamped.js';
 import { dayTimestamp, daysToFetch, etaSeconds, parseDay, progressBar, samplesOfDay } from '../../src/backfill/plan.js';
@@ -51,7 +52,7 @@ describe('samples of a day and their OpenMetrics file', () => {
 
   it('renders every family once, each series contiguous and in time order, with timestamps in seconds and # EOF', () => {
     const samples = [...samplesOfDay('acme', '20261121', [whole, tagged]), ...samplesOfDay('acme', '20261120', [whole])];
-    const text = renderTimestampedOpenMetrics(samples);
+    const text = renderTimestampedOpenMetrics(samples, CATALOGUE);
     expect(text.split('\n').slice(0, 10)).toEqual(
       [
         '# HELP posture_vitals_integration_info Integrations reported by /vitals (value is always 1). Cached: read from the portal on the exporter\'s polling interval, not at scrape time.',
@@ -82,7 +83,7 @@ describe('samples of a day and their OpenMetrics file', () => {
   });
 
   it('renders nothing but # EOF for no samples', () => {
-    expect(renderTimestampedOpenMetrics([])).toBe('# EOF\n');
+    expect(renderTimestampedOpenMetrics([], CATALOGUE)).toBe('# EOF\n');
   });
 });
 

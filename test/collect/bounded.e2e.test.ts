@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOGUE } from '../../src/collect/catalogue.js';
 import { integrationOf, severityOf, typeOf } from '../../src/sources/alerts/fold.js';
 import type { CycleResult } from '../../src/collect/cycle.js';
 import { OTHER } from '../../src/sources/cap.js';
@@ -93,7 +94,7 @@ describe('a portal whose alerts come from 20,000 integrations', () => {
 
   it('renders output that promtool accepts, with the fold series and the folded count', async () => {
     const samples = capped.exporter.samplesOf([result], facts);
-    const text = await renderText(samples, 'prometheus');
+    const text = await renderText(samples, 'prometheus', CATALOGUE);
     expect(text).toContain(`posture_alerts_open_by_integration{portal="big",integration="${OTHER}",severity="red",type="incident"}`);
     expect(text).toMatch(/^posture_series_folded\{portal="big",family="posture_alerts_open_by_integration"\} [1-9]\d*$/m);
     const child = run('promtool', ['check', 'metrics']);

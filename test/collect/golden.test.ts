@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CATALOGUE } from '../../src/collect/catalogue.js';
 import { renderJson, renderText } from '../../src/metrics/render.js';
 import { expectGolden } from '../support/golden.js';
 import { readFixture, samplesOf, valueOf } from './pipeline.js';
@@ -10,15 +11,15 @@ describe.each(['basic', 'tricky'])('scenario %s', (scenario) => {
   const samples = samplesOf(input);
 
   it('renders the Prometheus text exposition exactly as the golden file', async () => {
-    expectGolden(dir(scenario) + 'expected.prom', await renderText(samples, 'prometheus'));
+    expectGolden(dir(scenario) + 'expected.prom', await renderText(samples, 'prometheus', CATALOGUE));
   });
 
   it('renders OpenMetrics exactly as the golden file', async () => {
-    expectGolden(dir(scenario) + 'expected.om', await renderText(samples, 'openmetrics'));
+    expectGolden(dir(scenario) + 'expected.om', await renderText(samples, 'openmetrics', CATALOGUE));
   });
 
   it('renders JSON exactly as the golden file', () => {
-    expectGolden(dir(scenario) + 'expected.json', renderJson(samples, Date.parse(input.now)));
+    expectGolden(dir(scenario) + 'expected.json', renderJson(samples, Date.parse(input.now), CATALOGUE));
   });
 
   it('emits no series twice', () => {
@@ -98,7 +99,7 @@ describe('tricky values', () => {
   });
 
   it('keeps quotes, backslashes, newlines and non-ASCII in label values, escaped in the text format', async () => {
-    const text = await renderText(s, 'prometheus');
+    const text = await renderText(s, 'prometheus', CATALOGUE);
     expect(text).toContain('name="Defender \\"ATP\\" \\\\ Plan 2\\nß"');
     expect(text).toContain('portal="eu \\"prod\\""');
   });

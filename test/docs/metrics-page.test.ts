@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import { CATALOGUE } from '../../src/collect/catalogue.js';
 
 const page = readFileSync(new URL('../../docs/metrics.md', import.meta.url), 'utf8');
 

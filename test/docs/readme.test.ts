@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { renderReadme } from '../../scripts/readme.js';
 import { SETTINGS, envName } from '../../src/config/settings.js';
-import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import { CATALOGUE } from '../../src/collect/catalogue.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import { CATALOGUE } from '../../src/collect/catalogue.js';
 import { DASHBOARDS, EXPORTER_UID, OVERVIEW_UID, renderDashboard } from '../../infra/grafana/src/index.js';
 import {
   DEFAULT_VARIABLE_VALUES,

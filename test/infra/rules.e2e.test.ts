@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import { CATALOGUE } from '../../src/collect/catalogue.js';
 import { REPO_ROOT, RULE_TESTS_DIR, loadRuleExpressions, ruleFiles, ruleTestFiles, runPromtool } from './support.js';
 
 const RUNBOOK_BASE = 'https://github.com/posture-exporter/posture-exporter/blob/main/docs/runbooks.md#';

@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { CATALOGUE } from '../../src/collect/catalogue.js';
 import { Exporter } from '../../src/exporter/exporter.js';
 import { startServe } from '../../src/runtime/serve.js';
 import { renderText } from '../../src/metrics/render.js';
@@ -52,7 +53,7 @@ describe('counters in serve', () => {
     const { clock, logger, config } = await portalWithConfig(closing, [KEY], { alerts: 10, moving: false });
     const exporter = new Exporter(config, { clock, logger, runtime: 'once' });
     const results = await exporter.collect();
-    const text = await renderText(exporter.samplesOf(results, { version: 'test', runtime: 'once' }), 'prometheus');
+    const text = await renderText(exporter.samplesOf(results, { version: 'test', runtime: 'once' }), 'prometheus', CATALOGUE);
     expect(text).toContain('posture_collection_api_requests{');
     expect(text).not.toContain('_total');
   });

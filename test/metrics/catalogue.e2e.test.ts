@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE, PORTAL_LABEL } from '../../src/metrics/catalogue.js';
+import { CATALOGUE } from '../../src/collect/catalogue.js';
+import { PORTAL_LABEL } from '../../src/metrics/definition.js';
 
 const run = promisify(execFile);
 

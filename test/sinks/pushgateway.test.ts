@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
-import { METRICS } from '../../src/metrics/catalogue.js';
+import { METRICS } from '../../src/collect/catalogue.js';
 import { SinkError } from '../../src/sinks/errors.js';
 import { groupingKeySegment, groupsOf, groupUrl, PushgatewaySink, withoutGroupingLabels } from '../../src/sinks/pushgateway.js';
 import { closeAfterEach } from '../support/closing.js';
@@ -40,11 +40,11 @@ describe('Pushgateway groups', () => {
       [['portal', 'acme']],
     ]);
     const [vitals, devices, exporter] = groups;
-    expect(new Set(vitals!.samples.map((s) => METRICS[s.name].origin))).toEqual(new Set(['vitals']));
-    expect(new Set(devices!.samples.map((s) => METRICS[s.name].origin))).toEqual(new Set(['devices']));
-    expect(new Set(exporter!.samples.map((s) => METRICS[s.name].origin))).toEqual(new Set(['exporter']));
+    expect(new Set(vitals!.samples.map((s) => METRICS[s.name]?.origin))).toEqual(new Set(['vitals']));
+    expect(new Set(devices!.samples.map((s) => METRICS[s.name]?.origin))).toEqual(new Set(['devices']));
+    expect(new Set(exporter!.samples.map((s) => METRICS[s.name]?.origin))).toEqual(new Set(['exporter']));
     const all = groups.flatMap((g) => g.samples);
-    const expected = batch.snapshot.samples.filter((s) => METRICS[s.name].origin !== 'alerts');
+    const expected = batch.snapshot.samples.filter((s) => METRICS[s.name]?.origin !== 'alerts');
     expect(all).toHaveLength(expected.length);
     // The exporter's own view of the failure still goes out.
     expect(exporter!.samples.find((s) => s.name === 'posture_collection_success' && s.labels.source === 'alerts')?.value).toBe(0);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_SERIES_PER_FAMILY, CAPPED_FAMILIES } from '../../src/collect/samples.js';
 import { SETTING_BY_KEY } from '../../src/config/settings.js';
 import { SOURCES } from '../../src/domain.js';
-import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import { CATALOGUE } from '../../src/collect/catalogue.js';
 import { SOURCE_MODULES } from '../../src/sources/index.js';
 
 const root = new URL('../../src/', import.meta.url).pathname;

@@ -1,34 +1,14 @@
 /**
  * The metric catalogue: the exporter's public contract. Every renderer (Prometheus text,
  * OpenMetrics, JSON, OTLP, remote write, Pushgateway) and the README's metrics table derive
- * from this one table. Every series also carries `portal`.
+ * from this one table. Every series also carries `portal`. It is composed here, above the
+ * sources, from each source's families (src/sources/) and the exporter's own below; the type of a
+ * definition sits lower, in src/metrics/definition.ts, where the sources declare theirs.
  */
 
-import { SOURCES, type Source } from '../domain.js';
+import { SOURCES } from '../domain.js';
+import type { MetricDef } from '../metrics/definition.js';
 import { SOURCE_MODULES, type SourceFamilyOf } from '../sources/index.js';
-
-/** Label added to every series. */
-export const PORTAL_LABEL = 'portal';
-
-/** Where a family's samples come from: one of the collected sources, or the exporter itself. */
-export type Origin = Source | 'exporter';
-
-export interface MetricDef {
-  /** Prometheus name (also the OTLP instrument name). */
-  readonly name: string;
-  readonly help: string;
-  /** `counter`: a `_total` that only grows while the process lives (serve only, where rate() reads it). */
-  readonly type: 'gauge' | 'counter';
-  /** UCUM unit for OTLP (`1` dimensionless, `s` seconds, `{device}` annotations). */
-  readonly unit: string;
-  /** Labels besides `portal`, in output order. */
-  readonly labels: readonly string[];
-  /** Labels that are present on some series only (the Vitals `tag`). */
-  readonly optionalLabels?: readonly string[];
-  readonly origin: Origin;
-  /** One line for the README's metrics table. */
-  readonly doc: string;
-}
 
 /** The exporter's own families (collection, budget, cap, push and build facts). */
 const EXPORTER_FAMILIES = [
@@ -135,7 +115,5 @@ export const CATALOGUE: readonly (SourceFamilyOf | (typeof EXPORTER_FAMILIES)[nu
 
 export type MetricName = (typeof CATALOGUE)[number]['name'];
 
-/** The definition of a metric by name. */
-export const METRICS: Readonly<Record<MetricName, MetricDef>> = Object.fromEntries(
-  CATALOGUE.map((m) => [m.name, m]),
-) as unknown as Record<MetricName, MetricDef>;
+/** The definition of a metric by name (undefined for a name not in the catalogue). */
+export const METRICS: Readonly<Record<string, MetricDef | undefined>> = Object.fromEntries(CATALOGUE.map((m) => [m.name, m]));

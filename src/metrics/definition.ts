@@ -1,0 +1,32 @@
+/**
+ * What a metric family is: its name, help, type, unit, labels and origin. The floor below the
+ * sources: each source declares its families with it, the catalogue (src/collect/catalogue.ts)
+ * puts them together with the exporter's own above the sources, and the renderers here take that
+ * catalogue as an argument, so nothing in metrics/ imports upward.
+ */
+
+import type { Source } from '../domain.js';
+
+/** Label added to every series. */
+export const PORTAL_LABEL = 'portal';
+
+/** Where a family's samples come from: one of the collected sources, or the exporter itself. */
+export type Origin = Source | 'exporter';
+
+/** One family: what every renderer and the README's metrics table need to know of it. */
+export interface MetricDef {
+  /** Prometheus name (also the OTLP instrument name). */
+  readonly name: string;
+  readonly help: string;
+  /** `counter`: a `_total` that only grows while the process lives (serve only, where rate() reads it). */
+  readonly type: 'gauge' | 'counter';
+  /** UCUM unit for OTLP (`1` dimensionless, `s` seconds, `{device}` annotations). */
+  readonly unit: string;
+  /** Labels besides `portal`, in output order. */
+  readonly labels: readonly string[];
+  /** Labels that are present on some series only (the Vitals `tag`). */
+  readonly optionalLabels?: readonly string[];
+  readonly origin: Origin;
+  /** One line for the README's metrics table. */
+  readonly doc: string;
+}
