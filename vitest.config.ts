@@ -14,6 +14,13 @@ const E2E = [
   'test/serverless/**/*.test.ts',
 ];
 
+/** The unit tier: every other test file, in-process. Mutation testing (vitest.mutation.config.ts) runs this tier alone. */
+export const UNIT = {
+  include: ['test/**/*.test.ts'],
+  exclude: E2E,
+  setupFiles: ['test/support/unit-tier.ts'],
+};
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -24,9 +31,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['test/**/*.test.ts'],
-          exclude: E2E,
-          setupFiles: ['test/support/unit-tier.ts'],
+          ...UNIT,
         },
       },
       { extends: true, test: { name: 'e2e', include: E2E } },

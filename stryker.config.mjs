@@ -1,0 +1,42 @@
+// Mutation testing (`npm run mutation`, docs/testing.md): StrykerJS changes one expression of the
+// code at a time and runs the unit tests that cover it; a change no test notices is a survivor.
+
+/**
+ * What is mutated, by part: the score is read per part, and scripts/mutation.mjs runs one part per
+ * Stryker run (a run holds one part's mutants in memory and its own incremental file).
+ */
+export const PARTS = {
+  shard: ['src/config/shard.ts'],
+  schedule: ['src/schedule/**/*.ts'],
+  sources: ['src/sources/**/*.ts'],
+  metrics: ['src/metrics/**/*.ts'],
+  upstream: ['src/upstream/**/*.ts'],
+  collect: ['src/collect/**/*.ts'],
+};
+
+// Set by scripts/mutation.mjs; without it (`npx stryker run`) every part at once.
+const part = process.env.POSTURE_MUTATION_PART;
+if (part !== undefined && !(part in PARTS)) throw new Error(`POSTURE_MUTATION_PART: '${part}' is not a part: give one of ${Object.keys(PARTS).join(', ')}`);
+const out = `reports/mutation/${part ?? 'all'}`;
+
+/** StrykerJS options (its PartialStrykerOptions). */
+export default {
+  testRunner: 'vitest',
+  // The unit tier alone; `related` runs only the test files that import the mutated file.
+  vitest: { configFile: 'vitest.mutation.config.ts', related: true },
+  coverageAnalysis: 'perTest',
+  mutate: part ? PARTS[part] : Object.values(PARTS).flat(),
+  // A re-run tests only the mutants whose code or covering tests changed since the last run.
+  incremental: true,
+  incrementalFile: `${out}/incremental.json`,
+  // At most two test processes: the machine it runs on is shared.
+  concurrency: 2,
+  reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
+  htmlReporter: { fileName: `${out}/index.html` },
+  jsonReporter: { fileName: `${out}/report.json` },
+  clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true, reportMutants: true },
+  // Below 80 % the run fails (exit 1): the bar every part is held to.
+  thresholds: { high: 90, low: 80, break: 80 },
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: 'always',
+};
