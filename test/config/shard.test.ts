@@ -4,6 +4,7 @@ import {
   jumpHash, MAX_TOTAL_SHARDS, ownsPortal, parseShard, parseTotalShards, portalKey, shardOf, SHARD_SETTING, TOTAL_SHARDS_SETTING, validateShards,
 } from '../../src/config/shard.js';
 import { configErrorOf } from '../support/errors.js';
+import { referenceJumpHash, referencePortalKey, referenceShard } from '../support/shards.js';
 
 const names = (n: number, prefix = 'customer-') => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
@@ -36,8 +37,17 @@ describe('jumpHash (Lamping & Veach)', () => {
     }
   });
 
-  it('rejects a bucket count below 1', () => {
-    expect(() => jumpHash(1n, 0)).toThrow(RangeError);
+  it('agrees with the paper\'s algorithm, written out independently, on 64-bit keys across bucket counts', () => {
+    // Keys spread over the whole 64-bit range, including both ends and the sign bit of int64.
+    const keys = [0n, 1n, 2n ** 63n - 1n, 2n ** 63n, 2n ** 64n - 1n];
+    for (let i = 0n; i < 300n; i++) keys.push((i * 0x9e3779b97f4a7c15n + 12345n) % 2n ** 64n);
+    for (const key of keys) {
+      for (const n of [1, 2, 3, 7, 16, 100, 1000]) expect(jumpHash(key, n), `key ${key}, ${n} buckets`).toBe(referenceJumpHash(key, n));
+    }
+  });
+
+  it.each([0, -1, 2.5, NaN])('rejects %s buckets with a RangeError saying the buckets must be a positive integer', (n) => {
+    expect(() => jumpHash(1n, n)).toThrow(new RangeError('jumpHash: buckets must be a positive integer'));
   });
 });
 
@@ -81,6 +91,22 @@ describe('shardOf', () => {
     }
   });
 
+  it('gives every portal the shard of the documented rule (jump hash of SHA-256 of the UTF-8 name), for many names and totals', () => {
+    const portals = [...names(500, 'portal-'), 'a', 'acme-eu-west', 'Café Müller', '東京', 'emoji-\u{1f512}', 'x'.repeat(300), ' spaced name '];
+    for (const p of portals) {
+      expect(portalKey(p), JSON.stringify(p)).toBe(referencePortalKey(p));
+      for (const n of [1, 2, 3, 4, 5, 8, 13, 64, 1000]) expect(shardOf(p, n), `${JSON.stringify(p)} of ${n}`).toBe(referenceShard(p, n));
+    }
+  });
+
+  it('tells names of the same length apart: their shards follow the hash of the whole name', () => {
+    // Thirty names of 11 characters each; a rule that looked only at the length would give them all one shard.
+    const same = names(30, 'tenant-').map((p) => p.padEnd(11, 'x'));
+    const shards = same.map((p) => shardOf(p, 3));
+    expect(shards).toEqual(same.map((p) => referenceShard(p, 3)));
+    expect(new Set(shards)).toEqual(new Set([0, 1, 2]));
+  });
+
   it('is stable: the same name gives the same shard every time', () => {
     for (const p of names(50)) expect(shardOf(p, 7)).toBe(shardOf(`${p}`, 7));
   });
@@ -97,6 +123,8 @@ describe('parseShard', () => {
     ['posture-exporter-12', 12],
     ['exporter-v2-3', 3],
     ['web-0', 0],
+    ['a-3', 3],
+    ['a.b-4', 4],
   ])('reads %j as shard %i', (value, want) => {
     expect(parseShard(value, SHARD_SETTING)).toBe(want);
   });
@@ -111,6 +139,11 @@ describe('parseShard', () => {
     ['2x'],
     [''],
     ['posture-exporter--'],
+    ['-web-2'],
+    ['.web-2'],
+    ['web-2x'],
+    ['web-2.5'],
+    ['web-2 3'],
   ])('rejects %j with a ConfigError naming the setting and the fix', (value) => {
     const e = configErrorOf(() => parseShard(value, SHARD_SETTING));
     expect(e.setting).toBe(SHARD_SETTING);
@@ -121,11 +154,17 @@ describe('parseShard', () => {
 });
 
 describe('parseTotalShards and validateShards', () => {
-  it.each([['1', 1], ['3', 3], [String(MAX_TOTAL_SHARDS), MAX_TOTAL_SHARDS]])('reads %j', (value, want) => {
+  it('rejects a shard number too large to be exact, naming the setting and the most shards', () => {
+    const e = configErrorOf(() => parseShard('123456789012345678901', SHARD_SETTING));
+    expect(e.setting).toBe(SHARD_SETTING);
+    expect(e.message).toBe(`POSTURE_SHARD (--shard): '123456789012345678901' is too large: give a shard number below the total shards (at most ${MAX_TOTAL_SHARDS})`);
+  });
+
+  it.each([['1', 1], ['3', 3], [' 3 ', 3], ['\t12\n', 12], [String(MAX_TOTAL_SHARDS), MAX_TOTAL_SHARDS]])('reads %j', (value, want) => {
     expect(parseTotalShards(value, TOTAL_SHARDS_SETTING)).toBe(want);
   });
 
-  it.each([['0'], ['1001'], ['-3'], ['three'], ['2.5'], ['']])('rejects total %j naming POSTURE_TOTAL_SHARDS', (value) => {
+  it.each([['0'], ['1001'], ['-3'], ['three'], ['2.5'], [''], ['+3'], ['1e2'], ['0x10'], ['3 shards'], ['x3']])('rejects total %j naming POSTURE_TOTAL_SHARDS', (value) => {
     expect(() => parseTotalShards(value, TOTAL_SHARDS_SETTING)).toThrow(ConfigError);
     expect(() => parseTotalShards(value, TOTAL_SHARDS_SETTING)).toThrow(/^POSTURE_TOTAL_SHARDS \(--total-shards\): .*1 to 1000/);
   });
