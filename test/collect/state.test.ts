@@ -85,3 +85,30 @@ describe('PortalState views', () => {
     expect(series(state, T0 + 60_000, 5_000, 'posture_collection_success').map((s) => `${s.labels.source}=${s.value}`)).toEqual(['vitals=1', 'alerts=0', 'devices=1']);
   });
 });
+
+describe('PortalState staleness on the monotonic clock', () => {
+  const DAY = 86_400_000;
+  const MINUTE = 60_000;
+
+  /** A run that ended at monotonic `mono` while the wall clock read `mono + wallOffset` (stepped by NTP or an operator). */
+  function runAt(source: Source, mono: number, wallOffset: number, ok: boolean): SourceRun {
+    return { ...run(source, mono + wallOffset, ok), finishedMonotonic: mono } as SourceRun;
+  }
+
+  it.each([
+    ['a day ahead', DAY],
+    ['10 minutes behind', -10 * MINUTE],
+  ])('keeps a failed source for its limit after its last success counted on the monotonic clock, the wall clock %s at that success', (_, offset) => {
+    const state = new PortalState('acme');
+    const limit = { vitals: 1, alerts: 1, devices: 2 * MINUTE };
+    state.recordRun(runAt('devices', T0, offset, true));
+    state.recordRun(runAt('devices', T0 + MINUTE, offset, false));
+    // Kept through the limit, monotonic time since the success...
+    for (const now of [T0 + MINUTE, T0 + 2 * MINUTE]) expect(state.view(now, limit).devices.value, `${now - T0} ms after`).toBe(VALUES.devices);
+    // ...dropped just past it, whatever the wall clock read.
+    expect(state.view(T0 + 2 * MINUTE + 1, limit).devices.value).toBeUndefined();
+    expect(state.view(T0 + DAY, limit).devices.value).toBeUndefined();
+    // The last-success timestamp is the wall reading of the success.
+    expect(state.view(T0 + 2 * MINUTE + 1, limit).devices.lastSuccessAt).toBe(T0 + offset);
+  });
+});

@@ -70,6 +70,24 @@ describe('budgets, pauses and deadlines on the monotonic clock', () => {
     expect(value(serving.exporter.samples(), 'posture_devices', { activity: 'active' })).toBeUndefined();
   }, 60_000);
 
+  it.each([
+    ['a day ahead', 86_400_000],
+    ['10 minutes behind', -10 * MINUTE],
+  ])('counts a failed source\'s staleness limit from its last success on the monotonic clock, the wall clock %s since before that success', async (_, step) => {
+    const { clock, sim, logger, config } = await setup({ POSTURE_INTERVAL_SECONDS: '60', POSTURE_MAX_STALENESS_SECONDS: '150' });
+    clock.stepWall(step);
+    const serving = stopping(await startServe(config, { clock, logger }));
+    while (!serving.exporter.ready) await serving.nextCycle();
+    sim.addFault({ path: '/devices', times: Infinity, fault: { kind: 'status', status: 403 } });
+    // The portal's clock is the monotonic one: its last 200 on /devices is the last success.
+    const lastGood = Math.max(...sim.requests.filter((q) => q.path === '/devices' && q.status === 200).map((q) => q.time));
+    while (clock.monotonic() < lastGood + 2 * MINUTE) await serving.nextCycle();
+    expect(value(serving.exporter.samples(), 'posture_collection_success', { source: 'devices' })).toBe(0);
+    expect(value(serving.exporter.samples(), 'posture_devices', { activity: 'active' })).toBeTypeOf('number');
+    while (clock.monotonic() < lastGood + 3 * MINUTE) await serving.nextCycle();
+    expect(value(serving.exporter.samples(), 'posture_devices', { activity: 'active' })).toBeUndefined();
+  }, 60_000);
+
   it('cuts a one-shot run at its deadline on the fake clock, not on real time', async () => {
     const clock = new FakeClock(T0);
     const sim = closing(await startSimulator({ clock, keys: [{ key: KEY }], alerts: 50, moving: false }));
