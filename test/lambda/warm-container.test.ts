@@ -1,0 +1,108 @@
+/**
+ * One warm Lambda container (one handler) invoked in turn with different shard events, as Lambda
+ * may reuse a container across a fan-out's items: each invocation collects exactly the portals its
+ * own event's shard owns, whatever the container ran before. In-process: a simulated fleet and a
+ * recording push receiver on loopback ports, a FakeClock. Ownership comes from the documented rule
+ * (test/support/shards.ts), not from the exporter's shard code.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/core/clock.js';
+import { createHandler } from '../../src/runtime/lambda.js';
+import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
+import { startReceiver, type Receiver } from '../sinks/receiver.js';
+import { referenceShard } from '../support/shards.js';
+import { lambdaContext, scheduledEvent } from './support.js';
+
+const PORTALS = ['acme', 'globex', 'initech', 'umbrella', 'hooli', 'stark', 'wayne', 'wonka', 'tyrell', 'cyberdyne', 'soylent', 'oscorp'];
+
+let clock: FakeClock;
+let fleet: Fleet;
+let pushes: Receiver;
+let dir: string;
+let logs: string[];
+
+beforeEach(async () => {
+  clock = new FakeClock(Date.UTC(2026, 10, 23, 12, 0, 0), { autoAdvance: true });
+  fleet = await startFleet({ portals: PORTALS, clock, moving: false });
+  pushes = await startReceiver(() => ({ status: 200 }));
+  dir = mkdtempSync(join(tmpdir(), 'lambda-warm-'));
+  logs = [];
+});
+afterEach(async () => {
+  const text = logs.join('\n');
+  for (const name of fleet.names) expect(text).not.toContain(fleet.apiKey(name));
+  await Promise.all([fleet.close(), pushes.close()]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Settings of a fleet deployment pushing to the receiver: every portal in a config file, each key in its own file. */
+function fleetEnv(): Record<string, string> {
+  const portals = fleet.names.map((name) => {
+    const keyFile = join(dir, `${name}.key`);
+    writeFileSync(keyFile, fleet.apiKey(name));
+    return { portal: name, base_url: fleet.baseUrl(name), api_key_file: keyFile };
+  });
+  const file = join(dir, 'portals.json');
+  writeFileSync(file, JSON.stringify({ portals }));
+  return { POSTURE_CONFIG_FILE: file, POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: pushes.url, POSTURE_PUSHGATEWAY_JOB: 'warm' };
+}
+
+/** The portals shard `shard` of `total` owns by the documented rule, sorted. */
+const owned = (shard: number, total: number) => PORTALS.filter((p) => referenceShard(p, total) === shard).sort();
+
+/** How many requests each portal has received so far. */
+const requestCounts = () => new Map(fleet.names.map((n) => [n, fleet.requests(n).length]));
+
+/** The portals whose requests grew since `before`, sorted. */
+const contactedSince = (before: Map<string, number>) => fleet.names.filter((n) => fleet.requests(n).length > before.get(n)!).sort();
+
+/** The `portal` grouping label of the pushes received from index `from` on, sorted and distinct. */
+const pushedSince = (from: number) => [...new Set(pushes.requests.slice(from).map((r) => /\/portal\/([^/]+)/.exec(r.url)?.[1]))].sort();
+
+describe('a warm Lambda container', () => {
+  it('collects exactly the event\'s shard each time it is invoked with another shard', async () => {
+    // The events in the order one container receives them: another shard, the same ordinal of
+    // another total, then back to the first.
+    const events = [
+      { shard: 0, totalShards: 3 },
+      { shard: 2, totalShards: 3 },
+      { shard: 0, totalShards: 2 },
+      { shard: 1, totalShards: 2 },
+      { shard: 0, totalShards: 3 },
+    ];
+    for (const e of events) expect(owned(e.shard, e.totalShards).length, `shard ${e.shard} of ${e.totalShards} owns a portal`).toBeGreaterThan(0);
+    expect(owned(0, 2)).not.toEqual(owned(0, 3));
+    const handler = createHandler({ env: fleetEnv(), clock, write: (line) => logs.push(line) });
+
+    for (const [i, event] of events.entries()) {
+      const want = owned(event.shard, event.totalShards);
+      const before = requestCounts();
+      const pushedBefore = pushes.requests.length;
+      const summary = await handler(event, lambdaContext(120_000, `req-${i}`));
+      const label = `invocation ${i}: shard ${event.shard} of ${event.totalShards}`;
+      expect(summary.shard, label).toEqual({ ...event, portals: want.length });
+      expect(summary.portals.map((p) => p.portal).sort(), label).toEqual(want);
+      for (const p of summary.portals) expect(p.sources, `${label}, ${p.portal}`).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+      expect(contactedSince(before), label).toEqual(want);
+      expect(pushedSince(pushedBefore), label).toEqual(want);
+    }
+    expect(fleet.overBudget()).toEqual([]);
+  }, 30_000);
+
+  it('collects every portal on an event without a shard after a shard\'s invocation, and the shard\'s alone again after that', async () => {
+    const handler = createHandler({ env: fleetEnv(), clock, write: (line) => logs.push(line) });
+    const one = await handler({ shard: 1, totalShards: 3 }, lambdaContext(120_000, 'req-shard'));
+    expect(one.portals.map((p) => p.portal).sort()).toEqual(owned(1, 3));
+    const before = requestCounts();
+    const all = await handler(scheduledEvent(clock.now()), lambdaContext(120_000, 'req-all'));
+    expect(all.shard).toBeUndefined();
+    expect(all.portals.map((p) => p.portal).sort()).toEqual([...PORTALS].sort());
+    expect(contactedSince(before)).toEqual([...PORTALS].sort());
+    const again = await handler({ shard: 1, totalShards: 3 }, lambdaContext(120_000, 'req-shard-again'));
+    expect(again.portals.map((p) => p.portal).sort()).toEqual(owned(1, 3));
+    expect(fleet.overBudget()).toEqual([]);
+  }, 30_000);
+});
