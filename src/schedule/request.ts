@@ -1,14 +1,16 @@
 /**
  * One request of a source's run through the portal's scheduler: each takes its slot (retries
- * included) and is sent again when the spec calls the failure temporary and the deadline allows.
+ * included) and is sent again when the transport policy (src/upstream/retry-policy.ts) calls the
+ * failure temporary and the budget allows: the deadline, the retries left, the pause after a 429.
  * The runs themselves (which requests, paging, totals) live with their sources in src/sources/.
  */
 import type { PortalConfig } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import { equalJitterBackoffMs, fullJitterBackoffMs, retry, type RetryDecision } from '../core/retry.js';
-import { LateError, NetworkError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
+import { retry, type RetryDecision } from '../core/retry.js';
+import { LateError, PortalUnreachableError, RateLimitedError, TimeoutError, UpstreamHttpError } from '../errors.js';
 import { PortalReader, type ListRequest, type ListResult, type RecordSink } from '../upstream/reader.js';
+import { rateLimitedBackoffMs, reachedNoPortal, transportRetry } from '../upstream/retry-policy.js';
 import type { Deadline } from './deadline.js';
 import { PRIORITY, type Permit, type PortalScheduler } from './scheduler.js';
 
@@ -39,16 +41,6 @@ export interface RunContext {
   readonly replan?: () => void;
 }
 
-const BACKOFF = { baseMs: 1_000, maxMs: 30_000 };
-/**
- * A 429 without Retry-After: the spec asks for exponential backoff, and the portal counts 60 s
- * windows, so the pause starts at 10 s and doubles up to the window, with equal jitter (never
- * less than half) so it never comes back at once into a window that is still full.
- */
-const RATE_LIMITED_BACKOFF = { baseMs: 10_000, maxMs: 60_000 };
-/** A portal that could not be reached: a few quick tries (it may be restarting), no long waits. */
-const UNREACHABLE_BACKOFF = { baseMs: 500, maxMs: 4_000 };
-
 /** The request is late, not broken: its next attempt could start only at `slotAt`, past the run's deadline. */
 function lateError(ctx: RunContext, endpoint: string, slotAt: number, cause: unknown, why: string | undefined): LateError {
   return new LateError(endpoint, slotAt, ctx.deadline.at, ctx.scheduler.share.effective, ctx.scheduler.window.windowMs, { cause, why });
@@ -60,13 +52,13 @@ interface Abandoned {
   why?: string;
 }
 
-/** When to send a failed request again: what the spec calls temporary, and what the scheduler allows. */
+/** When to send a failed request again: what the transport policy calls temporary (a 429 aside), and what the budget allows. */
 function classifier(ctx: RunContext, endpoint: () => string, abandoned: Abandoned): (err: unknown, n: number) => RetryDecision {
-  let serverErrors = 0;
+  const policy = transportRetry(ctx.random);
   return (err, n) => {
     const now = ctx.clock.monotonic();
     const status = err instanceof UpstreamHttpError ? err.status : err instanceof PortalUnreachableError ? err.code : err instanceof Error ? err.name : 'error';
-    let decision: RetryDecision = { retry: false };
+    let decision: RetryDecision;
     if (err instanceof RateLimitedError) {
       if (err.retryAfterMs !== undefined && err.retryAfterMs > ctx.scheduler.maxRetryAfterMs) {
         ctx.logger.warn('the portal asked to wait longer than POSTURE_MAX_RETRY_AFTER_SECONDS: this run of the source is deferred to its next run', {
@@ -74,18 +66,12 @@ function classifier(ctx: RunContext, endpoint: () => string, abandoned: Abandone
           retryAfterMs: err.retryAfterMs,
           maxRetryAfterMs: ctx.scheduler.maxRetryAfterMs,
         });
-        return decision;
+        return { retry: false };
       }
       // The scheduler paused the whole portal; the retry waits for the pause, then for its slot.
       decision = { retry: true, waitMs: Math.max(0, ctx.scheduler.pausedUntilMs - now), reason: '429' };
-    } else if (err instanceof UpstreamHttpError) {
-      // 500 is not called temporary by the spec: once, so a persistent one does not burn the budget.
-      if (err.status === 500 && serverErrors++ < 1) decision = { retry: true, waitMs: backoff(ctx, n), reason: '500' };
-      else if (err.status === 502 || err.status === 503 || err.status === 504) decision = { retry: true, waitMs: backoff(ctx, n), reason: String(err.status) };
-    } else if (err instanceof PortalUnreachableError) {
-      decision = { retry: true, waitMs: fullJitterBackoffMs(n, { ...UNREACHABLE_BACKOFF, random: ctx.random }), reason: err.code };
-    } else if (err instanceof TruncatedBodyError || (err instanceof NetworkError && !(err instanceof TimeoutError && err.phase === 'deadline'))) {
-      decision = { retry: true, waitMs: backoff(ctx, n), reason: err.name };
+    } else {
+      decision = policy(err, n);
     }
     if (!decision.retry) return decision;
     if (n >= ctx.maxRetries) {
@@ -104,18 +90,9 @@ function classifier(ctx: RunContext, endpoint: () => string, abandoned: Abandone
   };
 }
 
-/** A failure before any connection was made (refused, unresolvable, connect timeout): the portal saw no request. */
-function reachedNoPortal(err: unknown): boolean {
-  return err instanceof PortalUnreachableError || (err instanceof TimeoutError && err.phase === 'connect');
-}
-
 /** The reason a Deadline aborts with when its time passes (not an outer stop). */
 function isDeadline(reason: unknown): boolean {
   return reason instanceof DOMException && reason.name === 'TimeoutError';
-}
-
-function backoff(ctx: RunContext, attempt: number): number {
-  return fullJitterBackoffMs(attempt, { ...BACKOFF, random: ctx.random });
 }
 
 /**
@@ -160,7 +137,7 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
         // No connection was made, so the portal counted nothing: the slot goes back to the budget.
         if (reachedNoPortal(err)) permit.refund();
         else if (err instanceof RateLimitedError) {
-          ctx.scheduler.rateLimited(err.retryAfterMs, equalJitterBackoffMs(n, { ...RATE_LIMITED_BACKOFF, random: ctx.random }));
+          ctx.scheduler.rateLimited(err.retryAfterMs, rateLimitedBackoffMs(n, ctx.random));
           // One-shot runs wait for as many windows as the lowered share needs.
           ctx.replan?.();
         }
