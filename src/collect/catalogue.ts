@@ -15,19 +15,19 @@ const EXPORTER_FAMILIES = [
   {
     name: 'posture_collection_success',
     help: 'Whether the last collection of a source from the portal succeeded (1) or failed (0).',
-    type: 'gauge', unit: '1', labels: ['source'], origin: 'exporter',
+    type: 'gauge', unit: '1', labels: ['source'], origin: 'exporter', combine: 'min',
     doc: '1 when the last collection of `source` ∈ vitals, alerts, devices succeeded, else 0.',
   },
   {
     name: 'posture_collection_last_success_timestamp_seconds',
     help: 'Unix time of the last successful collection of a source.',
-    type: 'gauge', unit: 's', labels: ['source'], origin: 'exporter',
+    type: 'gauge', unit: 's', labels: ['source'], origin: 'exporter', combine: 'min',
     doc: 'Unix time of the last successful collection of the source (absent until the first success).',
   },
   {
     name: 'posture_collection_duration_seconds',
     help: 'Wall time of the last run of a source, waits for the rate budget included.',
-    type: 'gauge', unit: 's', labels: ['source'], origin: 'exporter',
+    type: 'gauge', unit: 's', labels: ['source'], origin: 'exporter', combine: 'max',
     doc: 'Wall time of the last run of `source`, including waits for the budget.',
   },
   {
@@ -51,13 +51,13 @@ const EXPORTER_FAMILIES = [
   {
     name: 'posture_collection_alerts_page_size',
     help: 'Page size the last /alerts run used (0 means all in one request); larger than configured when the plan grew it to fit the share.',
-    type: 'gauge', unit: '{record}', labels: [], origin: 'exporter',
+    type: 'gauge', unit: '{record}', labels: [], origin: 'exporter', combine: 'max',
     doc: 'Page size the last `/alerts` run used (0 = all in one request); above `POSTURE_PAGE_SIZE` when the plan grew it to fit the share beside the other sources.',
   },
   {
     name: 'posture_budget_share',
     help: 'Requests per 60 s this exporter may send to the portal: configured (POSTURE_REQUESTS_PER_MINUTE) and effective (lowered after 429s that other clients caused, won back one per clean window).',
-    type: 'gauge', unit: '{request}', labels: ['kind'], origin: 'exporter',
+    type: 'gauge', unit: '{request}', labels: ['kind'], origin: 'exporter', combine: 'min',
     doc: '`kind="configured"`: `POSTURE_REQUESTS_PER_MINUTE`; `kind="effective"`: the share in force (halved on a 429 that other clients caused, +1 per clean 60 s, never below 1).',
   },
   {
@@ -81,31 +81,31 @@ const EXPORTER_FAMILIES = [
   {
     name: 'posture_push_success',
     help: 'Whether the previous push to a sink succeeded (1) or failed (0); sent with the next push (serverless mode).',
-    type: 'gauge', unit: '1', labels: ['sink'], origin: 'exporter',
+    type: 'gauge', unit: '1', labels: ['sink'], origin: 'exporter', combine: 'min',
     doc: 'Push mode: 1 when the previous push to `sink` ∈ otlp, remote_write, pushgateway succeeded, else 0 (goes out with the next push).',
   },
   {
     name: 'posture_push_duration_seconds',
     help: 'Wall time of the previous push to a sink (serverless mode).',
-    type: 'gauge', unit: 's', labels: ['sink'], origin: 'exporter',
+    type: 'gauge', unit: 's', labels: ['sink'], origin: 'exporter', combine: 'max',
     doc: 'Push mode: wall time of the previous push to `sink`.',
   },
   {
     name: 'posture_exporter_build_info',
     help: 'Exporter version and how it runs (value is always 1).',
-    type: 'gauge', unit: '1', labels: ['version', 'runtime'], origin: 'exporter',
+    type: 'gauge', unit: '1', labels: ['version', 'runtime'], origin: 'exporter', combine: 'max',
     doc: '1; `version` of the exporter, `runtime` ∈ once, serve, lambda.',
   },
   {
     name: 'posture_exporter_shard_ordinal',
     help: 'This process\'s shard (POSTURE_SHARD): it collects the portals whose name hashes to it; serve only, with no portal label.',
-    type: 'gauge', unit: '1', labels: [], origin: 'exporter',
+    type: 'gauge', unit: '1', labels: [], origin: 'exporter', combine: 'max',
     doc: '`serve`: this process\'s shard, 0 unsharded (no `portal` label: a shard that owns no portal still has it).',
   },
   {
     name: 'posture_exporter_total_shards',
     help: 'How many shards split the portals (POSTURE_TOTAL_SHARDS); every shard must say the same; serve only, with no portal label.',
-    type: 'gauge', unit: '1', labels: [], origin: 'exporter',
+    type: 'gauge', unit: '1', labels: [], origin: 'exporter', combine: 'max',
     doc: '`serve`: the shard count, 1 unsharded (no `portal` label); shards that disagree, or fewer shards up than this, are alerts (docs/sharding.md).',
   },
 ] as const satisfies readonly MetricDef[];

@@ -27,6 +27,11 @@ export interface MetricDef {
   /** Labels that are present on some series only (the Vitals `tag`). */
   readonly optionalLabels?: readonly string[];
   readonly origin: Origin;
+  /**
+   * How samples written as one series combine (src/metrics/series.ts): a sum (the default, right
+   * for counts), or `min`/`max` where a sum would mean nothing.
+   */
+  readonly combine?: 'min' | 'max';
   /** One line for the README's metrics table. */
   readonly doc: string;
 }

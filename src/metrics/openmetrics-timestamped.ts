@@ -6,6 +6,7 @@
 import type { MetricDef } from './definition.js';
 import { escapeText, labelString } from './render.js';
 import type { Sample } from './sample.js';
+import { renderedSeries } from './series.js';
 
 /** A sample with the time it describes. */
 export interface TimestampedSample extends Sample {
@@ -30,18 +31,17 @@ function formatTimestamp(ms: number): string {
  * Renders every sample with its timestamp. Layout as promtool's parser requires: one block per
  * family (in the order of `catalogue`, `# HELP` and `# TYPE` once), inside it every series
  * contiguous (first-seen order, labels in catalogue order), each series' points in ascending
- * time, and `# EOF` at the end. Two samples of one series at one time keep the last; a sample of
- * a family not in `catalogue` is left out, as renderText leaves it out.
+ * time, and `# EOF` at the end. Samples written as one series at one time are one point
+ * (renderedSeries); a sample of a family not in `catalogue` is left out, as renderText leaves it out.
  */
 export function renderTimestampedOpenMetrics(samples: readonly TimestampedSample[], catalogue: readonly MetricDef[]): string {
-  const defs = new Map(catalogue.map((def) => [def.name, def]));
+  const defs = new Set(catalogue.map((def) => def.name));
   const families = new Map<string, Map<string, Map<number, number>>>();
-  for (const s of samples) {
-    const def = defs.get(s.name);
-    if (!def) continue;
+  for (const s of renderedSeries(samples, catalogue, (x) => x.timestampMs)) {
+    if (!defs.has(s.name)) continue;
     let family = families.get(s.name);
     if (!family) families.set(s.name, (family = new Map()));
-    const labels = labelString(def, s.labels);
+    const labels = labelString(s.labels);
     let points = family.get(labels);
     if (!points) family.set(labels, (points = new Map()));
     points.set(s.timestampMs, s.value);

@@ -5,6 +5,8 @@ import { MeterProvider, MetricReader, type PushMetricExporter, type ResourceMetr
 import { untilDeadline } from '../core/abort.js';
 import { redact, type Logger } from '../core/log.js';
 import { CATALOGUE } from '../collect/catalogue.js';
+import { PORTAL_LABEL } from '../metrics/definition.js';
+import { renderedSeries } from '../metrics/series.js';
 import type { Sample } from '../metrics/sample.js';
 import { SinkError } from './errors.js';
 import { safeUrl } from './http.js';
@@ -122,14 +124,14 @@ function exportOnce(exporter: PushMetricExporter, metrics: ResourceMetrics): Pro
   });
 }
 
-function groupByName(batches: readonly PushBatch[]): Map<string, Array<{ sample: Sample; portal: string }>> {
-  const out = new Map<string, Array<{ sample: Sample; portal: string }>>();
-  for (const batch of batches) {
-    for (const sample of batch.snapshot.samples) {
-      let list = out.get(sample.name);
-      if (!list) out.set(sample.name, (list = []));
-      list.push({ sample, portal: batch.portal });
-    }
+/** The batches' samples by family, one per series as written (renderedSeries), `portal` added where a sample lacks it. */
+function groupByName(batches: readonly PushBatch[]): Map<string, Sample[]> {
+  const samples = batches.flatMap((batch) => batch.snapshot.samples.map((s) => ({ ...s, labels: { [PORTAL_LABEL]: batch.portal, ...s.labels } })));
+  const out = new Map<string, Sample[]>();
+  for (const sample of renderedSeries(samples, CATALOGUE)) {
+    let list = out.get(sample.name);
+    if (!list) out.set(sample.name, (list = []));
+    list.push(sample);
   }
   return out;
 }
@@ -180,7 +182,7 @@ export class OtlpSink implements Sink {
         const entries = byName.get(def.name) ?? [];
         const gauge = meter.createObservableGauge(def.name, { description: def.help, unit: def.unit });
         gauge.addCallback((result) => {
-          for (const { sample, portal } of entries) result.observe(sample.value, { portal, ...sample.labels });
+          for (const sample of entries) result.observe(sample.value, sample.labels);
         });
       }
       const { resourceMetrics, errors } = await reader.collect({ timeoutMillis: options.timeoutMillis });

@@ -1,6 +1,7 @@
 import snappy from 'snappyjs';
-import { METRICS } from '../collect/catalogue.js';
+import { CATALOGUE, METRICS } from '../collect/catalogue.js';
 import { PORTAL_LABEL } from '../metrics/definition.js';
+import { renderedSeries } from '../metrics/series.js';
 import { SinkError } from './errors.js';
 import { basicAuth, deliver, type HttpResult } from './http.js';
 import { ProtoWriter } from './protobuf.js';
@@ -32,18 +33,16 @@ function byName(a: readonly [string, string], b: readonly [string, string]): num
 }
 
 /**
- * The series of every batch, stamped with its snapshot's `collectedAt`. Labels with empty values
- * are left out (Prometheus treats an empty label as an absent one); `portal` is added if a sample
- * lacks it.
+ * The series of every batch, stamped with its snapshot's `collectedAt`: one per series as written
+ * (renderedSeries). Labels with empty values are left out (Prometheus treats an empty label as an
+ * absent one); `portal` is added if a sample lacks it.
  */
 export function toTimeSeries(batches: readonly PushBatch[]): RemoteWriteSeries[] {
   const out: RemoteWriteSeries[] = [];
   for (const batch of batches) {
-    for (const s of batch.snapshot.samples) {
+    for (const s of renderedSeries(batch.snapshot.samples.map((x) => ({ ...x, labels: { [PORTAL_LABEL]: batch.portal, ...x.labels } })), CATALOGUE)) {
       const labels: Array<[string, string]> = [['__name__', s.name]];
-      for (const [k, v] of Object.entries({ [PORTAL_LABEL]: batch.portal, ...s.labels })) {
-        if (k !== '__name__' && v !== '') labels.push([k, v]);
-      }
+      for (const [k, v] of Object.entries(s.labels)) if (k !== '__name__' && v !== '') labels.push([k, v]);
       labels.sort(byName);
       out.push({ labels, value: s.value, timestamp: batch.snapshot.collectedAt });
     }

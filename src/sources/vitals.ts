@@ -5,6 +5,7 @@
 import type { Logger } from '../core/log.js';
 import { STAGES } from '../domain.js';
 import { ListMismatchError } from '../errors.js';
+import { asWritten } from '../core/utf8.js';
 import { request, type RunContext } from '../schedule/request.js';
 import { PRIORITY } from '../schedule/scheduler.js';
 import { describeIssues, VitalsRecordSchema, type VitalsRecord } from '../upstream/schemas.js';
@@ -71,7 +72,7 @@ export const VITALS_FAMILIES = [
   {
     name: 'posture_vitals_integration_info',
     help: 'Integrations reported by /vitals (value is always 1).' + CACHED,
-    type: 'gauge', unit: '1', labels: ['integration', 'name', 'vitals_enabled'], optionalLabels: ['tag'], origin: 'vitals',
+    type: 'gauge', unit: '1', labels: ['integration', 'name', 'vitals_enabled'], optionalLabels: ['tag'], origin: 'vitals', combine: 'max',
     doc: '1 per integration in `/vitals` (integration = `key`, name = `name`).',
   },
   {
@@ -89,13 +90,13 @@ export const VITALS_FAMILIES = [
   {
     name: 'posture_vitals_health_ratio',
     help: 'Vitals overall health: configurationCompliant / agentDeployedPossibleCompliant; absent when the denominator is 0.' + CACHED,
-    type: 'gauge', unit: '1', labels: ['integration'], optionalLabels: ['tag'], origin: 'vitals',
+    type: 'gauge', unit: '1', labels: ['integration'], optionalLabels: ['tag'], origin: 'vitals', combine: 'min',
     doc: '`configurationCompliant / agentDeployedPossibleCompliant`; absent when the denominator is 0.',
   },
   {
     name: 'posture_vitals_funnel_consistent',
     help: 'Vitals funnel rule holds: 1 when each stage\'s eligible equals the previous stage\'s compliant and no compliant exceeds its eligible, else 0.' + CACHED,
-    type: 'gauge', unit: '1', labels: ['integration'], optionalLabels: ['tag'], origin: 'vitals',
+    type: 'gauge', unit: '1', labels: ['integration'], optionalLabels: ['tag'], origin: 'vitals', combine: 'min',
     doc: '1 when each stage\'s eligible equals the previous stage\'s compliant and no compliant exceeds its eligible, else 0.',
   },
   {
@@ -136,10 +137,35 @@ export function fetchArchive(ctx: RunContext, day: string, tag: string | undefin
 type Enabled = Extract<VitalsRecord, { vitalsEnabled: true }>;
 type VitalsFamily = (typeof VITALS_FAMILIES)[number]['name'];
 
-/** Series one record has in each Vitals family, in VITALS_FAMILIES order. */
-function vitalsSeriesOf(r: VitalsRecord): number[] {
-  if (!r.vitalsEnabled) return [1, 0, 0, 0, 0, 1];
-  return [1, 3, 3, r.agentDeployedPossibleCompliant > 0 ? 1 : 0, 1, 0];
+/**
+ * A list's records by integration label: `key` as UTF-8 writes it (a lone surrogate becomes
+ * U+FFFD), in first-seen order. Distinct keys written alike are distinct integrations the
+ * output cannot tell apart: their counts are added up as one integration's, as a fold is.
+ */
+function byIntegration(list: VitalsList): Map<string, VitalsRecord[]> {
+  const out = new Map<string, VitalsRecord[]>();
+  for (const r of list.records) {
+    const key = asWritten(r.key);
+    const group = out.get(key);
+    if (group) group.push(r);
+    else out.set(key, [r]);
+  }
+  return out;
+}
+
+/** Series one integration (its records in one list) has in each Vitals family, in VITALS_FAMILIES order. */
+function vitalsSeriesOf(group: readonly VitalsRecord[]): number[] {
+  const info = new Set(group.map((r) => `${r.vitalsEnabled}\u0000${asWritten(r.name)}`)).size;
+  let enabled = false;
+  let disabled = false;
+  let denominator = 0;
+  for (const r of group) {
+    if (r.vitalsEnabled) {
+      enabled = true;
+      denominator += r.agentDeployedPossibleCompliant;
+    } else disabled = true;
+  }
+  return [info, enabled ? 3 : 0, enabled ? 3 : 0, denominator > 0 ? 1 : 0, enabled ? 1 : 0, disabled ? 1 : 0];
 }
 
 /** What the fold series of one list need: whether it folded enabled / disabled records, and the health denominator. */
@@ -159,21 +185,21 @@ function vitalsOtherOf(st: VitalsFoldState): number[] {
  * the largest (eligible devices, or active agents when Vitals is disabled; the largest over the
  * tag views) first, as many as keep every family within `cap`. Undefined: keep all.
  */
-function vitalsKept(lists: readonly VitalsList[], cap: number): Set<string> | undefined {
+function vitalsKept(groups: ReadonlyArray<ReadonlyMap<string, readonly VitalsRecord[]>>, cap: number): Set<string> | undefined {
   const sizes = new Map<string, number>();
   const perKey = new Map<string, number[]>();
   const totals = [0, 0, 0, 0, 0, 0];
-  for (const list of lists) {
-    for (const r of list.records) {
-      const size = r.vitalsEnabled ? r.agentDeployedPossibleCompliant : r.activeAgents;
-      sizes.set(r.key, Math.max(sizes.get(r.key) ?? 0, size));
-      const series = vitalsSeriesOf(r);
-      const acc = perKey.get(r.key) ?? [0, 0, 0, 0, 0, 0];
+  for (const list of groups) {
+    for (const [key, group] of list) {
+      const size = group.reduce((n, r) => n + (r.vitalsEnabled ? r.agentDeployedPossibleCompliant : r.activeAgents), 0);
+      sizes.set(key, Math.max(sizes.get(key) ?? 0, size));
+      const series = vitalsSeriesOf(group);
+      const acc = perKey.get(key) ?? [0, 0, 0, 0, 0, 0];
       series.forEach((n, f) => {
         acc[f]! += n;
         totals[f]! += n;
       });
-      perKey.set(r.key, acc);
+      perKey.set(key, acc);
     }
   }
   if (!sizes.has(OTHER) && totals.every((n) => n <= cap)) return undefined;
@@ -183,19 +209,20 @@ function vitalsKept(lists: readonly VitalsList[], cap: number): Set<string> | un
   const kept = VITALS_FAMILIES.map(() => new Array<number>(n + 1).fill(0));
   for (let k = 0; k < n; k++) perKey.get(order[k]!)!.forEach((c, f) => (kept[f]![k + 1] = kept[f]![k]! + c));
   const other = VITALS_FAMILIES.map(() => new Array<number>(n + 1).fill(0));
-  const byKey = lists.map((list) => new Map(list.records.map((r) => [r.key, r])));
-  const states: VitalsFoldState[] = lists.map(() => ({ enabled: false, disabled: false, denominator: 0 }));
+  const states: VitalsFoldState[] = groups.map(() => ({ enabled: false, disabled: false, denominator: 0 }));
   const current = [0, 0, 0, 0, 0, 0];
   for (let k = n - 1; k >= 0; k--) {
-    byKey.forEach((records, i) => {
-      const r = records.get(order[k]!);
-      if (!r) return;
+    groups.forEach((list, i) => {
+      const group = list.get(order[k]!);
+      if (!group) return;
       const st = states[i]!;
       const before = vitalsOtherOf(st);
-      if (r.vitalsEnabled) {
-        st.enabled = true;
-        st.denominator += r.agentDeployedPossibleCompliant;
-      } else st.disabled = true;
+      for (const r of group) {
+        if (r.vitalsEnabled) {
+          st.enabled = true;
+          st.denominator += r.agentDeployedPossibleCompliant;
+        } else st.disabled = true;
+      }
       vitalsOtherOf(st).forEach((c, f) => (current[f]! += c - before[f]!));
     });
     current.forEach((c, f) => (other[f]![k] = c));
@@ -205,20 +232,25 @@ function vitalsKept(lists: readonly VitalsList[], cap: number): Set<string> | un
 
 /** The Vitals samples of a run's lists, with the series cap (one set of integrations kept for all the families). */
 function vitalsSamples(lists: readonly VitalsList[], add: Add<VitalsFamily>, cap: number, folded: Map<string, number>): void {
-  const keep = vitalsKept(lists, cap);
+  const groups = lists.map(byIntegration);
+  const keep = vitalsKept(groups, cap);
   // Original series left out, per family: folded into OTHER, or (info) dropped.
   const left = [0, 0, 0, 0, 0, 0];
-  for (const list of lists) {
+  lists.forEach((list, i) => {
     const tag: Record<string, string> = list.tag === undefined ? {} : { tag: list.tag };
     const rest: VitalsRecord[] = [];
-    for (const r of list.records) {
-      if (keep && !keep.has(r.key)) {
-        rest.push(r);
-        vitalsSeriesOf(r).forEach((c, f) => (left[f]! += c));
-      } else vitalsRecordSamples(r, r.key, tag, add);
+    for (const [integration, group] of groups[i]!) {
+      if (keep && !keep.has(integration)) {
+        rest.push(...group);
+        vitalsSeriesOf(group).forEach((c, f) => (left[f]! += c));
+      } else if (group.length === 1) vitalsRecordSamples(group[0]!, integration, tag, add);
+      else {
+        for (const r of group) add('posture_vitals_integration_info', { integration, name: r.name, vitals_enabled: String(r.vitalsEnabled), ...tag }, 1);
+        vitalsSumSamples(group, integration, tag, add);
+      }
     }
-    if (rest.length > 0) vitalsOtherSamples(rest, tag, add);
-  }
+    if (rest.length > 0) vitalsSumSamples(rest, OTHER, tag, add);
+  });
   VITALS_FAMILIES.forEach((family, f) => folded.set(family.name, left[f]!));
 }
 
@@ -237,13 +269,13 @@ function vitalsRecordSamples(r: VitalsRecord, integration: string, tag: Record<s
 }
 
 /**
- * The fold series of one list: counts summed; the health ratio recomputed from the summed counts;
- * funnel_consistent 1 only when every folded funnel is consistent; info series dropped.
+ * The series of several records as one integration (the fold into OTHER, or keys written alike):
+ * counts summed; the health ratio recomputed from the summed counts; funnel_consistent 1 only
+ * when every funnel is consistent; no info series.
  */
-function vitalsOtherSamples(rest: readonly VitalsRecord[], tag: Record<string, string>, add: Add<VitalsFamily>): void {
+function vitalsSumSamples(rest: readonly VitalsRecord[], integration: string, tag: Record<string, string>, add: Add<VitalsFamily>): void {
   const enabled = rest.filter((r): r is Enabled => r.vitalsEnabled);
   const disabled = rest.filter((r) => !r.vitalsEnabled);
-  const integration = OTHER;
   if (enabled.length > 0) {
     const sum = (field: keyof Enabled) => enabled.reduce((n, r) => n + (r[field] as number), 0);
     for (const st of STAGES) add('posture_vitals_eligible_devices', { integration, stage: st.stage, ...tag }, sum(st.eligible));

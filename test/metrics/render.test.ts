@@ -24,9 +24,11 @@ describe('renderText', () => {
     ]);
   });
 
-  it('writes one line for a label set given twice, with the last value, at its first place', async () => {
-    const text = await renderText([info('a', 'A'), info('b', 'B'), { ...info('a', 'A'), value: 2 }], 'prometheus', CATALOGUE);
-    expect(text.split('\n').filter((l) => l.startsWith('posture_vitals_integration_info{')).map((l) => l.split('integration=')[1])).toEqual(['"a",name="A",vitals_enabled="true"} 2', '"b",name="B",vitals_enabled="true"} 1']);
+  it('writes one line for a label set given twice, at its first place: counts added up, an info series kept at 1', async () => {
+    const open = (integration: string, value: number): Sample => ({ name: 'posture_alerts_open_by_integration', labels: { portal: 'p', integration, severity: 'red', type: 'incident' }, value });
+    const text = await renderText([info('a', 'A'), info('b', 'B'), info('a', 'A'), open('x', 2), open('y', 1), open('x', 3)], 'prometheus', CATALOGUE);
+    expect(text.split('\n').filter((l) => l.startsWith('posture_vitals_integration_info{')).map((l) => l.split('integration=')[1])).toEqual(['"a",name="A",vitals_enabled="true"} 1', '"b",name="B",vitals_enabled="true"} 1']);
+    expect(text.split('\n').filter((l) => l.startsWith('posture_alerts_open_by_integration{')).map((l) => l.split('integration=')[1])).toEqual(['"x",severity="red",type="incident"} 5', '"y",severity="red",type="incident"} 1']);
   });
 
   it('names a counter family without _total in OpenMetrics and with it in the Prometheus text format', async () => {

@@ -1,6 +1,7 @@
 // Portal text in alert labels (product → integration, state → severity, status → type): whatever
 // characters it holds (NUL, other control characters, separators), a label value is exactly the
-// string JSON.parse gives, and one alert never reaches another alert's series.
+// string JSON.parse gives as UTF-8 writes it (a lone surrogate has no UTF-8 form: U+FFFD), and
+// one alert never reaches another alert's series.
 import { describe, expect, it } from 'vitest';
 import { AlertsSink, foldAlerts, integrationOf, mergeAlerts, severityOf, typeOf } from '../../src/sources/alerts/fold.js';
 import { toSamples, type PortalView } from '../../src/collect/samples.js';
@@ -53,7 +54,7 @@ const seriesOf = (samples: readonly Sample[]) =>
   new Map(samples.filter((s) => s.name === OBI).map((s) => [JSON.stringify([s.labels.integration, s.labels.severity, s.labels.type]), s.value]));
 
 describe('alert labels hold portal text as it is', () => {
-  it('gives the label values JSON.parse gives, NUL and control characters included', () => {
+  it('gives the label values JSON.parse gives, NUL and control characters included, as UTF-8 writes them', () => {
     const s = render(parsed);
     expect(seriesOf(s)).toEqual(expected(parsed));
     const integrations = s.filter((x) => x.name === OBI).map((x) => x.labels.integration);
@@ -61,7 +62,9 @@ describe('alert labels hold portal text as it is', () => {
     expect(integrations).toContain('Okta\u0000red\u0000incident');
     expect(integrations).toContain('\u0001\u001f\u007f');
     expect(integrations).toContain('Tab\there\r\nnew');
-    expect(integrations).toContain('\ud83d\ude00 \ud800 lone');
+    // What Node's own UTF-8 encoder writes for the JSON.parse string.
+    expect(integrations).toContain(Buffer.from('\ud83d\ude00 \ud800 lone', 'utf8').toString('utf8'));
+    expect(integrations).toContain('\ud83d\ude00 \ufffd lone');
     // Every series has exactly the three labels (and portal), nothing split off.
     for (const x of s.filter((y) => y.name === OBI)) expect(Object.keys(x.labels).sort()).toEqual(['integration', 'portal', 'severity', 'type']);
   });

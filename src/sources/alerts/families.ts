@@ -15,7 +15,7 @@ export const ALERTS_FAMILIES = [
     name: 'posture_alerts_open_by_integration',
     help: 'Unresolved alerts by integration (product before its first comma), severity and type (status); only non-zero series.' + CACHED,
     type: 'gauge', unit: '{alert}', labels: ['integration', 'severity', 'type'], origin: 'alerts',
-    doc: 'integration = `product` before its first comma, trimmed (`unknown` if empty); type = `status` lower-cased (incident, warning, info, else unknown); only non-zero series.',
+    doc: 'integration = `product` before its first comma, trimmed, as UTF-8 writes it (`unknown` when empty or whitespace only); type = `status` lower-cased (incident, warning, info, else unknown); only non-zero series.',
   },
   countBySeverity('posture_alerts_unacknowledged', 'Unresolved alerts that are not acknowledged, by severity.', 'Unresolved and not acknowledged (red, amber, green always present).'),
   countBySeverity('posture_alerts_unassigned', 'Unresolved alerts with no owner (empty ownerName), by severity.', 'Unresolved with empty `ownerName` (red, amber, green always present).'),
@@ -23,7 +23,7 @@ export const ALERTS_FAMILIES = [
   {
     name: 'posture_alerts_oldest_open_timestamp_seconds',
     help: 'Unix time of the oldest unresolved alert\'s creation timestamp, by severity; absent when none.' + CACHED,
-    type: 'gauge', unit: 's', labels: ['severity'], origin: 'alerts',
+    type: 'gauge', unit: 's', labels: ['severity'], origin: 'alerts', combine: 'min',
     doc: 'Unix time of the oldest unresolved alert\'s `timestamp` (API timestamps are UTC); absent when none. An alert with an unset `timestamp` (the minimum date) counts in every other alert family but not here.',
   },
 ] as const satisfies readonly SourceFamily<'alerts'>[];

@@ -1,4 +1,5 @@
 import type { Logger } from '../../core/log.js';
+import { asWritten } from '../../core/utf8.js';
 import { SEVERITIES } from '../../domain.js';
 import { checkAlertRecord } from '../../upstream/schemas.js';
 import { InvalidRecords } from '../invalid.js';
@@ -65,11 +66,15 @@ export function typeOf(status: string): string {
   return KNOWN_TYPES.has(s) ? s : 'unknown';
 }
 
-/** `product` → integration label: the part before the first comma, trimmed; `unknown` if empty. */
+/**
+ * `product` → integration label: the part before the first comma, trimmed, as UTF-8 writes it (a
+ * lone surrogate becomes U+FFFD, so products written alike count as one); `unknown` when that is
+ * empty (an empty or whitespace-only product, or one that starts with its comma).
+ */
 export function integrationOf(product: string): string {
   const comma = product.indexOf(',');
   const name = (comma === -1 ? product : product.slice(0, comma)).trim();
-  return name === '' ? 'unknown' : name;
+  return name === '' ? 'unknown' : asWritten(name);
 }
 
 const zeroCounts = (): Counts => ({ red: 0, amber: 0, green: 0 });
