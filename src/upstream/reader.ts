@@ -87,8 +87,9 @@ const UNREACHABLE: Record<string, PortalUnreachableError['kind']> = {
   ENETDOWN: 'unreachable',
 };
 
+/** A count as JSON may write it (`5`, `5.0`, `5e0`), up to 2^53 - 1: past it a double is no longer the number sent. */
 function isNonNegativeInteger(v: unknown): v is number {
-  return typeof v === 'number' && Number.isInteger(v) && v >= 0;
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 }
 
 /** Why a 403 on this endpoint happens, in the portal's own permission words (spec 2.9, 5.6). */
@@ -241,7 +242,7 @@ export class PortalReader {
     }
     if (!isNonNegativeInteger(env.total)) {
       const what = env.total === undefined ? 'has no "total"' : `has an invalid "total" (${JSON.stringify(env.total)})`;
-      throw new InvalidResponseError(endpoint, `The response from ${endpoint} ${what}; expected a non-negative integer (spec 2.1)`);
+      throw new InvalidResponseError(endpoint, `The response from ${endpoint} ${what}; expected a whole number from 0 to 2^53 - 1 (spec 2.1)`);
     }
     const asked = (name: 'offset' | 'limit'): number => {
       const n = Number(req.query[name] ?? 0);
