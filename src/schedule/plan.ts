@@ -199,14 +199,42 @@ export function runSeconds(requests: number, share: number): number {
   return (Math.ceil(requests / share) - 1) * ((WINDOW_MS + WINDOW_MARGIN_MS) / 1000);
 }
 
+/** The longest 429 pause a one-shot run allows for: the portal's window (a pause stops every request at once, so pauses overlap). */
+const ONE_SHOT_PAUSE_SECONDS = 60;
+/** Time for reading the last answers after the last request starts. */
+const ONE_SHOT_READING_SECONDS = 30;
+
+/** What a one-shot run still has to send, and the settings that bound its waits. */
+export interface OneShotLeft {
+  /** Requests still to send (retries aside). */
+  readonly requests: number;
+  /** The share in force, requests per window. */
+  readonly share: number;
+  /** POSTURE_MAX_RETRIES: each request may take this many more slots in all. */
+  readonly maxRetries: number;
+  /** POSTURE_MAX_RETRY_AFTER_SECONDS: no 429 pause waited is longer. */
+  readonly maxRetryAfterSeconds: number;
+  /** Whether the run has sent requests in the current window already: its first request left may wait for the window to slide. */
+  readonly windowInUse?: boolean;
+}
+
 /**
- * How long a one-shot run (`once`, Lambda) of a portal may take by default: the windows that its
- * requests and the retries allowed need at the share, one pause of up to POSTURE_MAX_RETRY_AFTER_SECONDS
- * but at most 60 s (a 429's Retry-After pauses every request at once, so pauses overlap), and 30 s for reading the
- * answers. A run learns the /alerts total on its first page and extends its deadline to the pages
- * it needs (up to an explicit cap).
+ * Seconds a one-shot run (`once`, Lambda) may still take: the windows its requests and the retries
+ * allowed need at the share (one more when the current window is in use), one 429 pause of up to
+ * POSTURE_MAX_RETRY_AFTER_SECONDS but at most 60 s, and 30 s for reading the answers. The pause is
+ * counted even with no retries: another source's 429 pauses every request of the portal.
+ */
+export function oneShotLeftSeconds(left: OneShotLeft): number {
+  const windows = runSeconds(left.requests + left.maxRetries, left.share) + (left.windowInUse ? (WINDOW_MS + WINDOW_MARGIN_MS) / 1000 : 0);
+  return windows + Math.min(left.maxRetryAfterSeconds, ONE_SHOT_PAUSE_SECONDS) + ONE_SHOT_READING_SECONDS;
+}
+
+/**
+ * How long a one-shot run (`once`, Lambda) of a portal may take by default: oneShotLeftSeconds for
+ * every request of every source, from an unused window. A run learns the /alerts total on its first
+ * page and extends its deadline to the pages it needs (up to an explicit cap).
  */
 export function oneShotSeconds(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'alertsTotal' | 'pageCap'>, maxRetries: number, maxRetryAfterSeconds: number): number {
-  const requests = vitalsRequests(input.vitalsTags) + DEVICES_REQUESTS + alertsRequests(input, input.alertsTotal) + maxRetries;
-  return runSeconds(requests, input.requestsPerMinute) + (maxRetries > 0 ? Math.min(maxRetryAfterSeconds, 60) : 0) + 30;
+  const requests = vitalsRequests(input.vitalsTags) + DEVICES_REQUESTS + alertsRequests(input, input.alertsTotal);
+  return oneShotLeftSeconds({ requests, share: input.requestsPerMinute, maxRetries, maxRetryAfterSeconds });
 }

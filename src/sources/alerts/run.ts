@@ -3,9 +3,9 @@
  * across pages, and what the portal taught (its total, its page cap) remembered for the next run.
  */
 import { ListMismatchError } from '../../errors.js';
-import { alertsLimit, alertsPagesAllowed, runSeconds } from '../../schedule/plan.js';
+import { alertsLimit, alertsPagesAllowed, oneShotLeftSeconds } from '../../schedule/plan.js';
 import { request, type RunContext } from '../../schedule/request.js';
-import { PRIORITY, WINDOW_MS } from '../../schedule/scheduler.js';
+import { PRIORITY } from '../../schedule/scheduler.js';
 import { AlertsSink, mergeAlerts, type AlertsAggregate } from './fold.js';
 
 /**
@@ -52,7 +52,8 @@ export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => 
     // A one-shot run may take as long as the remaining pages need.
     const perPage = memory.pageCap ?? (limit === 0 ? total : limit);
     const left = Math.ceil((total - offset) / Math.max(1, perPage));
-    ctx.deadline.extendTo(ctx.clock.monotonic() + (runSeconds(left + ctx.maxRetries, ctx.scheduler.share.effective) + WINDOW_MS / 1000 + 1 + 60) * 1000);
+    const seconds = oneShotLeftSeconds({ requests: left, share: ctx.scheduler.share.effective, maxRetries: ctx.maxRetries, maxRetryAfterSeconds: ctx.scheduler.maxRetryAfterMs / 1000, windowInUse: true });
+    ctx.deadline.extendTo(ctx.clock.monotonic() + seconds * 1000);
   }
   if (offset !== total) {
     throw new ListMismatchError('/alerts', total, offset, `/alerts returned ${offset} records but its total says ${total}: the list was truncated or moved while paged.`);
