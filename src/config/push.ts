@@ -53,6 +53,7 @@ export function buildPush(g: (k: SettingKey) => unknown, problems: Problems): Co
     pushgatewayPassword: credentialSource(g, problems, 'Pushgateway password', PUSHGATEWAY_PASSWORD_KEYS),
     timeoutSeconds: g('push_timeout_seconds') as number | undefined,
     maxRetries: (g('push_max_retries') as number | undefined) ?? Number(defaultOf('push_max_retries')),
+    concurrency: (g('push_concurrency') as number | undefined) ?? Number(defaultOf('push_concurrency')),
   };
   const checkUrl = (setting: string, value: string | undefined) => {
     if (value === undefined) return;

@@ -83,6 +83,8 @@ export interface Config {
     readonly timeoutSeconds?: number;
     /** Retries of a remote write or Pushgateway request. */
     readonly maxRetries: number;
+    /** Most requests each sink has in flight at once. */
+    readonly concurrency: number;
   };
   readonly lambdaMarginSeconds: number;
   /** Absolute path of the state directory (POSTURE_STATE_DIR, else the XDG default): recorded requests, backfill progress. */

@@ -6,7 +6,7 @@ import { SOURCES } from '../domain.js';
 import type { Sample } from '../metrics/sample.js';
 import { loadSink } from './index.js';
 import { SinkError } from './errors.js';
-import type { PushBatch, PushContext, PushgatewayAuth, PushSettings, RemoteWriteAuth, Sink, SinkName } from './types.js';
+import type { Batch, PushContext, PushgatewayAuth, PushSettings, RemoteWriteAuth, Sink, SinkName } from './types.js';
 import { forgetSecret, PUSHGATEWAY_PASSWORD, REMOTE_WRITE_BEARER_TOKEN, REMOTE_WRITE_PASSWORD, resolveSecret, type KeyStoreOptions, type SecretKind } from '../config/secrets.js';
 
 /** What resolving push credentials needs: AWS client settings, and where to report each secret read (for log redaction). */
@@ -67,7 +67,7 @@ export async function pushSettingsOf(config: Config, deps: PushDeps = {}, only: 
   const p = config.push;
   const sinks = p.sinks.filter((s) => only.includes(s));
   const timeoutMs = p.timeoutSeconds === undefined ? undefined : p.timeoutSeconds * 1000;
-  const limits = { ...(timeoutMs === undefined ? {} : { timeoutMs }), maxRetries: p.maxRetries };
+  const limits = { ...(timeoutMs === undefined ? {} : { timeoutMs }), maxRetries: p.maxRetries, concurrency: p.concurrency };
   return {
     sinks,
     remoteWrite:
@@ -75,7 +75,7 @@ export async function pushSettingsOf(config: Config, deps: PushDeps = {}, only: 
         ? { url: p.remoteWriteUrl, auth: await remoteWriteAuth(p, deps), headers: { ...p.remoteWriteHeaders }, ...limits }
         : undefined,
     pushgateway: p.pushgatewayUrl && sinks.includes('pushgateway') ? { url: p.pushgatewayUrl, job: p.pushgatewayJob, auth: await pushgatewayAuth(p, deps), ...limits } : undefined,
-    otlp: sinks.includes('otlp') ? (timeoutMs === undefined ? {} : { timeoutMs }) : undefined,
+    otlp: sinks.includes('otlp') ? { ...(timeoutMs === undefined ? {} : { timeoutMs }), concurrency: p.concurrency } : undefined,
   };
 }
 
@@ -96,7 +96,7 @@ class ConfiguredSink implements Sink {
     private readonly deps: PushDeps,
   ) {}
 
-  async push(batches: readonly PushBatch[], ctx: PushContext): Promise<void> {
+  async push(batches: readonly Batch[], ctx: PushContext): Promise<void> {
     const pending = (this.sink ??= this.build());
     let sink: Sink;
     try {
@@ -133,11 +133,18 @@ export function sinksOf(config: Config, deps: PushDeps = {}): Sink[] {
   return [...new Set(config.push.sinks)].map((name) => new ConfiguredSink(name, config, deps));
 }
 
-/** One batch per portal: its samples and the sources it collected successfully this cycle. */
-export function buildBatches(results: readonly CycleResult[], samples: readonly Sample[]): PushBatch[] {
-  return results.map((r) => ({
+/**
+ * One batch per portal (its samples and the sources it collected successfully this cycle) and,
+ * when `shard` is given, the shard's own batch: the samples with no portal label (its shard
+ * gauges), stamped `shard.at` (Unix ms).
+ */
+export function buildBatches(results: readonly CycleResult[], samples: readonly Sample[], shard?: { ordinal: number; total: number; at: number }): Batch[] {
+  const batches: Batch[] = results.map((r) => ({
     portal: r.portal,
     snapshot: { collectedAt: r.finishedAt, samples: samples.filter((s) => s.labels[PORTAL_LABEL] === r.portal) },
     succeeded: SOURCES.filter((s) => r[s].ok),
   }));
+  const own = samples.filter((s) => s.labels[PORTAL_LABEL] === undefined);
+  if (shard && own.length > 0) batches.push({ shard: { ordinal: shard.ordinal, total: shard.total }, snapshot: { collectedAt: shard.at, samples: own } });
+  return batches;
 }

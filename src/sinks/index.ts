@@ -1,8 +1,8 @@
 import { SinkError } from './errors.js';
-import type { PushBatch, PushContext, PushSettings, Sink, SinkName } from './types.js';
+import type { Batch, PushContext, PushSettings, Sink, SinkName } from './types.js';
 
 export { SinkError } from './errors.js';
-export type { PushBatch, PushContext, PushSettings, Sink, SinkName } from './types.js';
+export type { Batch, PushContext, PushSettings, Sink, SinkName } from './types.js';
 
 /** The outcome of one sink's push. */
 export interface PushOutcome {
@@ -10,6 +10,8 @@ export interface PushOutcome {
   ok: boolean;
   durationMs: number;
   error?: SinkError;
+  /** When it failed in part: how many of its groups or requests got through, of how many. */
+  partial?: { pushed: number; total: number };
 }
 
 /**
@@ -34,7 +36,7 @@ export async function loadSink(name: SinkName, settings: PushSettings): Promise<
 }
 
 /** Pushes to every sink concurrently; one failed sink never stops the others; returns each outcome. */
-export async function pushAll(sinks: readonly Sink[], batches: readonly PushBatch[], ctx: PushContext): Promise<PushOutcome[]> {
+export async function pushAll(sinks: readonly Sink[], batches: readonly Batch[], ctx: PushContext): Promise<PushOutcome[]> {
   return Promise.all(
     sinks.map(async (sink): Promise<PushOutcome> => {
       const started = ctx.clock.monotonic();
@@ -46,8 +48,9 @@ export async function pushAll(sinks: readonly Sink[], batches: readonly PushBatc
       } catch (err) {
         const error = err instanceof SinkError ? err : new SinkError(sink.name, `unexpected failure: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
         const durationMs = ctx.clock.monotonic() - started;
-        ctx.logger.error('push failed', { sink: sink.name, durationMs, err: error });
-        return { sink: sink.name, ok: false, durationMs, error };
+        const partial = error.pushed !== undefined && error.total !== undefined && error.pushed > 0 ? { pushed: error.pushed, total: error.total } : undefined;
+        ctx.logger.error(partial ? 'push failed in part' : 'push failed', { sink: sink.name, durationMs, err: error, ...(partial ?? {}) });
+        return { sink: sink.name, ok: false, durationMs, error, ...(partial ? { partial } : {}) };
       }
     }),
   );

@@ -5,12 +5,13 @@ import { MeterProvider, MetricReader, type PushMetricExporter, type ResourceMetr
 import { untilDeadline } from '../core/abort.js';
 import { redact, type Logger } from '../core/log.js';
 import { CATALOGUE } from '../collect/catalogue.js';
-import { PORTAL_LABEL } from '../metrics/definition.js';
 import { renderedSeries } from '../metrics/series.js';
 import type { Sample } from '../metrics/sample.js';
 import { SinkError } from './errors.js';
 import { safeUrl } from './http.js';
-import type { PushBatch, PushContext, PushSettings, Sink } from './types.js';
+import { batchLabels } from './batch.js';
+import { DEFAULT_CONCURRENCY, poolError, sendAll } from './pool.js';
+import type { Batch, PushContext, PushSettings, Sink } from './types.js';
 import { USER_AGENT } from '../version.js';
 
 /** OTLP over HTTP; gRPC is not supported. */
@@ -124,15 +125,37 @@ function exportOnce(exporter: PushMetricExporter, metrics: ResourceMetrics): Pro
   });
 }
 
-/** The batches' samples by family, one per series as written (renderedSeries), `portal` added where a sample lacks it. */
-function groupByName(batches: readonly PushBatch[]): Map<string, Sample[]> {
-  const samples = batches.flatMap((batch) => batch.snapshot.samples.map((s) => ({ ...s, labels: { [PORTAL_LABEL]: batch.portal, ...s.labels } })));
+/** The batches' samples by family, one per series as written (renderedSeries), `portal` (or the shard's `shard`) added where a sample lacks it. */
+function groupByName(batches: readonly Batch[]): Map<string, Sample[]> {
+  const samples = batches.flatMap((batch) => batch.snapshot.samples.map((s) => ({ ...s, labels: { ...batchLabels(batch), ...s.labels } })));
   const out = new Map<string, Sample[]>();
   for (const sample of renderedSeries(samples, CATALOGUE)) {
     let list = out.get(sample.name);
     if (!list) out.set(sample.name, (list = []));
     list.push(sample);
   }
+  return out;
+}
+
+/** About this many data points per export: a fleet's push goes out as several exports, not one body of every portal. */
+export const MAX_POINTS_PER_EXPORT = 2000;
+
+/** The batches in consecutive runs of whole batches, each run holding at most `size` samples unless one batch alone has more. */
+export function exportsOf(batches: readonly Batch[], size = MAX_POINTS_PER_EXPORT): Batch[][] {
+  const out: Batch[][] = [];
+  let current: Batch[] = [];
+  let points = 0;
+  for (const batch of batches) {
+    const n = batch.snapshot.samples.length;
+    if (current.length > 0 && points + n > size) {
+      out.push(current);
+      current = [];
+      points = 0;
+    }
+    current.push(batch);
+    points += n;
+  }
+  if (current.length > 0) out.push(current);
   return out;
 }
 
@@ -146,16 +169,33 @@ function describeExportError(error: unknown, secrets: readonly string[]): { mess
 }
 
 /**
- * OpenTelemetry OTLP/HTTP: a fresh MeterProvider per push, one ObservableGauge per catalogue
+ * OpenTelemetry OTLP/HTTP: a fresh MeterProvider per export, one ObservableGauge per catalogue
  * family (name, unit and description from the catalogue) observed from the batches' samples
- * with their labels (including `portal`) as attributes.
+ * with their labels (including `portal`, or `shard` for the shard's own) as attributes; a fleet's
+ * batches go out as several exports, a bounded number at once.
  */
 export class OtlpSink implements Sink {
   readonly name = 'otlp' as const;
   constructor(private readonly settings: PushSettings['otlp'] = {}) {}
 
-  async push(batches: readonly PushBatch[], ctx: PushContext): Promise<void> {
+  async push(batches: readonly Batch[], ctx: PushContext): Promise<void> {
     const target = resolveOtlpTarget(this.settings, ctx.env ?? process.env, ctx.logger);
+    const exports = exportsOf(batches);
+    const outcome = await sendAll(exports, (part) => this.exportOnce(part, target, ctx), {
+      concurrency: this.settings?.concurrency ?? DEFAULT_CONCURRENCY,
+      deadline: ctx.deadline,
+      clock: ctx.clock,
+      signal: ctx.signal,
+    });
+    // One export alone is the whole push: its own error says what happened.
+    const only = exports.length === 1 ? outcome.failures[0]?.error : undefined;
+    if (only !== undefined) throw only instanceof SinkError ? only : new SinkError(this.name, only instanceof Error ? only.message : String(only), { cause: only });
+    const error = poolError(this.name, 'OTLP exports', outcome);
+    if (error) throw error;
+  }
+
+  /** One export: a fresh MeterProvider observing these batches, collected once, exported, shut down. */
+  private async exportOnce(batches: readonly Batch[], target: OtlpTarget, ctx: PushContext): Promise<void> {
     const remaining = ctx.deadline - ctx.clock.monotonic();
     if (remaining <= 0) throw new SinkError(this.name, 'the push deadline passed before the OTLP export started');
     const secrets = Object.values(target.headers);

@@ -3,9 +3,10 @@ import { PORTAL_LABEL } from '../metrics/definition.js';
 import { SOURCES, type Source } from '../domain.js';
 import { renderText } from '../metrics/render.js';
 import type { Sample } from '../metrics/sample.js';
-import { SinkError } from './errors.js';
 import { basicAuth, deliver } from './http.js';
-import type { PushBatch, PushContext, PushSettings, Sink } from './types.js';
+import { batchLabels, isShardBatch } from './batch.js';
+import { DEFAULT_CONCURRENCY, poolError, sendAll } from './pool.js';
+import type { Batch, PushContext, PushSettings, Sink } from './types.js';
 import { USER_AGENT } from '../version.js';
 
 const DEFAULT_JOB = 'posture-exporter';
@@ -45,7 +46,9 @@ export function groupUrl(baseUrl: string, job: string, labels: ReadonlyArray<rea
  * `source` label of their own, which a `source` grouping label would overwrite (and the
  * Pushgateway then rejects the push as duplicate series).
  */
-export function groupsOf(batch: PushBatch): PushgatewayGroup[] {
+export function groupsOf(batch: Batch): PushgatewayGroup[] {
+  // The shard's own series: one group per shard, so the shard rules see every shard's gauges.
+  if (isShardBatch(batch)) return [{ labels: Object.entries(batchLabels(batch)), samples: [...batch.snapshot.samples] }];
   const bySource = new Map<Source | 'exporter', Sample[]>();
   for (const s of batch.snapshot.samples) {
     const origin = METRICS[s.name]?.origin;
@@ -75,12 +78,12 @@ export function withoutGroupingLabels(samples: readonly Sample[], groupLabels: R
 
 type PushgatewaySettings = NonNullable<PushSettings['pushgateway']>;
 
-/** Prometheus Pushgateway: one group per portal and source, replaced with PUT. */
+/** Prometheus Pushgateway: one group per portal and source (and one per shard), replaced with PUT, a bounded number at once. */
 export class PushgatewaySink implements Sink {
   readonly name = 'pushgateway' as const;
   constructor(private readonly settings: PushgatewaySettings) {}
 
-  async push(batches: readonly PushBatch[], ctx: PushContext): Promise<void> {
+  async push(batches: readonly Batch[], ctx: PushContext): Promise<void> {
     const job = this.settings.job ?? DEFAULT_JOB;
     const auth = this.settings.auth ?? { kind: 'none' };
     const headers: Record<string, string> = { 'content-type': CONTENT_TYPE, 'user-agent': USER_AGENT };
@@ -89,34 +92,28 @@ export class PushgatewaySink implements Sink {
       headers.authorization = basicAuth(auth.username, auth.password);
       secrets.push(auth.password, headers.authorization.slice('Basic '.length));
     }
-    const requests = batches.flatMap((batch) =>
-      groupsOf(batch).map(async (group) => {
-        const url = groupUrl(this.settings.url, job, group.labels);
+    const groups = batches.flatMap(groupsOf);
+    const outcome = await sendAll(
+      groups,
+      async (group) => {
         // Timestamps are never in the body: the Pushgateway rejects pushed timestamps.
         const body = await renderText(withoutGroupingLabels(group.samples, group.labels), 'prometheus', CATALOGUE);
         await deliver({
           sink: this.name,
           ctx,
           method: 'PUT',
-          url,
+          url: groupUrl(this.settings.url, job, group.labels),
           body,
           headers: () => headers,
           timeoutMs: this.settings.timeoutMs ?? DEFAULT_TIMEOUT_MS,
           maxRetries: this.settings.maxRetries ?? DEFAULT_MAX_RETRIES,
           secrets,
         });
-        return url;
-      }),
+      },
+      { concurrency: this.settings.concurrency ?? DEFAULT_CONCURRENCY, deadline: ctx.deadline, clock: ctx.clock, signal: ctx.signal },
     );
-    const results = await Promise.allSettled(requests);
-    const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
-    ctx.logger.debug('pushgateway: pushed groups', { sink: this.name, groups: results.length - failures.length, failed: failures.length });
-    if (failures.length === 0) return;
-    const first = failures[0];
-    const firstError = first instanceof SinkError ? first : new SinkError(this.name, String(first), { cause: first });
-    throw new SinkError(this.name, `${failures.length} of ${results.length} Pushgateway groups failed; first: ${firstError.message}`, {
-      status: firstError.status,
-      cause: failures.length === 1 ? firstError : new AggregateError(failures, 'Pushgateway group failures'),
-    });
+    ctx.logger.debug('pushgateway: pushed groups', { sink: this.name, groups: outcome.sent, failed: outcome.failures.length });
+    const error = poolError(this.name, 'Pushgateway groups', outcome);
+    if (error) throw error;
   }
 }

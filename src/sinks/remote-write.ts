@@ -1,12 +1,13 @@
 import snappy from 'snappyjs';
 import { CATALOGUE, METRICS } from '../collect/catalogue.js';
-import { PORTAL_LABEL } from '../metrics/definition.js';
 import { renderedSeries } from '../metrics/series.js';
+import { batchLabels } from './batch.js';
+import { DEFAULT_CONCURRENCY, poolError, sendAll } from './pool.js';
 import { SinkError } from './errors.js';
 import { basicAuth, deliver, type HttpResult } from './http.js';
 import { ProtoWriter } from './protobuf.js';
 import { credentialsFromEnv, signSigV4 } from './sigv4.js';
-import type { PushBatch, PushContext, PushSettings, Sink } from './types.js';
+import type { Batch, PushContext, PushSettings, Sink } from './types.js';
 import { USER_AGENT } from '../version.js';
 
 /** One series of a WriteRequest: labels sorted by name (with `__name__`), one sample. */
@@ -35,12 +36,12 @@ function byName(a: readonly [string, string], b: readonly [string, string]): num
 /**
  * The series of every batch, stamped with its snapshot's `collectedAt`: one per series as written
  * (renderedSeries). Labels with empty values are left out (Prometheus treats an empty label as an
- * absent one); `portal` is added if a sample lacks it.
+ * absent one); `portal` is added if a sample lacks it (`shard` to the shard's own series).
  */
-export function toTimeSeries(batches: readonly PushBatch[]): RemoteWriteSeries[] {
+export function toTimeSeries(batches: readonly Batch[]): RemoteWriteSeries[] {
   const out: RemoteWriteSeries[] = [];
   for (const batch of batches) {
-    for (const s of renderedSeries(batch.snapshot.samples.map((x) => ({ ...x, labels: { [PORTAL_LABEL]: batch.portal, ...x.labels } })), CATALOGUE)) {
+    for (const s of renderedSeries(batch.snapshot.samples.map((x) => ({ ...x, labels: { ...batchLabels(batch), ...x.labels } })), CATALOGUE)) {
       const labels: Array<[string, string]> = [['__name__', s.name]];
       for (const [k, v] of Object.entries(s.labels)) if (k !== '__name__' && v !== '') labels.push([k, v]);
       labels.sort(byName);
@@ -51,14 +52,34 @@ export function toTimeSeries(batches: readonly PushBatch[]): RemoteWriteSeries[]
 }
 
 /** Metadata for every family that has samples, in first-seen order. */
-export function metadataOf(batches: readonly PushBatch[]): RemoteWriteMetadata[] {
+export function metadataOf(batches: readonly Batch[]): RemoteWriteMetadata[] {
+  return metadataOfNames(batches.flatMap((b) => b.snapshot.samples.map((s) => s.name)));
+}
+
+/** Metadata of the families named, in first-seen order. */
+function metadataOfNames(names: Iterable<string>): RemoteWriteMetadata[] {
   const seen = new Map<string, RemoteWriteMetadata>();
-  for (const batch of batches) {
-    for (const s of batch.snapshot.samples) {
-      if (!seen.has(s.name)) seen.set(s.name, { name: s.name, help: METRICS[s.name]?.help ?? '' });
-    }
+  for (const name of names) {
+    if (!seen.has(name)) seen.set(name, { name, help: METRICS[name]?.help ?? '' });
   }
   return [...seen.values()];
+}
+
+/**
+ * Most series in one request: Prometheus' own remote-write queue sends at most 2,000 samples per
+ * request by default (`max_samples_per_send`), a size every receiver takes; a fleet's push is
+ * split into requests of this size rather than one body of every portal.
+ */
+export const MAX_SERIES_PER_REQUEST = 2000;
+
+/** The series split into requests of at most `size`, each with its families' metadata. */
+export function requestsOf(series: readonly RemoteWriteSeries[], size = MAX_SERIES_PER_REQUEST): Array<{ series: RemoteWriteSeries[]; metadata: RemoteWriteMetadata[] }> {
+  const out: Array<{ series: RemoteWriteSeries[]; metadata: RemoteWriteMetadata[] }> = [];
+  for (let i = 0; i < series.length; i += size) {
+    const part = series.slice(i, i + size);
+    out.push({ series: part, metadata: metadataOfNames(part.map((ts) => ts.labels.find(([k]) => k === '__name__')![1])) });
+  }
+  return out;
 }
 
 /**
@@ -128,13 +149,12 @@ export class RemoteWriteSink implements Sink {
   readonly name = 'remote_write' as const;
   constructor(private readonly settings: RemoteWriteSettings) {}
 
-  async push(batches: readonly PushBatch[], ctx: PushContext): Promise<void> {
+  async push(batches: readonly Batch[], ctx: PushContext): Promise<void> {
     const series = toTimeSeries(batches);
     if (series.length === 0) {
       ctx.logger.debug('remote write: nothing to push', { sink: this.name });
       return;
     }
-    const payload = snappy.compress(encodeWriteRequest(series, metadataOf(batches)));
     const { url, auth } = this.settings;
     const base: Record<string, string> = {
       ...this.settings.headers,
@@ -145,7 +165,7 @@ export class RemoteWriteSink implements Sink {
     };
     // Extra headers may carry credentials of their own (a tenant token, an API key).
     const secrets: string[] = Object.values(this.settings.headers ?? {});
-    let headers: () => Promise<Record<string, string>>;
+    let headers: (payload: Uint8Array) => Promise<Record<string, string>>;
     switch (auth.kind) {
       case 'none':
         headers = async () => base;
@@ -167,7 +187,7 @@ export class RemoteWriteSink implements Sink {
         }
         secrets.push(credentials.secretAccessKey, ...(credentials.sessionToken ? [credentials.sessionToken] : []));
         const target = new URL(url);
-        headers = async () => ({
+        headers = async (payload) => ({
           ...base,
           ...(await signSigV4(
             { method: 'POST', url: target, headers: base, body: payload },
@@ -177,19 +197,32 @@ export class RemoteWriteSink implements Sink {
         break;
       }
     }
-    await deliver({
-      sink: this.name,
-      ctx,
-      method: 'POST',
-      url,
-      body: payload,
-      headers,
-      timeoutMs: this.settings.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      maxRetries: this.settings.maxRetries ?? DEFAULT_MAX_RETRIES,
-      // History is new to the receiver: "too old" means it was refused, not that it is there.
-      alreadyDelivered: this.settings.historical ? isDuplicateSample : isAlreadyIngested,
-      secrets,
-    });
-    ctx.logger.debug('remote write: pushed', { sink: this.name, series: series.length, bytes: payload.length });
+    const requests = requestsOf(series);
+    const outcome = await sendAll(
+      requests,
+      async (request) => {
+        const payload = snappy.compress(encodeWriteRequest(request.series, request.metadata));
+        await deliver({
+          sink: this.name,
+          ctx,
+          method: 'POST',
+          url,
+          body: payload,
+          headers: () => headers(payload),
+          timeoutMs: this.settings.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+          maxRetries: this.settings.maxRetries ?? DEFAULT_MAX_RETRIES,
+          // History is new to the receiver: "too old" means it was refused, not that it is there.
+          alreadyDelivered: this.settings.historical ? isDuplicateSample : isAlreadyIngested,
+          secrets,
+        });
+      },
+      { concurrency: this.settings.concurrency ?? DEFAULT_CONCURRENCY, deadline: ctx.deadline, clock: ctx.clock, signal: ctx.signal },
+    );
+    ctx.logger.debug('remote write: pushed', { sink: this.name, series: series.length, requests: outcome.sent, failed: outcome.failures.length });
+    // One request alone is the whole push: its own error says what happened.
+    const only = requests.length === 1 ? outcome.failures[0]?.error : undefined;
+    if (only !== undefined) throw only instanceof SinkError ? only : new SinkError(this.name, only instanceof Error ? only.message : String(only), { cause: only });
+    const error = poolError(this.name, 'remote-write requests', outcome);
+    if (error) throw error;
   }
 }

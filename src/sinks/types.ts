@@ -15,6 +15,20 @@ export interface PushBatch {
   succeeded: readonly Source[];
 }
 
+/**
+ * The shard's own series (`posture_exporter_shard_ordinal`, `posture_exporter_total_shards`): they
+ * carry no `portal` label, so a shard that owns no portal still says what it is. Every sink labels
+ * them `shard="<ordinal>"` (pushed series have no `instance` to tell the shards apart); the
+ * Pushgateway keeps them in one group per shard.
+ */
+export interface ShardBatch {
+  shard: { readonly ordinal: number; readonly total: number };
+  snapshot: Snapshot;
+}
+
+/** What one push carries: the portals' batches and, from a shard, its own batch. */
+export type Batch = PushBatch | ShardBatch;
+
 /** What a push may use: time, logging, the cycle's deadline, cancellation and transport. */
 export interface PushContext {
   clock: Clock;
@@ -31,8 +45,8 @@ export interface PushContext {
 /** A push destination. */
 export interface Sink {
   readonly name: SinkName;
-  /** Pushes every batch; throws SinkError. */
-  push(batches: readonly PushBatch[], ctx: PushContext): Promise<void>;
+  /** Pushes every batch; throws SinkError (with how much was pushed when only part of it failed). */
+  push(batches: readonly Batch[], ctx: PushContext): Promise<void>;
 }
 
 /** How remote write authenticates. */
@@ -62,6 +76,8 @@ export interface PushSettings {
     maxRetries?: number;
     /** Extra headers (e.g. `X-Scope-OrgID` for Mimir). */
     headers?: Record<string, string>;
+    /** Requests in flight at once (a fleet's series are split into requests of at most 2,000). @default 8 */
+    concurrency?: number;
     /** Backfill: a refusal as out of order, out of bounds or too old is a failure, not a resend the receiver already has. @default false */
     historical?: boolean;
   };
@@ -74,10 +90,14 @@ export interface PushSettings {
     timeoutMs?: number;
     /** Retries of each group's PUT after the first attempt on 5xx, 429 and network errors (a PUT replaces the group, so a repeat is safe). @default 3 */
     maxRetries?: number;
+    /** Group PUTs in flight at once. @default 8 */
+    concurrency?: number;
   };
   /** Endpoint, protocol, headers and resource come from the standard OTEL_* environment. */
   otlp?: {
     /** Wins over OTEL_EXPORTER_OTLP_(METRICS_)TIMEOUT. @default 10000 */
     timeoutMs?: number;
+    /** Exports in flight at once (a fleet's batches are split into exports of about 2,000 data points). @default 8 */
+    concurrency?: number;
   };
 }

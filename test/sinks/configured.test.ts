@@ -71,7 +71,7 @@ describe('pushSettingsOf', () => {
     const config = loadConfig({ env: { ...base, POSTURE_PUSH: 'remote_write', POSTURE_REMOTE_WRITE_URL: 'https://mimir.example.com/api/v1/push', POSTURE_REMOTE_WRITE_BEARER_TOKEN: 'tok-plain-123456' } });
     const secrets: string[] = [];
     const settings = await pushSettingsOf(config, { onSecret: (s) => secrets.push(s) });
-    expect(settings.remoteWrite).toEqual({ url: 'https://mimir.example.com/api/v1/push', auth: { kind: 'bearer', token: 'tok-plain-123456' }, headers: {}, maxRetries: 3 });
+    expect(settings.remoteWrite).toEqual({ url: 'https://mimir.example.com/api/v1/push', auth: { kind: 'bearer', token: 'tok-plain-123456' }, headers: {}, maxRetries: 3, concurrency: 8 });
     expect(secrets).toEqual(['tok-plain-123456']);
   });
 
@@ -103,7 +103,7 @@ describe('pushSettingsOf', () => {
     expect((err as ConfigError).message).toBe('SSM parameter /posture/push-test/empty is empty: store the remote-write password there.');
   });
 
-  it('hands every push setting to its sink: headers, timeout, retries, and the Pushgateway basic auth from its store', async () => {
+  it('hands every push setting to its sink: headers, timeout, retries, concurrency, and the Pushgateway basic auth from its store', async () => {
     const aws = await startAwsFake({ parameters: { '/posture/push-test/pushgateway': 'pg-password-from-ssm' } });
     open.push(aws);
     const config = loadConfig({
@@ -117,15 +117,16 @@ describe('pushSettingsOf', () => {
         POSTURE_PUSHGATEWAY_PASSWORD_SSM_PARAMETER: '/posture/push-test/pushgateway',
         POSTURE_PUSH_TIMEOUT_SECONDS: '4',
         POSTURE_PUSH_MAX_RETRIES: '1',
+        POSTURE_PUSH_CONCURRENCY: '3',
       },
     });
     const secrets: string[] = [];
     const settings = await pushSettingsOf(config, { keyStore: { clientConfig: aws.clientConfig }, onSecret: (s) => secrets.push(s) });
     expect(settings).toEqual({
       sinks: ['remote_write', 'pushgateway', 'otlp'],
-      remoteWrite: { url: 'https://mimir.example.com/api/v1/push', auth: { kind: 'none' }, headers: { 'X-Scope-OrgID': 'tenant-1', 'X-Proxy-Token': 'a,b' }, timeoutMs: 4_000, maxRetries: 1 },
-      pushgateway: { url: 'https://pushgateway.example.com', job: 'posture-exporter', auth: { kind: 'basic', username: 'pusher', password: 'pg-password-from-ssm' }, timeoutMs: 4_000, maxRetries: 1 },
-      otlp: { timeoutMs: 4_000 },
+      remoteWrite: { url: 'https://mimir.example.com/api/v1/push', auth: { kind: 'none' }, headers: { 'X-Scope-OrgID': 'tenant-1', 'X-Proxy-Token': 'a,b' }, timeoutMs: 4_000, maxRetries: 1, concurrency: 3 },
+      pushgateway: { url: 'https://pushgateway.example.com', job: 'posture-exporter', auth: { kind: 'basic', username: 'pusher', password: 'pg-password-from-ssm' }, timeoutMs: 4_000, maxRetries: 1, concurrency: 3 },
+      otlp: { timeoutMs: 4_000, concurrency: 3 },
     });
     expect(secrets).toEqual(['pg-password-from-ssm']);
     expect(config.secrets).toEqual(expect.arrayContaining(['tenant-1', 'a,b']));
@@ -134,8 +135,8 @@ describe('pushSettingsOf', () => {
   it('leaves the OTLP timeout to OTEL_* and the sinks their defaults when the push settings are unset', async () => {
     const config = loadConfig({ env: { ...base, POSTURE_PUSH: 'pushgateway,otlp', POSTURE_PUSHGATEWAY_URL: 'https://pushgateway.example.com' } });
     const settings = await pushSettingsOf(config);
-    expect(settings.pushgateway).toEqual({ url: 'https://pushgateway.example.com', job: 'posture-exporter', auth: { kind: 'none' }, maxRetries: 3 });
-    expect(settings.otlp).toEqual({});
+    expect(settings.pushgateway).toEqual({ url: 'https://pushgateway.example.com', job: 'posture-exporter', auth: { kind: 'none' }, maxRetries: 3, concurrency: 8 });
+    expect(settings.otlp).toEqual({ concurrency: 8 });
   });
 
   it('reads nothing when remote write is not one of the sinks', async () => {

@@ -92,7 +92,8 @@ describe('PushgatewaySink over HTTP', () => {
     const err = await sink.push([batchFor('acme', T0)], { clock: new FakeClock(T0), logger: memoryLogger(), deadline: T0 + 30_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SinkError);
     expect((err as SinkError).status).toBe(400);
-    expect((err as SinkError).message).toMatch(/1 of 4 Pushgateway groups failed/);
+    expect((err as SinkError).message).toMatch(/^3 of 4 Pushgateway groups pushed; 1 failed, first: PUT \S+\/source\/devices: HTTP 400: pushed metrics are invalid$/);
+    expect(err).toMatchObject({ pushed: 3, total: 4 });
     expect(receiver.requests).toHaveLength(4);
   });
 });
