@@ -57,7 +57,7 @@ export interface ExporterFacts {
   readonly runtime: 'once' | 'serve' | 'lambda';
   /** Outcome of the previous push per sink (push mode only). */
   readonly push?: ReadonlyArray<{ sink: string; ok: boolean; durationMs: number }>;
-  /** serve: this process's shard of the portals (its series have no portal label). */
+  /** serve and the Lambda: this process's shard of the portals (its series have no portal label). */
   readonly shard?: { readonly ordinal: number; readonly total: number };
 }
 
@@ -112,7 +112,7 @@ export function toSamples(views: readonly PortalView[], exporter: ExporterFacts)
     add('posture_exporter_build_info', { version: exporter.version, runtime: exporter.runtime }, 1);
   }
   // The shard's own series carry no portal: a shard that owns no portal still says what it is.
-  if (exporter.runtime === 'serve' && exporter.shard) {
+  if (exporter.shard) {
     out.push({ name: 'posture_exporter_shard_ordinal', labels: {}, value: exporter.shard.ordinal });
     out.push({ name: 'posture_exporter_total_shards', labels: {}, value: exporter.shard.total });
   }

@@ -1,6 +1,6 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { loadConfig, type Config } from '../config/load.js';
-import { SETTINGS, envName } from '../config/settings.js';
+import { SETTINGS, SETTING_BY_KEY, envName } from '../config/settings.js';
 import { unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, redact, type LogFields, type Logger } from '../core/log.js';
@@ -18,8 +18,9 @@ import { MAX_TOTAL_SHARDS, ownsPortal, parseShard, parseTotalShards } from '../c
 /** What one invocation did; returned to Lambda (visible in the console and in async destinations). */
 export interface InvocationSummary {
   portals: Array<{ portal: string; sources: Record<'vitals' | 'alerts' | 'devices', 'ok' | string>; requests: number; durationMs: number }>;
-  sinks: Array<{ sink: SinkName; ok: boolean; durationMs: number; error?: string }>;
-  /** Present when the event named a shard: which one ran and how many portals it owned. */
+  /** Each sink's outcome; a sink that failed in part says how many of its groups or requests got through (`pushed` of `total`). */
+  sinks: Array<{ sink: SinkName; ok: boolean; durationMs: number; error?: string; pushed?: number; total?: number }>;
+  /** Present when the invocation ran one shard (named by its event or its settings): which one, and how many portals it owned. */
   shard?: { shard: number; totalShards: number; portals: number };
 }
 
@@ -29,18 +30,45 @@ export interface EventShard {
   totalShards: number;
 }
 
+/** What every refusal of an event says the handler takes. */
+const ACCEPTED_EVENTS = 'the handler takes an EventBridge scheduled event or an empty event {} (every portal), or {"shard": i, "totalShards": n} (one shard of a fan-out)';
+const SHARD_FIELDS = ['shard', 'totalShards'] as const;
+
+/** An EventBridge rule's scheduled event (`source` aws.events, `detail-type` Scheduled Event), as Lambda delivers it. */
+function isScheduledEvent(e: Record<string, unknown>): boolean {
+  return e.source === 'aws.events' && e['detail-type'] === 'Scheduled Event';
+}
+
+/** `shard` or `totalShards` when `key` is one of them spelt another way (`Shard`, `total_shards`). */
+function shardFieldLike(key: string): string | undefined {
+  const plain = key.toLowerCase().replace(/[^a-z]/g, '');
+  return SHARD_FIELDS.find((f) => f.toLowerCase() === plain);
+}
+
 /**
- * The shard an event names, or undefined when it names none (every portal, as before sharding).
- * `shard` is a number or a StatefulSet-style name ending in -N; both fields or neither.
- * Throws a ConfigError naming the event field.
+ * The shard an event names, or undefined for an event that names none (every portal): exactly
+ * an EventBridge scheduled event, an empty event `{}` (as EventBridge Scheduler sends without an
+ * input), or `{"shard": i, "totalShards": n}` with no other field, `shard` a number or a
+ * StatefulSet-style name ending in -N. Anything else throws a ConfigError naming the event field
+ * and the forms taken, so a misspelt fan-out event never collects every portal.
  */
 export function shardOfEvent(event: unknown): EventShard | undefined {
-  if (event === null || typeof event !== 'object') return undefined;
+  if (event === null || typeof event !== 'object' || Array.isArray(event)) {
+    throw new ConfigError('event', `the event ${JSON.stringify(event) ?? String(event)} is not an object: ${ACCEPTED_EVENTS}`);
+  }
   const e = event as Record<string, unknown>;
-  const has = (k: string) => e[k] !== undefined && e[k] !== null;
-  if (!has('shard') && !has('totalShards')) return undefined;
-  if (!has('totalShards')) throw new ConfigError('event.totalShards', `event.totalShards is missing beside event.shard ${JSON.stringify(e.shard)}: give both, e.g. {"shard": 0, "totalShards": 3}`);
-  if (!has('shard')) throw new ConfigError('event.shard', `event.shard is missing beside event.totalShards ${JSON.stringify(e.totalShards)}: give both, e.g. {"shard": 0, "totalShards": 3}`);
+  const keys = Object.keys(e);
+  const lookalikes = keys.filter((k) => !(SHARD_FIELDS as readonly string[]).includes(k) && shardFieldLike(k) !== undefined);
+  if (keys.length === 0 || (isScheduledEvent(e) && lookalikes.length === 0 && !keys.some((k) => (SHARD_FIELDS as readonly string[]).includes(k)))) return undefined;
+  const unknown = keys.filter((k) => !(SHARD_FIELDS as readonly string[]).includes(k));
+  if (unknown.length > 0) {
+    const meant = unknown.map(shardFieldLike);
+    const hint = meant.some((m) => m !== undefined) ? ` (did you mean ${[...new Set(meant.filter((m) => m !== undefined))].map((m) => JSON.stringify(m)).join(', ')}?)` : '';
+    const shown = unknown.slice(0, 5).map((k) => JSON.stringify(k)).join(', ') + (unknown.length > 5 ? `, and ${unknown.length - 5} more` : '');
+    throw new ConfigError('event', `the event has ${unknown.length === 1 ? 'an unknown field' : 'unknown fields'} ${shown}${hint}: ${ACCEPTED_EVENTS}`);
+  }
+  if (!('totalShards' in e)) throw new ConfigError('event.totalShards', `event.totalShards is missing beside event.shard ${JSON.stringify(e.shard)}: give both, e.g. {"shard": 0, "totalShards": 3}`);
+  if (!('shard' in e)) throw new ConfigError('event.shard', `event.shard is missing beside event.totalShards ${JSON.stringify(e.totalShards)}: give both, e.g. {"shard": 0, "totalShards": 3}`);
   const text = (k: string): string => {
     const v = e[k];
     if (typeof v === 'number' || typeof v === 'string') return String(v);
@@ -50,6 +78,22 @@ export function shardOfEvent(event: unknown): EventShard | undefined {
   const shard = parseShard(text('shard'), 'event.shard');
   if (shard >= totalShards) throw new ConfigError('event.shard', `event.shard: shard ${shard} is not below event.totalShards ${totalShards}: give 0 to ${totalShards - 1} (at most ${MAX_TOTAL_SHARDS} shards)`);
   return { shard, totalShards };
+}
+
+/**
+ * Refuses a shard given twice: by the event and by the settings (POSTURE_SHARD and
+ * POSTURE_TOTAL_SHARDS, or the config file's shard and total_shards), which would filter the
+ * portals twice and leave some to no shard. Throws a ConfigError naming both.
+ */
+function checkShardGivenOnce(shard: EventShard, config: Config, env: Record<string, string | undefined>): void {
+  const names = [envName(SETTING_BY_KEY.shard), envName(SETTING_BY_KEY.total_shards)];
+  const inEnv = names.filter((n) => (env[n] ?? '').trim() !== '');
+  if (config.shard.total === 1 && inEnv.length === 0) return;
+  const where = inEnv.length > 0 ? inEnv.join(' and ') : "the config file's shard and total_shards";
+  throw new ConfigError(
+    'event.shard',
+    `the shard is given twice: the event names shard ${shard.shard} of ${shard.totalShards}, and ${where} name shard ${config.shard.ordinal} of ${config.shard.total}: give it in one place, the fan-out's event (unset ${names.join(' and ')}, and shard and total_shards in the config file) or the settings (invoke with a scheduled event or {})`,
+  );
 }
 
 /** Thrown when an invocation collected nothing, or pushed nothing, so Lambda's error metrics and retries mean something. */
@@ -77,8 +121,12 @@ export type InvocationContext = Pick<Context, 'getRemainingTimeInMillis' | 'awsR
 
 interface Container {
   config: Config;
-  /** One exporter per portal selection this container has run (`all`, or `i/n`), each keeping its portals' budgets. */
-  exporters: Map<string, Exporter>;
+  /**
+   * The exporter of the portal selection last run (`all`, or `i/n`), keeping its portals' budgets
+   * across warm invocations. A different shard replaces it: a warm container holds at most one
+   * shard's state (a fan-out may hand it any shard).
+   */
+  current?: { id: string; exporter: Exporter };
   /** Builds the exporter of a portal selection (the same logger, clock and key store). */
   newExporter(config: Config): Exporter;
   sinks: Sink[];
@@ -87,6 +135,7 @@ interface Container {
   /** Sets the fields every line carries during this invocation (request id, cold start). */
   setContext(fields: LogFields): void;
   invocations: number;
+  /** The previous push of the current selection (reported with the next push). */
   lastPush?: Array<{ sink: SinkName; ok: boolean; durationMs: number }>;
 }
 
@@ -161,7 +210,7 @@ function startContainer(h: HandlerEnv, requestId: string): Container {
   const { logger, setContext } = swappableLogger(base);
   for (const u of unknownSettings(h.env)) base.warn(unknownSettingMessage(u), { variable: u.name, nearest: u.nearest });
   const newExporter = (selection: Config) => new Exporter(selection, { clock: h.clock, logger, runtime: 'lambda', keyStore: h.keyStore, onSecret });
-  return { config, exporters: new Map(), newExporter, sinks: sinksOf(config, { keyStore: h.keyStore, onSecret }), logger, secrets, setContext, invocations: 0 };
+  return { config, newExporter, sinks: sinksOf(config, { keyStore: h.keyStore, onSecret }), logger, secrets, setContext, invocations: 0 };
 }
 
 /** Lambda always passes a full context; a test harness or a local invoke may not: fill in what is missing. */
@@ -185,36 +234,49 @@ function summarize(results: readonly CycleResult[], outcomes: readonly PushOutco
       requests: totalRequests(r.requests),
       durationMs: r.durationMs,
     })),
-    sinks: outcomes.map((o) => ({ sink: o.sink, ok: o.ok, durationMs: o.durationMs, ...(o.error ? { error: scrub(o.error.message) } : {}) })),
+    sinks: outcomes.map((o) => ({
+      sink: o.sink,
+      ok: o.ok,
+      durationMs: o.durationMs,
+      ...(o.error ? { error: scrub(o.error.message) } : {}),
+      ...(o.partial ? { pushed: o.partial.pushed, total: o.partial.total } : {}),
+    })),
   };
 }
 
-/** Why the invocation failed as a whole (nothing collected, or nothing pushed), or undefined. */
+/**
+ * Why the invocation failed as a whole, or undefined: nothing collected (when it had portals),
+ * or nothing pushed. A push that got part of its groups or requests through is a partial
+ * failure (in the summary and the logs as `N of M`), not a failed invocation.
+ */
 function failureOf(results: readonly CycleResult[], outcomes: readonly PushOutcome[]): string | undefined {
-  if (!results.some((r) => SOURCES.some((s) => r[s].ok))) {
+  if (results.length > 0 && !results.some((r) => SOURCES.some((s) => r[s].ok))) {
     const reasons = failureReasons(results);
     return `nothing could be collected (${failedSources(results).join(', ')}): ${[...reasons].join(' | ')}`;
   }
-  if (outcomes.length > 0 && outcomes.every((o) => !o.ok)) {
+  if (outcomes.length > 0 && outcomes.every((o) => !o.ok && o.partial === undefined)) {
     return `nothing could be pushed: ${outcomes.map((o) => `${o.sink}: ${o.error?.message ?? 'failed'}`).join(' | ')}`;
   }
   return undefined;
 }
 
 /**
- * The exporter of this invocation's portals: every portal, or the shard's. Built on first use and
- * kept for the container's life, so warm invocations of the same shard keep its budgets; a shard's
- * exporter never holds another shard's portals, so their keys are never read.
+ * The exporter of this invocation's portals: every portal, or the shard's. Kept for the
+ * container's life while the same selection comes back, so warm invocations keep its budgets; a
+ * different selection replaces it (the container then holds one shard's state, never a list of
+ * every shard it ever served). A shard's exporter never holds another shard's portals, so their
+ * keys are never read.
  */
 function exporterOf(c: Container, shard: EventShard | undefined): Exporter {
   const id = shard ? `${shard.shard}/${shard.totalShards}` : 'all';
-  let exporter = c.exporters.get(id);
-  if (!exporter) {
-    const portals = shard ? c.config.portals.filter((p) => ownsPortal(p.name, shard.shard, shard.totalShards)) : c.config.portals;
-    exporter = c.newExporter(shard ? { ...c.config, portals } : c.config);
-    c.exporters.set(id, exporter);
-  }
-  return exporter;
+  if (c.current?.id === id) return c.current.exporter;
+  const portals = shard ? c.config.portals.filter((p) => ownsPortal(p.name, shard.shard, shard.totalShards)) : c.config.portals;
+  const selection: Config = shard ? { ...c.config, portals, shard: { ordinal: shard.shard, total: shard.totalShards, portalsInAll: c.config.portals.length } } : c.config;
+  if (c.current) c.logger.info('a different shard: the previous one\'s state is dropped', { previous: c.current.id, next: id });
+  c.current = { id, exporter: c.newExporter(selection) };
+  // The previous push was the previous selection's.
+  c.lastPush = undefined;
+  return c.current.exporter;
 }
 
 /** Builds a handler; the exported `handler` is this with the real process. */
@@ -240,6 +302,7 @@ export function createHandler(deps: HandlerDeps = {}) {
     let shard: EventShard | undefined;
     try {
       shard = shardOfEvent(event);
+      if (shard) checkShardGivenOnce(shard, c.config, env);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       const message = `invalid event: ${scrub(err.message)}`;
@@ -247,27 +310,30 @@ export function createHandler(deps: HandlerDeps = {}) {
       throw new InvocationFailedError(message, undefined, { cause: err });
     }
     const exporter = (current.exporter = exporterOf(c, shard));
-    const shardFacts = shard ? { shard: { ...shard, portals: exporter.portals.length } } : {};
-    if (exporter.portals.length === 0) {
-      // jump hash leaves a shard empty when there are fewer portals than shards: nothing to do, not a failure.
-      const summary: InvocationSummary = { portals: [], sinks: [], ...shardFacts };
-      logger.info('invocation finished', { durationMs: 0, failed: [], portals: [], sinks: [], ...shardFacts });
-      return summary;
-    }
+    // The shard this invocation runs (the event's, or the settings'; 0 of 1 unsharded): its gauges go with every push.
+    const { ordinal, total } = exporter.config.shard;
+    const shardFacts = shard || total > 1 ? { shard: { shard: ordinal, totalShards: total, portals: exporter.portals.length } } : {};
     const started = clock.monotonic();
     const remaining = context.getRemainingTimeInMillis();
-    // Collect until the margin, then push with what there is; never past the invocation's end.
-    const collectMs = Math.min((c.config.cycleTimeoutSeconds ?? Infinity) * 1000, Math.max(0, remaining - c.config.lambdaMarginSeconds * 1000));
-    if (collectMs === 0) {
-      const message = `no time to collect: the invocation had ${remaining} ms left and POSTURE_LAMBDA_MARGIN_SECONDS is ${c.config.lambdaMarginSeconds}: give the function a timeout well above the margin.`;
-      logger.error('invocation failed', { reason: message });
-      throw new InvocationFailedError(message);
+    let results: CycleResult[] = [];
+    // jump hash leaves a shard empty when there are fewer portals than shards: nothing to collect,
+    // not a failure, but the shard still pushes its gauges so the shard rules see it.
+    if (exporter.portals.length > 0) {
+      // Collect until the margin, then push with what there is; never past the invocation's end.
+      const collectMs = Math.min((c.config.cycleTimeoutSeconds ?? Infinity) * 1000, Math.max(0, remaining - c.config.lambdaMarginSeconds * 1000));
+      if (collectMs === 0) {
+        const message = `no time to collect: the invocation had ${remaining} ms left and POSTURE_LAMBDA_MARGIN_SECONDS is ${c.config.lambdaMarginSeconds}: give the function a timeout well above the margin.`;
+        logger.error('invocation failed', { reason: message });
+        throw new InvocationFailedError(message);
+      }
+      // Every source completes as the budget allows, as long as the plan needs, but never past the
+      // margin: the scheduler refuses slots after it and the requests in flight are cut there.
+      results = await exporter.collect({ cap: started + collectMs });
     }
-    // Every source completes as the budget allows, as long as the plan needs, but never past the
-    // margin: the scheduler refuses slots after it and the requests in flight are cut there.
-    const results = await exporter.collect({ cap: started + collectMs });
-    const samples = exporter.samplesOf(results, { version: VERSION, runtime: 'lambda', push: c.lastPush });
-    const outcomes = await pushAll(c.sinks, buildBatches(results, samples), { clock, logger, deadline: started + Math.max(0, remaining - 1000), env });
+    const samples = exporter.samplesOf(results, { version: VERSION, runtime: 'lambda', push: c.lastPush, shard: { ordinal, total } });
+    const batches = buildBatches(results, samples, { ordinal, total, at: clock.now() });
+    // The whole push (every sink, every group or request, retries included) ends a second before the invocation does.
+    const outcomes = await pushAll(c.sinks, batches, { clock, logger, deadline: started + Math.max(0, remaining - 1000), env });
     c.lastPush = outcomes.map(({ sink, ok, durationMs }) => ({ sink, ok, durationMs }));
     const summary: InvocationSummary = { ...summarize(results, outcomes, scrub), ...shardFacts };
     logger.info('invocation finished', { durationMs: clock.monotonic() - started, failed: failedSources(results), portals: summary.portals, sinks: summary.sinks, ...shardFacts });
@@ -281,5 +347,5 @@ export function createHandler(deps: HandlerDeps = {}) {
   };
 }
 
-/** The Lambda entry point (EventBridge scheduled events, or `{"shard": i, "totalShards": n}` from a fan-out). */
+/** The Lambda entry point (an EventBridge scheduled event or `{}`, or `{"shard": i, "totalShards": n}` from a fan-out). */
 export const handler = createHandler();

@@ -256,9 +256,23 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
     const { failure } = lambda(envFor(sim, 'unpushed', { POSTURE_PUSHGATEWAY_URL: `http://127.0.0.1:${closed}` }));
     const err = await failure();
     expect(err).toBeInstanceOf(InvocationFailedError);
-    expect(err.message).toMatch(/^nothing could be pushed: pushgateway: \d of 4 Pushgateway groups failed; first: PUT http:\/\/127\.0\.0\.1:\d+\/metrics\/job\/posture-exporter\//);
+    // Four groups of the portal and the shard's own (0 of 1 unsharded).
+    expect(err.message).toMatch(/^nothing could be pushed: pushgateway: 0 of 5 Pushgateway groups pushed; 5 failed, first: PUT http:\/\/127\.0\.0\.1:\d+\/metrics\/job\/posture-exporter\//);
     expect(err.summary!.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
     expect(err.summary!.sinks).toEqual([{ sink: 'pushgateway', ok: false, durationMs: expect.any(Number), error: expect.stringContaining('ECONNREFUSED') }]);
+  });
+
+  it('returns the summary when a push fails only in part, saying how many of how many groups got through', async () => {
+    const sim = await portal();
+    const receiver = await startReceiver((req) => (req.url.endsWith('/source/alerts') ? { status: 400, body: 'pushed metrics are invalid' } : { status: 200 }));
+    fakes.push(receiver);
+    const { invoke, records } = lambda(envFor(sim, 'half', { POSTURE_PUSHGATEWAY_URL: receiver.url, POSTURE_PUSH_MAX_RETRIES: '0' }));
+    const summary = await invoke();
+    // Three source groups, the portal's own and the shard's: one refused.
+    expect(summary.sinks).toEqual([{ sink: 'pushgateway', ok: false, durationMs: expect.any(Number), pushed: 4, total: 5, error: expect.stringMatching(/^4 of 5 Pushgateway groups pushed; 1 failed, first: PUT \S+\/source\/alerts: HTTP 400: pushed metrics are invalid$/) }]);
+    expect(receiver.requests).toHaveLength(5);
+    expect(records().filter((l) => l.message === 'push failed in part')).toEqual([expect.objectContaining({ level: 'ERROR', sink: 'pushgateway', pushed: 4, total: 5 })]);
+    expect(records().some((l) => l.message === 'invocation failed')).toBe(false);
   });
 
   describe('bad settings fail the invocation with one line naming the setting, and the key is never logged', () => {

@@ -4,7 +4,7 @@
  * fleet of portals (each with its own key and 10-per-60 s budget), pushing to Debian's Pushgateway
  * through a loopback proxy that counts the pushes of every portal.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ import { createHandler, InvocationFailedError, shardOfEvent, type InvocationSumm
 import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { startPushgateway, type Peer } from '../support/peers.js';
-import { CHECKED, expectedFromPortal, familiesOf, lambdaContext, pushgatewayGroups, type ReadSample } from './support.js';
+import { CHECKED, expectedFromPortal, familiesOf, lambdaContext, pushgatewayGroups, scheduledEvent, type ReadSample } from './support.js';
 
 const PORTALS = 30;
 const TOTAL = 3;
@@ -140,6 +140,10 @@ describe('Lambda fan-out over a fleet of portals', () => {
         expect(familiesOf(samples, CHECKED[source]), `${name} ${source}`).toEqual(expected[source]);
       }
     }
+
+    // Each shard's gauges in its own group (job and shard), so the shard rules see all three.
+    const shardGroups = [...groups.entries()].filter(([k]) => k.startsWith('shard=')).sort(([a], [b]) => a.localeCompare(b));
+    expect(shardGroups.map(([k, g]) => [k, Object.fromEntries(g.samples.map((x) => [x.name, x.value]))])).toEqual([0, 1, 2].map((i) => [`shard=${i}`, { posture_exporter_shard_ordinal: i, posture_exporter_total_shards: TOTAL }]));
   }, 60_000);
 
   it('a shard contacts only its own portals and reads only their keys', async () => {
@@ -152,7 +156,7 @@ describe('Lambda fan-out over a fleet of portals', () => {
     expect(keyReads.map((p) => p.slice(dir.length + 1, -'.key'.length)).sort()).toEqual(owned(1));
   }, 60_000);
 
-  it('a shard that owns no portal succeeds with an empty summary and pushes nothing', async () => {
+  it('a shard that owns no portal contacts nobody and pushes only its shard gauges', async () => {
     const env = fleetEnv();
     // With more shards than portals, jump hash leaves some shards empty.
     const total = 100;
@@ -160,16 +164,99 @@ describe('Lambda fan-out over a fleet of portals', () => {
     expect(empty).toBeDefined();
     const before = new Map(proxy.pushes);
     const summary: InvocationSummary = await container(env)({ shard: empty, totalShards: total }, lambdaContext(120_000, 'req-empty'));
-    expect(summary).toEqual({ portals: [], sinks: [], shard: { shard: empty, totalShards: total, portals: 0 } });
+    expect(summary).toEqual({ portals: [], sinks: [{ sink: 'pushgateway', ok: true, durationMs: expect.any(Number) }], shard: { shard: empty, totalShards: total, portals: 0 } });
+    // No portal's group moved; the shard's own group says it ran.
     expect(proxy.pushes).toEqual(before);
     for (const name of fleet.names) expect(fleet.requests(name)).toEqual([]);
+    const groups = await pushgatewayGroups(pgw.url);
+    expect([...groups.keys()]).toEqual([`shard=${empty}`]);
+    expect(groups.get(`shard=${empty}`)!.samples.sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+      { name: 'posture_exporter_shard_ordinal', labels: {}, value: empty },
+      { name: 'posture_exporter_total_shards', labels: {}, value: total },
+    ]);
   });
 
-  it('an event without shard fields collects every portal, as before', async () => {
+  it.each([
+    ['an EventBridge scheduled event', () => scheduledEvent(clock.now())],
+    ["an empty event (EventBridge Scheduler's, without an input)", () => ({})],
+  ])('%s collects every portal, unsharded (shard 0 of 1)', async (_name, event) => {
     const env = fleetEnv();
-    const summary = await container(env)({ 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} }, lambdaContext(120_000, 'req-all'));
+    const summary = await container(env)(event(), lambdaContext(120_000, 'req-all'));
     expect(summary.shard).toBeUndefined();
     expect(summary.portals.map((p) => p.portal).sort()).toEqual([...fleet.names]);
+    for (const p of summary.portals) expect(p.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+    expect(fleet.overBudget()).toEqual([]);
+    const own = (await pushgatewayGroups(pgw.url)).get('shard=0');
+    expect(Object.fromEntries(own!.samples.map((x) => [x.name, x.value]))).toEqual({ posture_exporter_shard_ordinal: 0, posture_exporter_total_shards: 1 });
+  }, 60_000);
+
+  /** Runs `event` in a fresh container and returns what it threw; asserts nobody was contacted and nothing pushed. */
+  async function refused(env: Record<string, string>, event: unknown): Promise<InvocationFailedError> {
+    const err = await container(env)(event as Record<string, unknown>, lambdaContext(120_000, 'req-refused')).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(InvocationFailedError);
+    expect((err as Error).message.split('\n')).toHaveLength(1);
+    for (const name of fleet.names) expect(fleet.requests(name), name).toEqual([]);
+    expect(keyReads).toEqual([]);
+    expect(proxy.pushes.size).toBe(0);
+    expect((await pushgatewayGroups(pgw.url)).size).toBe(0);
+    return err as InvocationFailedError;
+  }
+
+  it('refuses a misspelt shard event naming the unknown fields and the forms it takes, contacting nobody', async () => {
+    const err = await refused(fleetEnv(), { Shard: 1, TotalShards: 3 });
+    expect(err.message).toBe(
+      'invalid event: the event has unknown fields "Shard", "TotalShards" (did you mean "shard", "totalShards"?): the handler takes an EventBridge scheduled event or an empty event {} (every portal), or {"shard": i, "totalShards": n} (one shard of a fan-out)',
+    );
+    expect((err.cause as ConfigError).setting).toBe('event');
+  });
+
+  it.each([
+    ['an extra field beside the shard', { shard: 1, totalShards: 3, dryRun: true }, /^invalid event: the event has an unknown field "dryRun": the handler takes/],
+    ['snake case', { shard: 1, total_shards: 3 }, /^invalid event: the event has an unknown field "total_shards" \(did you mean "totalShards"\?\)/],
+    ['a scheduled event carrying a shard', { ...scheduledEvent(Date.UTC(2026, 10, 23)), shard: 1, totalShards: 3 }, /^invalid event: the event has unknown fields "version", "id", "detail-type", "source", "account", and 4 more: the handler takes/],
+    ['another service\'s event', { source: 'aws.s3', 'detail-type': 'Object Created', detail: {} }, /^invalid event: the event has unknown fields "source", "detail-type", "detail": the handler takes/],
+    ['null', null, /^invalid event: the event null is not an object: the handler takes/],
+    ['an array', [{ shard: 1, totalShards: 3 }], /^invalid event: the event \[\{"shard":1,"totalShards":3\}\] is not an object/],
+    ['a string', 'shard 1 of 3', /^invalid event: the event "shard 1 of 3" is not an object/],
+  ])('refuses %s, contacting nobody', async (_name, event, message) => {
+    const err = await refused(fleetEnv(), event);
+    expect(err.message).toMatch(message);
+  });
+
+  it('refuses a shard given by the event and by the environment, naming both', async () => {
+    const err = await refused({ ...fleetEnv(), POSTURE_SHARD: '2', POSTURE_TOTAL_SHARDS: '3' }, { shard: 1, totalShards: 3 });
+    expect(err.message).toBe(
+      "invalid event: the shard is given twice: the event names shard 1 of 3, and POSTURE_SHARD and POSTURE_TOTAL_SHARDS name shard 2 of 3: give it in one place, the fan-out's event (unset POSTURE_SHARD and POSTURE_TOTAL_SHARDS, and shard and total_shards in the config file) or the settings (invoke with a scheduled event or {})",
+    );
+    expect((err.cause as ConfigError).setting).toBe('event.shard');
+  });
+
+  it('refuses a shard given by the event and by the config file, naming both', async () => {
+    const env = fleetEnv();
+    const file = env.POSTURE_CONFIG_FILE!;
+    const { portals } = JSON.parse(readFileSync(file, 'utf8')) as { portals: unknown[] };
+    writeFileSync(file, JSON.stringify({ shard: '0', total_shards: 2, portals }));
+    const err = await refused(env, { shard: 0, totalShards: 2 });
+    expect(err.message).toMatch(/^invalid event: the shard is given twice: the event names shard 0 of 2, and the config file's shard and total_shards name shard 0 of 2: give it in one place/);
+  });
+
+  it('a warm container given another shard drops the previous shard and collects only the new one', async () => {
+    const env = fleetEnv();
+    const handler = container(env);
+    const first = await handler({ shard: 0, totalShards: TOTAL }, lambdaContext(120_000, 'req-warm-0'));
+    expect(first.portals.map((p) => p.portal).sort()).toEqual(owned(0));
+    const second = await handler({ shard: 1, totalShards: TOTAL }, lambdaContext(120_000, 'req-warm-1'));
+    expect(second.portals.map((p) => p.portal).sort()).toEqual(owned(1));
+    const lines = logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.filter((l) => typeof l.message === 'string' && l.message.startsWith('a different shard'))).toEqual([
+      expect.objectContaining({ level: 'INFO', previous: `0/${TOTAL}`, next: `1/${TOTAL}`, function_request_id: 'req-warm-1' }),
+    ]);
+    // The same shard again keeps its state: no second drop.
+    await handler({ shard: 1, totalShards: TOTAL }, lambdaContext(120_000, 'req-warm-1b'));
+    expect(logs.filter((l) => l.includes('a different shard'))).toHaveLength(1);
     expect(fleet.overBudget()).toEqual([]);
   }, 60_000);
 
