@@ -1,3 +1,11 @@
+/**
+ * Orchestration has two rooms, and this is the pure one. collect/ turns what runs yielded into
+ * samples: a run's outcome and a cycle of them (cycle.ts), what `serve` remembers between runs
+ * (state.ts), the catalogue (catalogue.ts) and values → samples (here). Everything arrives as
+ * data, times included: it reads no config, no clock, no network, and never imports exporter/.
+ * exporter/ is the other room: it reads the config and the keys, runs the sources through each
+ * portal's scheduler and reader on the clock, and hands their results to collect/.
+ */
 import type { Logger } from '../core/log.js';
 import { SOURCES, type Source } from '../domain.js';
 import { PORTAL_LABEL } from '../metrics/definition.js';

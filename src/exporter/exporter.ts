@@ -1,3 +1,10 @@
+/**
+ * Orchestration has two rooms, and this is the one with I/O. exporter/ is the collection service:
+ * it reads the config and the keys, runs each source through its portal's scheduler and reader on
+ * the clock, names a failed run's cause (failures.ts), and hands every result to collect/, the pure
+ * room (runs → remembered state → samples, no config, no clock, no network), which never imports
+ * exporter/.
+ */
 import type { Dispatcher } from 'undici';
 import type { Config, PortalConfig } from '../config/load.js';
 import { stalenessMs } from '../schedule/fit.js';

@@ -1,28 +1,13 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { SETTING_BY_KEY } from '../../src/config/settings.js';
+import { folderOf, importGraph } from '../support/imports.js';
 
-const SRC = new URL('../../src/', import.meta.url).pathname;
+const graph = importGraph();
 
-/** Every relative import of every TypeScript file under `dir` (a folder of src/), as [file, imported folder]. */
+/** Every import of every file under `dir` (a folder of src/) of another folder, as [file, imported folder]. */
 function importsUnder(dir: string): Array<[string, string]> {
-  const out: Array<[string, string]> = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const path = join(d, e.name);
-      if (e.isDirectory()) walk(path);
-      else if (e.name.endsWith('.ts')) {
-        for (const m of readFileSync(path, 'utf8').matchAll(/\bfrom\s+'(\.{1,2}\/[^']+)'/g)) {
-          const target = relative(SRC, join(d, m[1]!));
-          out.push([relative(SRC, path), target.split('/')[0]!]);
-        }
-      }
-    }
-  };
-  walk(join(SRC, dir));
-  return out;
+  return [...graph].filter(([file]) => folderOf(file) === dir).flatMap(([file, targets]) => targets.map((t): [string, string] => [file, folderOf(t)]));
 }
 
 describe('dependencies run one way', () => {
@@ -31,8 +16,14 @@ describe('dependencies run one way', () => {
     expect(importsUnder('config').filter(([, to]) => above.includes(to))).toEqual([]);
   });
 
-  it('collect and metrics do not import config', () => {
-    expect([...importsUnder('collect'), ...importsUnder('metrics')].filter(([, to]) => to === 'config')).toEqual([]);
+  it('metrics, below the sources, imports only core and the domain words', () => {
+    expect(importsUnder('metrics').filter(([, to]) => !['metrics', 'core', 'domain.ts'].includes(to))).toEqual([]);
+  });
+
+  it('collect, the pure room of orchestration, imports neither exporter nor what does I/O (config, schedule, upstream, the clock)', () => {
+    const io = ['exporter', 'config', 'schedule', 'upstream', 'runtime', 'sinks', 'http'];
+    expect(importsUnder('collect').filter(([, to]) => io.includes(to))).toEqual([]);
+    expect([...graph].filter(([file, targets]) => folderOf(file) === 'collect' && targets.includes('core/clock.ts'))).toEqual([]);
   });
 });
 

@@ -56,12 +56,4 @@ describe('the source registry', () => {
   it('is what collect/ and exporter/ go through: they never name a source', () => {
     expect([...sourceNamesIn('collect'), ...sourceNamesIn('exporter')]).toEqual([]);
   });
-
-  it('keeps collect/ and metrics/ free of config/', () => {
-    for (const dir of ['collect', 'metrics']) {
-      for (const file of readdirSync(root + dir).filter((f) => f.endsWith('.ts'))) {
-        expect(readFileSync(`${root}${dir}/${file}`, 'utf8'), `${dir}/${file}`).not.toMatch(/from '\.\.\/config\//);
-      }
-    }
-  });
 });
