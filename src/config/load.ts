@@ -212,6 +212,9 @@ function portalAddress(get: Get, problems: Problems, at: string, index: number |
   return { baseUrl: `https://${cloudId.toLowerCase()}.${apiHost.toLowerCase()}/public-api/v1`, host: `${cloudId}.${apiHost}`, cloudId };
 }
 
+/** The API root every portal serves; anything else answers 404 on every endpoint. */
+const API_PATH = '/public-api/v1';
+
 /** POSTURE_BASE_URL checked: a URL, https (plain http on loopback only), nothing but origin and path. */
 function baseUrlAddress(raw: string, problems: Problems, at: string): { baseUrl: string; host: string } | undefined {
   let url: URL;
@@ -229,7 +232,13 @@ function baseUrlAddress(raw: string, problems: Problems, at: string): { baseUrl:
     problems.add('POSTURE_BASE_URL', `${at}POSTURE_BASE_URL must not carry credentials, a query or a fragment: give only https://<cloud_id>.<host>/public-api/v1.`);
     return undefined;
   }
-  return { baseUrl: url.origin + url.pathname.replace(/\/+$/, ''), host: url.hostname };
+  const baseUrl = url.origin + url.pathname.replace(/\/+$/, '');
+  // Every endpoint lives under the API root: anywhere else each request would answer 404.
+  if (!baseUrl.endsWith(API_PATH)) {
+    problems.add('POSTURE_BASE_URL', `${at}POSTURE_BASE_URL=${JSON.stringify(baseUrl)} does not end in ${API_PATH}: give https://<cloud_id>.<host>${API_PATH} (the portal answers 404 elsewhere).`);
+    return undefined;
+  }
+  return { baseUrl, host: url.hostname };
 }
 
 /** Where the portal's API key comes from: exactly one of the four key settings. */
@@ -260,8 +269,12 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null, 
   const at = index === null ? '' : `portals[${index}]: `;
   const address = portalAddress(get, problems, at, index);
   if (!address) return undefined;
-  const key = apiKeySource(get, problems, at);
-  if (!key) return undefined;
+  const found = apiKeySource(get, problems, at);
+  if (!found) return undefined;
+  // A key file is named where it was set (a portal's api_key_file), not as the variable it was not.
+  const keyFileLayer = found.kind === 'file' ? layers.find((l) => isSet(l.values.api_key_file)) : undefined;
+  const keyFileWhere = keyFileLayer?.where(SETTING_BY_KEY.api_key_file);
+  const key: KeySource = found.kind === 'file' && keyFileWhere !== undefined && keyFileWhere !== 'env' ? { ...found, setting: keyFileWhere } : found;
   const header = (get('api_key_header') as string | undefined) ?? String(defaultOf('api_key_header'));
   if (!HEADER_NAME.test(header)) {
     problems.add('POSTURE_API_KEY_HEADER', `${at}POSTURE_API_KEY_HEADER=${JSON.stringify(header)} is not a valid HTTP header name.`);
@@ -366,7 +379,7 @@ function shardOfConfig(g: (k: SettingKey) => unknown, problems: Problems, portal
     return { ordinal: 0, total, portalsInAll };
   }
   try {
-    const ordinal = parseShard(raw, SHARD_SETTING);
+    const ordinal = parseShard(raw, SHARD_SETTING, total);
     validateShards(ordinal, total);
     return { ordinal, total, portalsInAll };
   } catch (err) {
@@ -449,14 +462,3 @@ function buildPortals(layers: SettingLayers, problems: Problems, intervalSeconds
   });
   return portals;
 }
-
-/** The API root every portal serves; anything else answers 404 on every endpoint. */
-const API_PATH = '/public-api/v1';
-
-/** `check-config`: each portal's base URL ends in /public-api/v1 (the loader accepts others; at run time the 404 names the path). */
-export function checkApiPaths(config: Config): ConfigError[] {
-  return config.portals
-    .filter((p) => !p.baseUrl.endsWith(API_PATH))
-    .map((p) => new ConfigError('POSTURE_BASE_URL', `${config.portals.length > 1 ? `portal ${p.name}: ` : ''}POSTURE_BASE_URL=${JSON.stringify(p.baseUrl)} does not end in ${API_PATH}: give https://<cloud_id>.<host>${API_PATH} (the portal answers 404 elsewhere).`));
-}
-

@@ -72,6 +72,8 @@ export function forgetSecret(source: KeySource, kind: SecretKind = API_KEY): voi
 }
 
 function settingOf(source: KeySource, kind: SecretKind): string {
+  // A key file named in a config file (a portal's api_key_file) or by a flag is named as it was set.
+  if (source.kind === 'file' && source.setting !== undefined) return source.setting;
   return kind.setting + { value: '', file: '_FILE', ssm: '_SSM_PARAMETER', secret: '_SECRET_ID' }[source.kind];
 }
 

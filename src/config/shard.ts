@@ -53,13 +53,15 @@ export function ownsPortal(portal: string, shard: number, totalShards: number): 
 /**
  * Parses a shard ordinal: a whole number (`2`) or a StatefulSet pod name whose trailing `-N` is
  * the ordinal (`posture-exporter-2`), so the downward API's `metadata.name` can be passed as is.
+ * With `total` known, a refusal says which numbers are shards.
  */
-export function parseShard(value: string, setting: string): number {
+export function parseShard(value: string, setting: string, total?: number): number {
   const text = value.trim();
   // A bare number, or a DNS-label-like name ending in -N (a StatefulSet pod: <set name>-<ordinal>).
   const m = /^(\d+)$/.exec(text) ?? /^[A-Za-z0-9](?:[-A-Za-z0-9.]*[A-Za-z0-9])?-(\d+)$/.exec(text);
   if (!m) {
-    throw new ConfigError(setting, `${setting}: '${value}' is not a shard number: give a whole number from 0 (e.g. 2) or a StatefulSet pod name ending in -N (e.g. posture-exporter-2)`);
+    const numbers = total !== undefined && total > 1 ? `a whole number from 0 to ${total - 1} (below the total of ${total} shards)` : 'a whole number from 0 (e.g. 2)';
+    throw new ConfigError(setting, `${setting}: '${value}' is not a shard number: a shard is ${numbers} or a StatefulSet pod name ending in -N (e.g. posture-exporter-2)`);
   }
   const n = Number(m[1]);
   if (!Number.isSafeInteger(n)) throw new ConfigError(setting, `${setting}: '${value}' is too large: give a shard number below the total shards (at most ${MAX_TOTAL_SHARDS})`);

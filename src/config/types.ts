@@ -6,7 +6,8 @@ import type { SettingKey, SinkName } from './settings.js';
 /** Where a secret (the API key, a remote-write credential) comes from; resolved at the edge (file read, SSM, Secrets Manager). */
 export type KeySource =
   | { kind: 'value'; value: string }
-  | { kind: 'file'; path: string }
+  /** `setting`: where the path was given when not the environment, e.g. `config file fleet.yaml: portals[2].api_key_file`. */
+  | { kind: 'file'; path: string; setting?: string }
   | { kind: 'ssm'; name: string }
   | { kind: 'secret'; id: string };
 

@@ -16,8 +16,8 @@ export interface UnknownSetting {
   readonly close: boolean;
 }
 
-/** Edit distance (insertions, deletions, substitutions, adjacent transpositions). */
-export function editDistance(a: string, b: string): number {
+/** The last row of the edit-distance table of `a` against `b`: entry j is the distance from `a` to `b`'s first j characters. */
+function distances(a: string, b: string): number[] {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
@@ -27,25 +27,50 @@ export function editDistance(a: string, b: string): number {
       d[i]![j] = v;
     }
   }
-  return d[a.length]![b.length]!;
+  return d[a.length]!;
+}
+
+/** Edit distance (insertions, deletions, substitutions, adjacent transpositions). */
+export function editDistance(a: string, b: string): number {
+  return distances(a, b)[b.length]!;
+}
+
+/** The edit distance from `a` to the nearest beginning of `b` (0 when `b` starts with `a`). */
+export function prefixDistance(a: string, b: string): number {
+  return Math.min(...distances(a, b));
 }
 
 /**
  * The name of `known` nearest to `name` (a mistyped variable or flag), and whether it is close enough
- * to be a likely typo. A name cut short (POSTURE_WEB_CONFIG, --interval) means the shortest name it
- * begins before `separator`; else the least edit distance, close within a third of the part after
- * the first `prefixLength` characters (INTERVAL_SECOND is close to INTERVAL_SECONDS, LOG not to API_KEY).
+ * to be a likely typo; `prefixLength` characters at the start are the namespace (`POSTURE_`), not
+ * part of what was typed. In order:
+ * - a name cut short at a word (POSTURE_WEB_CONFIG, --interval): the shortest name it begins before `separator`;
+ * - a name with a separator too many at the end (POSTURE_PUSH_): the name without it;
+ * - a name that begins with what was typed, give or take a typo (POSTURE_INTERVL, --intervall:
+ *   POSTURE_INTERVAL_SECONDS, --interval-seconds), within a quarter of the typed part, the fewest
+ *   edits first, then the nearest whole name;
+ * - else the least edit distance, close within a third of the typed part (INTERVAL_SECOND is close
+ *   to INTERVAL_SECONDS, LOG not to API_KEY).
  */
 export function nearestName(name: string, known: readonly string[], separator: string, prefixLength = 0): { nearest: string; close: boolean } {
   const extended = known.filter((k) => k.startsWith(name + separator)).sort((a, b) => a.length - b.length)[0];
   if (extended !== undefined) return { nearest: extended, close: true };
+  // A stray separator at the end (POSTURE_PUSH_) is a slip, not the start of a longer name.
+  const stripped = name.endsWith(separator) ? name.slice(0, -separator.length) : undefined;
+  if (stripped !== undefined && known.includes(stripped)) return { nearest: stripped, close: true };
+  const typed = name.length - prefixLength;
+  const ranked = known
+    .map((k) => ({ k, prefix: prefixDistance(name, k), whole: editDistance(name, k) }))
+    .sort((a, b) => a.prefix - b.prefix || a.whole - b.whole || a.k.length - b.k.length);
+  const begins = ranked[0];
+  // Four typed characters at least: a short stem begins too many names to point at one.
+  if (begins && typed >= 4 && begins.prefix <= Math.max(1, Math.floor(typed / 4))) return { nearest: begins.k, close: true };
   let nearest = known[0] ?? '';
   let best = Infinity;
-  for (const k of known) {
-    const dist = editDistance(name, k);
-    if (dist < best) [nearest, best] = [k, dist];
+  for (const { k, whole } of ranked.sort((a, b) => known.indexOf(a.k) - known.indexOf(b.k))) {
+    if (whole < best) [nearest, best] = [k, whole];
   }
-  return { nearest, close: best <= Math.max(2, Math.floor((name.length - prefixLength) / 3)) };
+  return { nearest, close: best <= Math.max(2, Math.floor(typed / 3)) };
 }
 
 /** The names of every setting's environment variable. */

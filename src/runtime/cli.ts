@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { checkApiPaths, loadConfig, type Config } from '../config/load.js';
-import { checkServeConfig } from '../schedule/fit.js';
+import { loadConfig, type Config } from '../config/load.js';
+import { refuseInvalid, startupProblems } from './startup.js';
 import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingKey } from '../config/settings.js';
 import { nearestName, unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
@@ -15,10 +15,8 @@ import { VERSION } from '../version.js';
 import { explainPlan } from '../schedule/explain.js';
 import type { BackfillFlags } from '../backfill/command.js';
 import type { SimulateFlags } from '../simulator/command.js';
-import { resolveSecret } from '../config/secrets.js';
 import { describeObjective } from '../config/objectives.js';
 import { startServe } from './serve.js';
-import { loadWebConfig } from '../http/web-config.js';
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
@@ -71,7 +69,7 @@ function parseCli(argv: string[]): { command: string | undefined; flags: Partial
   for (const s of SETTINGS) if (s.flag) options[flagName(s)] = { type: 'string' };
   for (const f of SIM_FLAGS) options[f] = { type: 'string' };
   checkFlags(argv, options);
-  const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({ args: withDashValues(argv, options), options, allowPositionals: true, strict: true });
   if (positionals.length > 1) throw new ConfigError('command', `unexpected argument ${JSON.stringify(positionals[1])}: give one command (see --help).`);
   const flags: Partial<Record<SettingKey, string>> = {};
   // Only settings that are flags: `config` (inline JSON, env only) would otherwise share `--config` with `config_file`.
@@ -106,9 +104,22 @@ function checkFlags(argv: string[], options: Record<string, { type: 'string' | '
       const { nearest, close } = nearestName(t.name, Object.keys(options), '-');
       throw new UsageError(`unknown flag ${t.rawName}${close ? `: did you mean --${nearest}?` : ' (see posture-exporter --help).'}`);
     }
-    if (type === 'string' && t.value === undefined) throw new UsageError(`${t.rawName} needs a value: give ${t.rawName} VALUE or ${t.rawName}=VALUE.`);
+    if (type === 'string' && (t.value === undefined || (!t.inlineValue && t.value.startsWith('--')))) throw new UsageError(`${t.rawName} needs a value: give ${t.rawName} VALUE or ${t.rawName}=VALUE.`);
     if (type === 'boolean' && t.inlineValue) throw new UsageError(`${t.rawName} takes no value: give ${t.rawName} alone.`);
   }
+}
+
+/**
+ * `--shard -1` as `--shard=-1`: a value that begins with a dash is still the flag's value, and the
+ * setting's own check then says what is wrong with it (the strict parse calls it "ambiguous").
+ */
+function withDashValues(argv: string[], options: Record<string, { type: 'string' | 'boolean' }>): string[] {
+  const { tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
+  const joined = new Map<number, string>();
+  for (const t of tokens) {
+    if (t.kind === 'option' && options[t.name]?.type === 'string' && !t.inlineValue && t.value?.startsWith('-')) joined.set(t.index, `${t.rawName}=${t.value}`);
+  }
+  return argv.flatMap((arg, i) => (joined.has(i) ? [joined.get(i)!] : joined.has(i - 1) ? [] : [arg]));
 }
 
 /** A mistake on the command line (exit 2), told apart from a bad setting. */
@@ -216,6 +227,7 @@ function makeLogger(config: Pick<Config, 'logLevel' | 'secrets'> | undefined, io
 
 async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, clock: Clock): Promise<number> {
   const config = loadConfig({ env: io.env, flags });
+  await refuseInvalid(config);
   const { logger, secrets } = makeLogger(config, io, clock);
   const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (s) => secrets.push(s) });
   const { shard } = config;
@@ -256,8 +268,7 @@ function interrupted(io: CliIo): number {
 
 /** `serve` until the stop signal; `onListening` runs once /metrics is really served (banners wait for it). */
 async function serveWith(config: Config, io: CliIo, clock: Clock, extraSecrets: string[] = [], portalUrl?: string, onListening?: (metricsUrl: string) => void): Promise<number> {
-  const serveProblems = checkServeConfig(config);
-  if (serveProblems.length) throw new ConfigErrors(serveProblems);
+  await refuseInvalid(config);
   const { logger, secrets } = makeLogger(config, io, clock);
   secrets.push(...extraSecrets);
   const handle = await startServe(config, { clock, logger, onSecret: (s) => secrets.push(s) });
@@ -275,25 +286,7 @@ async function runServe(flags: Partial<Record<SettingKey, string>>, io: CliIo, c
 /** `check-config`: exit 0 only when nothing is wrong, not even a variable it warned about (`unknown`, the count). */
 async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: CliIo, unknown: number): Promise<number> {
   const config = loadConfig({ env: io.env, flags });
-  const problems = [...checkApiPaths(config), ...checkServeConfig(config)];
-  // A key file that cannot be read is a settings problem too; key stores are only reached at run time.
-  for (const p of config.portals) {
-    if (p.key.kind !== 'file') continue;
-    try {
-      await resolveSecret(p.key);
-    } catch (err) {
-      if (err instanceof ConfigError) problems.push(err);
-      else throw err;
-    }
-  }
-  if (config.webConfigFile !== undefined) {
-    try {
-      loadWebConfig(config.webConfigFile);
-    } catch (err) {
-      if (err instanceof ConfigError) problems.push(err);
-      else throw err;
-    }
-  }
+  const problems = await startupProblems(config);
   if (problems.length) {
     io.stdout(`${explainPlan(config).join('\n')}\n`);
     throw new ConfigErrors(problems);

@@ -153,6 +153,13 @@ describe('parseShard', () => {
   });
 });
 
+describe('parseShard with the total known', () => {
+  it.each([['-1'], ['x'], ['posture-exporter-']])('refuses %j saying what a shard is: 0 to total - 1, or a pod name ending in -N', (value) => {
+    const e = configErrorOf(() => parseShard(value, SHARD_SETTING, 3));
+    expect(e.message).toBe(`POSTURE_SHARD (--shard): '${value}' is not a shard number: a shard is a whole number from 0 to 2 (below the total of 3 shards) or a StatefulSet pod name ending in -N (e.g. posture-exporter-2)`);
+  });
+});
+
 describe('parseTotalShards and validateShards', () => {
   it('rejects a shard number too large to be exact, naming the setting and the most shards', () => {
     const e = configErrorOf(() => parseShard('123456789012345678901', SHARD_SETTING));

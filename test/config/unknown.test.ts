@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { editDistance, unknownSettingMessage, unknownSettings } from '../../src/config/unknown.js';
+import { editDistance, nearestName, prefixDistance, unknownSettingMessage, unknownSettings } from '../../src/config/unknown.js';
 
 describe('editDistance', () => {
   it.each([
@@ -29,6 +29,14 @@ describe('unknownSettings', () => {
     ['POSTURE_WEB_CONFIG', 'POSTURE_WEB_CONFIG_FILE', true],
     ['POSTURE_SOMETHING_ELSE_ENTIRELY', 'POSTURE_LOG_LEVEL', false],
     ['POSTURE_API_KEY_SSM', 'POSTURE_API_KEY_SSM_PARAMETER', true],
+    // The beginning of a setting, mistyped: the setting it begins, not a short name at a smaller distance (POSTURE_LISTEN).
+    ['POSTURE_INTERVL', 'POSTURE_INTERVAL_SECONDS', true],
+    ['POSTURE_INTERV', 'POSTURE_INTERVAL_SECONDS', true],
+    ['POSTURE_REMOTE_WRIT_URL', 'POSTURE_REMOTE_WRITE_URL', true],
+    ['POSTURE_TOTAL_SHARD', 'POSTURE_TOTAL_SHARDS', true],
+    ['POSTURE_SHARDS', 'POSTURE_SHARD', true],
+    // A stray separator at the end: the setting without it.
+    ['POSTURE_PUSH_', 'POSTURE_PUSH', true],
   ])('%s: nearest %s (close: %s)', (name, nearest, close) => {
     expect(unknownSettings({ [name]: '1' })).toEqual([{ name, nearest, close }]);
   });
@@ -65,5 +73,35 @@ describe('unknownSettingMessage', () => {
     expect(unknownSettingMessage({ name: 'POSTURE_XYZZY_PLUGH_FOO', nearest: 'POSTURE_CONFIG', close: false })).toBe(
       'POSTURE_XYZZY_PLUGH_FOO is not a setting and is ignored (the nearest is POSTURE_CONFIG; see posture-exporter --help).',
     );
+  });
+});
+
+describe('prefixDistance', () => {
+  it.each([
+    ['INTERVAL', 'INTERVAL_SECONDS', 0],
+    ['INTERVL', 'INTERVAL_SECONDS', 1],
+    ['INTERVALL', 'INTERVAL_SECONDS', 1],
+    ['LISTEN', 'LISTEN', 0],
+    ['INTERVL', 'LISTEN', 5],
+  ])('%j to the nearest beginning of %j is %i', (a, b, d) => {
+    expect(prefixDistance(a, b)).toBe(d);
+  });
+});
+
+describe('nearestName for flags', () => {
+  const flags = ['interval-seconds', 'alerts-interval-seconds', 'integrations', 'listen', 'log-level', 'shard', 'total-shards', 'write-config', 'portals'];
+  it.each([
+    ['intervall', 'interval-seconds'],
+    ['intervl-seconds', 'interval-seconds'],
+    ['interval', 'interval-seconds'],
+    ['totalshards', 'total-shards'],
+    ['writeconfig', 'write-config'],
+    ['shards', 'shard'],
+  ])('--%s: did you mean --%s?', (typed, meant) => {
+    expect(nearestName(typed, flags, '-')).toEqual({ nearest: meant, close: true });
+  });
+
+  it('does not guess from a stem too short to point at one flag', () => {
+    expect(nearestName('in', flags, '-').close).toBe(false);
   });
 });

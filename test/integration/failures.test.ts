@@ -88,9 +88,9 @@ describe('a failed source gets one line naming the portal, the source and the ca
     });
   });
 
-  it('404: a base URL without /public-api/v1 fails each source with the path to fix', async () => {
+  it('404: a base URL the portal does not serve (the settings refuse one without /public-api/v1) fails each source with the path to fix', async () => {
     const sim = await portal();
-    const { exporter, logger } = exporterFor({ POSTURE_BASE_URL: sim.baseUrl.replace('/public-api/v1', '/api') });
+    const { exporter, logger } = exporterFor({ POSTURE_BASE_URL: sim.baseUrl.replace('/public-api/v1', '/proxy/public-api/v1') });
     await exporter.collect();
     const lines = failureLines(logger.records());
     for (const s of SOURCES) {

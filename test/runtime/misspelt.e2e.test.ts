@@ -20,6 +20,20 @@ describe('the built CLI', () => {
     expect(r).toMatchObject({ code: 2, stdout: '', stderr: 'usage error: unknown flag --intervl-seconds: did you mean --interval-seconds?\n' });
   });
 
+  it('a flag typed with a letter too many, or cut short and mistyped, gets the flag it begins', async () => {
+    expect(await run(['check-config', '--intervall', '400'])).toMatchObject({ code: 2, stdout: '', stderr: 'usage error: unknown flag --intervall: did you mean --interval-seconds?\n' });
+    expect(await run(['once', '--totl-shards', '3'])).toMatchObject({ code: 2, stdout: '', stderr: 'usage error: unknown flag --totl-shards: did you mean --total-shards?\n' });
+  });
+
+  it('a bad --shard says what a shard is, in check-config, once and serve alike', async () => {
+    for (const command of ['check-config', 'once', 'serve']) {
+      const r = await run([command, '--shard', '-1', '--total-shards', '3', '--listen', '127.0.0.1:0']);
+      expect(r.code, command).toBe(2);
+      expect(r.stderr, command).toBe("config error: POSTURE_SHARD (--shard): '-1' is not a shard number: a shard is a whole number from 0 to 2 (below the total of 3 shards) or a StatefulSet pod name ending in -N (e.g. posture-exporter-2)\n");
+    }
+    expect(await run(['once', '--shard', '--total-shards', '3'])).toMatchObject({ code: 2, stderr: 'usage error: --shard needs a value: give --shard VALUE or --shard=VALUE.\n' });
+  });
+
   it('check-config: a mistyped variable exits 2; without it, 0', async () => {
     const bad = await run(['check-config'], { POSTURE_INTERVAL_SECOND: '600' });
     expect(bad.code).toBe(2);
@@ -42,9 +56,11 @@ describe('the built CLI', () => {
     expect(applied.code).toBe(0);
   });
 
-  it('check-config: a base URL not ending in /public-api/v1 exits 2', async () => {
-    const r = await run(['check-config'], { POSTURE_BASE_URL: 'http://127.0.0.1:9/api' });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('config error: POSTURE_BASE_URL="http://127.0.0.1:9/api" does not end in /public-api/v1');
+  it('a base URL not ending in /public-api/v1: check-config, once and serve exit 2 with the same line', async () => {
+    for (const command of ['check-config', 'once', 'serve']) {
+      const r = await run([command, '--listen', '127.0.0.1:0'], { POSTURE_BASE_URL: 'http://127.0.0.1:9/api' });
+      expect(r.code, command).toBe(2);
+      expect(r.stderr, command).toBe('config error: POSTURE_BASE_URL="http://127.0.0.1:9/api" does not end in /public-api/v1: give https://<cloud_id>.<host>/public-api/v1 (the portal answers 404 elsewhere).\n');
+    }
   });
 });

@@ -69,6 +69,12 @@ describe('unknown POSTURE_* variables', () => {
     expect(r.stderr.split('\n')[0]).toContain(`"msg":"${TYPO}"`);
   });
 
+  it('names the setting that begins with what was typed, not a shorter one nearer in letters', async () => {
+    const r = await cli(['check-config'], { POSTURE_INTERVL: '600' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('warning: POSTURE_INTERVL is not a setting and is ignored: did you mean POSTURE_INTERVAL_SECONDS?\n');
+  });
+
   it('says nothing when every variable is a setting', async () => {
     const r = await cli(['check-config'], { POSTURE_INTERVAL_SECONDS: '600' });
     expect(r.stderr).toBe('');
