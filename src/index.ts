@@ -5,7 +5,7 @@
 export { handler, createHandler, InvocationFailedError, type InvocationSummary } from './runtime/lambda.js';
 export { startServe, type ServeHandle } from './runtime/serve.js';
 export { startMetricsServer } from './http/server.js';
-export { Exporter, samplesOfCycles } from './exporter/exporter.js';
+export { Exporter } from './exporter/exporter.js';
 export { VERSION } from './version.js';
 export { main as runCli } from './runtime/cli.js';
 export { loadConfig, type Config, type PortalConfig, type KeySource } from './config/load.js';

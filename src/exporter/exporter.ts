@@ -308,11 +308,6 @@ export function totalRequests(requests: ReadonlyMap<string, number>): number {
   return n;
 }
 
-/** Samples of single runs only (once, Lambda): nothing from earlier runs. */
-export function samplesOfCycles(results: readonly CycleResult[], facts: ExporterFacts): Sample[] {
-  return toSamples(results.map(viewOfCycle), facts);
-}
-
 /** Sources that failed, as `portal/source` names. */
 export function failedSources(results: readonly CycleResult[]): string[] {
   return results.flatMap((r) => SOURCES.filter((s) => !r[s].ok).map((s) => (results.length > 1 ? `${r.portal}/${s}` : s)));

@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { parseApiTimestamp } from '../../src/upstream/timestamps.js';
 import type { Sample } from '../../src/metrics/sample.js';
-import { Exporter, samplesOfCycles } from '../../src/exporter/exporter.js';
+import { Exporter } from '../../src/exporter/exporter.js';
 import { startServe } from '../../src/runtime/serve.js';
 import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
 import { maxInAnyWindow } from '../support/window.js';
@@ -58,7 +58,7 @@ describe('the budget scheduler against the simulated portal', () => {
     const exporter = new Exporter(config, { clock, logger, runtime: 'once', random: () => 0.5 });
     const [r] = await exporter.collect();
     expect([r!.vitals.ok, r!.alerts.ok, r!.devices.ok]).toEqual([true, true, true]);
-    expectExact(samplesOfCycles([r!], facts), sim, T0, tags);
+    expectExact(exporter.samplesOf([r!], facts), sim, T0, tags);
     const log = sim.requests;
     expect(log.filter((q) => q.status === 429)).toHaveLength(2);
     expect(maxInAnyWindow(log.map((q) => q.time))).toBeLessThanOrEqual(5);
@@ -79,7 +79,7 @@ describe('the budget scheduler against the simulated portal', () => {
     const exporter = new Exporter(config, { clock, logger, runtime: 'once', random: () => 0.5 });
     const [r] = await exporter.collect();
     expect([r!.vitals.ok, r!.alerts.ok, r!.devices.ok]).toEqual([true, true, true]);
-    expectExact(samplesOfCycles([r!], facts), sim, T0);
+    expectExact(exporter.samplesOf([r!], facts), sim, T0);
     const mine = ours(sim);
     const limited = mine.filter((q) => q.status === 429);
     expect(limited).toHaveLength(1);
@@ -198,7 +198,7 @@ describe('the budget scheduler against the simulated portal', () => {
         const early = s.requests.slice(i + 1).filter((o) => o.time < q.time + retryAfterS * 1000);
         expect(early.map((o) => `${o.path} ${(o.time - q.time) / 1000} s after`), `${what}: requests within the Retry-After of the 429 at +${(q.time - T0) / 1000} s`).toEqual([]);
       });
-      expectExact(samplesOfCycles([r!], facts), s, T0, tags);
+      expectExact(exporter.samplesOf([r!], facts), s, T0, tags);
       await s.close();
     }
   }, 120_000);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { AuthenticationError, ListMismatchError, PermissionError } from '../../src/errors.js';
-import { Exporter, samplesOfCycles } from '../../src/exporter/exporter.js';
+import { Exporter } from '../../src/exporter/exporter.js';
 import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { parseApiTimestamp } from '../../src/upstream/timestamps.js';
@@ -48,7 +48,7 @@ describe('one cycle against the simulated portal', () => {
     const at = clock.now();
     const [r] = await exporter.collect();
     expect(r!.vitals.ok && r!.alerts.ok && r!.devices.ok).toBe(true);
-    const samples = samplesOfCycles([r!], facts);
+    const samples = exporter.samplesOf([r!], facts);
     const exp = expectedAlerts(sim, at);
     expect(exp.n).toBeGreaterThan(500);
     for (const sev of ['red', 'amber', 'green']) {
@@ -88,7 +88,7 @@ describe('one cycle against the simulated portal', () => {
     // Nothing at all was sent during the pause.
     expect(sim.requests.filter((q) => q !== first && q.time >= first!.time && q.time < first!.time + 7000)).toEqual([]);
     expect(r!.requests.get('/vitals\u0000429')).toBe(1);
-    const samples = samplesOfCycles([r!], facts);
+    const samples = exporter.samplesOf([r!], facts);
     expect(value(samples, 'posture_alerts_open', { severity: 'red' })).toBe(expectedAlerts(sim, at).open.red);
     // Cut to 2 by the 429, then won back one per clean window while the run went on.
     expect(logger.records().filter((l) => String(l.msg).includes('share is lowered')).map((l) => l.share)).toEqual([2]);
@@ -115,7 +115,7 @@ describe('one cycle against the simulated portal', () => {
     const at = clock.now();
     const [r] = await exporter.collect();
     expect(r!.alerts.ok).toBe(true);
-    const samples = samplesOfCycles([r!], facts);
+    const samples = exporter.samplesOf([r!], facts);
     const exp = expectedAlerts(sim, at);
     expect(value(samples, 'posture_alerts_open', { severity: 'red' })).toBe(exp.open.red);
     const total = (['red', 'amber', 'green'] as const).reduce((n, s) => n + value(samples, 'posture_alerts_open', { severity: s })!, 0);
@@ -133,7 +133,7 @@ describe('one cycle against the simulated portal', () => {
     const [r] = await exporter.collect();
     expect(r!.alerts.ok).toBe(false);
     expect(r!.vitals.ok && r!.devices.ok).toBe(true);
-    const samples = samplesOfCycles([r!], facts);
+    const samples = exporter.samplesOf([r!], facts);
     expect(samples.filter((s) => s.name.startsWith('posture_alerts_'))).toEqual([]);
     expect(value(samples, 'posture_collection_success', { source: 'alerts' })).toBe(0);
     expect(value(samples, 'posture_collection_success', { source: 'vitals' })).toBe(1);
@@ -191,7 +191,7 @@ describe('one cycle against the simulated portal', () => {
     sim.addFault({ path: '/alerts', fault: { kind: 'bad-records', count: 4, how: 'mistyped' } });
     const [r] = await exporter.collect();
     expect(r!.alerts.ok).toBe(true);
-    const samples = samplesOfCycles([r!], facts);
+    const samples = exporter.samplesOf([r!], facts);
     expect(value(samples, 'posture_collection_invalid_records', { source: 'alerts' })).toBe(4);
     expect(logger.records().filter((l) => l.msg === 'skipped a malformed record').length).toBe(4);
   });
@@ -202,7 +202,7 @@ describe('one cycle against the simulated portal', () => {
     sim.addFault({ path: '/alerts', fault: { kind: 'truncate', afterBytes: 5000 } });
     const [r] = await exporter.collect();
     expect(r!.alerts.ok).toBe(true);
-    const samples = samplesOfCycles([r!], facts);
+    const samples = exporter.samplesOf([r!], facts);
     expect(value(samples, 'posture_alerts_open', { severity: 'red' })).toBe(expectedAlerts(sim, at).open.red);
   });
 
@@ -210,7 +210,7 @@ describe('one cycle against the simulated portal', () => {
     const { sim, exporter, clock } = await setup({}, { POSTURE_VITALS_TAGS: 'laptops,servers' });
     const [r] = await exporter.collect();
     expect(r!.vitals.ok).toBe(true);
-    const samples = samplesOfCycles([r!], facts);
+    const samples = exporter.samplesOf([r!], facts);
     const info = samples.filter((s) => s.name === 'posture_vitals_integration_info');
     expect(new Set(info.map((s) => s.labels.tag))).toEqual(new Set([undefined, 'laptops', 'servers']));
     expect(served(sim, '/vitals').map((q) => q.query.tag)).toEqual([undefined, 'laptops', 'servers']);
@@ -219,5 +219,26 @@ describe('one cycle against the simulated portal', () => {
     for (const v of enabled) {
       expect(value(samples, 'posture_vitals_compliant_devices', { integration: v.key, stage: 'configuration', tag: 'laptops' })).toBe(v.configurationCompliant);
     }
+  });
+
+  it("applies the portal's series cap to a one-shot run's samples, folding the rest into __other__", async () => {
+    const { clock, sim, exporter, config } = await setup({ alerts: 400, alertIntegrations: 40 }, { POSTURE_MAX_SERIES_PER_FAMILY: '10' });
+    const at = clock.now();
+    const [r] = await exporter.collect();
+    expect(r!.alerts.ok).toBe(true);
+    const family = 'posture_alerts_open_by_integration';
+    const open = expectedAlerts(sim, at).n;
+    const capped = exporter.samplesOf([r!], facts);
+    const series = capped.filter((s) => s.name === family);
+    expect(series.length).toBeLessThanOrEqual(10);
+    expect(series.some((s) => s.labels.integration === '__other__')).toBe(true);
+    expect(series.reduce((n, s) => n + s.value, 0)).toBe(open);
+    expect(value(capped, 'posture_series_folded', { family })).toBeGreaterThan(0);
+    // The same run under the default cap (1,000) keeps a series per integration, severity and type.
+    const byDefault = new Exporter({ ...config, portals: config.portals.map((p) => ({ ...p, maxSeriesPerFamily: 1000 })) }, { clock, logger: memoryLogger(), runtime: 'once' });
+    const all = byDefault.samplesOf([r!], facts).filter((s) => s.name === family);
+    expect(all.length).toBeGreaterThan(10);
+    expect(all.some((s) => s.labels.integration === '__other__')).toBe(false);
+    expect(all.reduce((n, s) => n + s.value, 0)).toBe(open);
   });
 });

@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { LateError, ListMismatchError, TimeoutError } from '../../src/errors.js';
-import { Exporter, samplesOfCycles } from '../../src/exporter/exporter.js';
+import { Exporter } from '../../src/exporter/exporter.js';
 import { startSimulator, type Fault, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { runBuiltCli } from '../support/cli.js';
 import { followRealTime } from '../support/real-time.js';
@@ -33,7 +33,7 @@ describe('a portal that caps its pages', () => {
     const exporter = new Exporter(config, { clock, logger, runtime: 'once', random: () => 0.5 });
     const [r] = await exporter.collect();
     expect([r!.vitals.ok, r!.alerts.ok, r!.devices.ok]).toEqual([true, true, true]);
-    const samples = samplesOfCycles([r!], facts);
+    const samples = exporter.samplesOf([r!], facts);
     const open = openBySeverity(sim);
     const total = open.red! + open.amber! + open.green!;
     expect(total).toBeGreaterThan(500);
@@ -71,21 +71,21 @@ describe('bodies that never end, against the deadline', () => {
     // The bodies take real time: the fake clock follows it, so the deadline on it comes.
     const stop = followRealTime(clock);
     const [r] = await exporter.collect().finally(stop);
-    return { r: r!, seconds: (Date.now() - started) / 1000 };
+    return { r: r!, exporter, seconds: (Date.now() - started) / 1000 };
   }
 
   it.each([
     ['an endless /alerts body', { kind: 'endless' } as Fault],
     ['an /alerts body that drips a byte at a time', { kind: 'drip', intervalMs: 200 } as Fault],
   ])('cuts %s at the deadline, keeps Vitals and device totals, and reports alerts late', async (_name, fault) => {
-    const { r, seconds } = await cut(fault);
+    const { r, exporter, seconds } = await cut(fault);
     expect(seconds).toBeLessThan(10);
     expect(r.vitals.ok && r.devices.ok).toBe(true);
     expect(r.alerts.ok).toBe(false);
     const error = !r.alerts.ok ? r.alerts.error : undefined;
     expect(error instanceof TimeoutError || error instanceof LateError).toBe(true);
     expect(error!.message).toContain('/alerts is late');
-    const samples = samplesOfCycles([r], facts);
+    const samples = exporter.samplesOf([r], facts);
     expect(samples.filter((s) => s.name.startsWith('posture_alerts_'))).toEqual([]);
     expect(samples.find((s) => s.name === 'posture_devices' && s.labels.activity === 'active')?.value).toBeGreaterThan(0);
   });

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
-import { Exporter, samplesOfCycles } from '../../src/exporter/exporter.js';
+import { Exporter } from '../../src/exporter/exporter.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import type { Sample } from '../../src/metrics/sample.js';
 
@@ -57,7 +57,7 @@ describe('huge strings in /alerts records', () => {
     sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'huge-string', field, bytes } });
     const [r] = await exporter.collect();
     expect(r!.alerts.ok).toBe(true);
-    return { sim, at, logger, samples: samplesOfCycles([r!], facts) };
+    return { sim, at, logger, samples: exporter.samplesOf([r!], facts) };
   }
 
   it('counts an alert whose unused `issue` is 8 MB like any other', async () => {
