@@ -89,6 +89,7 @@ const NOT_RUN: ReadonlyArray<{ match: RegExp; reason: string }> = [
   { match: /^node --import tsx bench\/fleet\.ts\b/, reason: 'a benchmark of 1,000 and 10,000 portals (minutes); npm run bench runs it' },
   { match: /^mkdir -p posture-config && cp portals\.yml posture-config\/$/, reason: 'packages your own portal list for the Lambda (no portals.yml here)' },
   { match: /^kubectl apply -k infra\/k8s\/overlays\/sharded$/, reason: 'applies to a cluster (test/k8s renders and validates the overlay offline)' },
+  { match: /^kubectl create secret generic posture-exporter-keys\b/, reason: "creates a Secret in a cluster (test/k8s recreates the mounted keys offline and runs check-config for each pod)" },
   { match: /^read -rs /, reason: 'interactive: waits for a key typed at the terminal' },
   { match: /^npm run image\b/, reason: 'buildah image build (root, minutes): test/image runs npm run image -- --local-base' },
   { match: /^docker build\b/, reason: 'no Docker here; test/image builds the same Containerfile with buildah' },

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Service } from 'kubernetes-models/v1/Service';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
@@ -9,8 +9,8 @@ import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { parse, parseAllDocuments } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { prometheusRule, TARGETS } from '../../scripts/k8s.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -298,13 +298,104 @@ describe('kubectl kustomize infra/k8s/overlays/sharded', () => {
     expect(statefulSet().metadata.name).toBe('posture-exporter');
   });
 
-  it("keeps the base pod unchanged otherwise (image, security, key file, probes, resources)", () => {
-    const basePod = one(rendered.base(), 'Deployment').spec.template;
+  it('keeps the base pod unchanged otherwise (image, security, probes, resources), the fleet\'s keys for the one key', () => {
+    const basePod = structuredClone(one(rendered.base(), 'Deployment').spec.template);
     const pod = structuredClone(statefulSet().spec.template);
     const c = pod.spec.containers[0];
     c.args = ['serve'];
     c.env = c.env.filter((e: { name: string }) => e.name !== 'POD_NAME' && e.name !== 'TOTAL_SHARDS');
+    // The keys: the base's one key file goes, the fleet's directory of keys comes.
+    const b = basePod.spec.containers[0];
+    b.env = b.env.filter((e: { name: string }) => e.name !== 'POSTURE_API_KEY_FILE');
+    b.volumeMounts = b.volumeMounts.filter((m: { name: string }) => m.name !== 'api-key');
+    basePod.spec.volumes = basePod.spec.volumes.filter((v: { name: string }) => v.name !== 'api-key');
+    c.volumeMounts = c.volumeMounts.filter((m: { name: string }) => m.name !== 'keys');
+    pod.spec.volumes = pod.spec.volumes.filter((v: { name: string }) => v.name !== 'keys');
+    // The settings: the fleet's ConfigMap (another content, so another hashed name) in the same volume.
+    const config = (p: typeof pod) => p.spec.volumes.find((v: { name: string }) => v.name === 'config').configMap;
+    expect(config(pod).name).toMatch(/^posture-exporter-config-/);
+    config(pod).name = config(basePod).name;
     expect(pod).toEqual(basePod);
+  });
+
+  it('mounts one Secret of keys as a directory, read-only, and no single key file', () => {
+    const c = exporter();
+    expect(c.env.map((e) => e.name)).not.toContain('POSTURE_API_KEY_FILE');
+    const mount = c.volumeMounts.find((m) => m.name === 'keys')!;
+    expect(mount).toEqual({ name: 'keys', mountPath: '/etc/posture-exporter/keys', readOnly: true });
+    const volume = statefulSet().spec.template.spec.volumes.find((v: { name: string }) => v.name === 'keys');
+    expect(volume.secret).toEqual({ secretName: 'posture-exporter-keys', defaultMode: 0o440 });
+    expect(statefulSet().spec.template.spec.volumes.map((v: { name: string }) => v.name)).not.toContain('api-key');
+  });
+
+  describe('the fleet example, its files recreated as a pod sees them', () => {
+    let root: string;
+    let fleet: { portals: { portal: string; api_key_file: string }[] };
+    /** The pod's files under `root`: the ConfigMap's settings file and one key per portal in the keys directory. */
+    beforeAll(() => {
+      root = mkdtempSync(join(tmpdir(), 'k8s-fleet-'));
+      const c = exporter();
+      const configFile = envOf(c, 'POSTURE_CONFIG_FILE')!;
+      const configMount = mountHolding(c, configFile);
+      const cmName = statefulSet().spec.template.spec.volumes.find((v: { name: string }) => v.name === configMount.name).configMap.name;
+      const cm = rendered.overlay().find((o) => o.kind === 'ConfigMap' && o.metadata.name === cmName)!;
+      const text = cm.data![configMount.subPath!]!;
+      fleet = parse(text) as typeof fleet;
+      const keysMount = c.volumeMounts.find((m) => m.name === 'keys')!;
+      for (const p of fleet.portals) {
+        // Each key file is a key of the one Secret: a file directly in its mounted directory.
+        expect(dirname(p.api_key_file), p.portal).toBe(keysMount.mountPath);
+        mkdirSync(join(root, keysMount.mountPath), { recursive: true });
+        writeFileSync(join(root, p.api_key_file), `key-of-${p.portal}-0123456789\n`);
+      }
+      mkdirSync(join(root, dirname(configFile)), { recursive: true });
+      writeFileSync(join(root, configFile), text.replaceAll(`${keysMount.mountPath}/`, `${join(root, keysMount.mountPath)}/`));
+    });
+    afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+    /** `check-config` with the pod's settings file and the shard flags of its args, `$(VAR)` resolved as the kubelet does. */
+    const checkConfigFor = (pod: string) => {
+      const c = exporter();
+      const total = one(rendered.overlay(), 'StatefulSet').spec.replicas as number;
+      const vars: Record<string, string> = { POD_NAME: pod, TOTAL_SHARDS: String(total) };
+      const args = c.args.slice(1).map((a) => a.replace(/\$\((\w+)\)/g, (_m, v: string) => vars[v]!));
+      return spawnSync(process.execPath, [CLI, 'check-config', ...args], {
+        env: { PATH: process.env.PATH, POSTURE_CONFIG_FILE: join(root, envOf(c, 'POSTURE_CONFIG_FILE')!), POSTURE_LISTEN: envOf(c, 'POSTURE_LISTEN') },
+        encoding: 'utf8',
+      });
+    };
+
+    it('lists three portals, each with its api_key_file in the keys directory', () => {
+      expect(fleet.portals.map((p) => p.portal)).toHaveLength(3);
+      expect(new Set(fleet.portals.map((p) => p.api_key_file)).size).toBe(3);
+    });
+
+    it('check-config accepts it for every pod, and the pods together own every portal once', () => {
+      const total = statefulSet().spec.replicas as number;
+      const owned: string[] = [];
+      for (let i = 0; i < total; i++) {
+        const r = checkConfigFor(`posture-exporter-${i}`);
+        expect(r.stderr, `pod ${i}`).toBe('');
+        expect(r.status, `pod ${i}`).toBe(0);
+        expect(r.stdout).toMatch(new RegExp(`^configuration is valid: \\d portal\\(s\\)\nshard ${i} of ${total} owns \\d of 3 portal\\(s\\)`));
+        const names = /owns \d of 3 portal\(s\)(?:: (.*))?$/m.exec(r.stdout)![1];
+        owned.push(...(names ? names.split(', ') : []));
+      }
+      expect(owned.sort()).toEqual(fleet.portals.map((p) => p.portal).sort());
+    });
+
+    it("names a portal's missing key by that portal's api_key_file, for the pod that owns it", () => {
+      const missing = fleet.portals[1]!;
+      rmSync(join(root, missing.api_key_file));
+      try {
+        const owner = [0, 1, 2].find((i) => checkConfigFor(`posture-exporter-${i}`).status !== 0)!;
+        const r = checkConfigFor(`posture-exporter-${owner}`);
+        expect(r.status).toBe(2);
+        expect(r.stderr).toBe(`config error: cannot read the API key from config file ${join(root, '/etc/posture-exporter/config.yaml')}: portals[1].api_key_file (${join(root, missing.api_key_file)}) (ENOENT): check it exists and the process may read it.\n`);
+      } finally {
+        writeFileSync(join(root, missing.api_key_file), 'key-again-0123456789\n');
+      }
+    });
   });
 
   it('has a headless Service naming the StatefulSet, and a PodMonitor scraping every pod', () => {
@@ -330,5 +421,40 @@ describe('kubectl kustomize infra/k8s/overlays/sharded', () => {
     expect(shardRule.spec).toEqual({ groups: (parse(rulesText) as { groups: unknown[] }).groups });
     expect(rules.find((r) => r.metadata.name === 'posture-exporter')!.spec).toEqual(one(rendered.base(), 'PrometheusRule').spec);
     expect(readFileSync(target.outFile, 'utf8')).toBe(prometheusRule(rulesText, target));
+  });
+});
+
+describe('the image, set in one place', () => {
+  /** Every `images:` entry of the kustomizations under infra/k8s, by file. */
+  const imageEntries = (dir: string) =>
+    readdirSync(dir, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('kustomization.yaml'))
+      .flatMap((f) => ((parse(readFileSync(join(dir, f), 'utf8')) as { images?: { name: string }[] }).images ?? []).map((i) => ({ file: f, ...i })));
+
+  it('has one images entry in all of infra/k8s, in the base, for the image the pod names', () => {
+    const entries = imageEntries(join(ROOT, 'infra/k8s'));
+    expect(entries).toEqual([{ file: 'base/kustomization.yaml', name: 'posture-exporter', newName: 'localhost/posture-exporter', newTag: pkg.version }]);
+    expect(parse(readFileSync(join(ROOT, 'infra/k8s/base/deployment.yaml'), 'utf8')).spec.template.spec.containers[0].image).toBe('posture-exporter');
+  });
+
+  it('changed there as `kustomize edit set image` in infra/k8s/base writes it, moves the base and every overlay', () => {
+    const doc = readFileSync(join(ROOT, 'docs/kubernetes.md'), 'utf8');
+    expect(doc).toContain('cd infra/k8s/base && kustomize edit set image posture-exporter=REGISTRY/posture-exporter:TAG');
+    const copy = mkdtempSync(join(tmpdir(), 'k8s-image-'));
+    try {
+      cpSync(join(ROOT, 'infra/k8s'), copy, { recursive: true });
+      // What the command writes: the entry named posture-exporter gets the new name and tag.
+      const file = join(copy, 'base/kustomization.yaml');
+      const k = parse(readFileSync(file, 'utf8')) as { images: { name: string; newName: string; newTag: string }[] };
+      k.images = k.images.map((i) => (i.name === 'posture-exporter' ? { name: i.name, newName: 'registry.example.com/team/posture-exporter', newTag: '9.9.9' } : i));
+      writeFileSync(file, stringify(k));
+      for (const dir of ['.', 'overlays/web-config', 'overlays/sharded']) {
+        const text = execFileSync('kubectl', ['kustomize', join(copy, dir)], { encoding: 'utf8' });
+        const images = [...text.matchAll(/^\s+image: (\S+)$/gm)].map((m) => m[1]);
+        expect(images, dir).toEqual(['registry.example.com/team/posture-exporter:9.9.9']);
+      }
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 });
