@@ -24,7 +24,7 @@ export function configTable(): string {
 /** The metrics table (Markdown). */
 export function metricsTable(): string {
   const rows = CATALOGUE.map((m) => {
-    const labels = [PORTAL_LABEL, ...m.labels, ...('optionalLabels' in m ? m.optionalLabels.map((l) => `${l}?`) : [])].join(', ');
+    const labels = [...('noPortal' in m ? [] : [PORTAL_LABEL]), ...m.labels, ...('optionalLabels' in m ? m.optionalLabels.map((l) => `${l}?`) : [])].join(', ');
     return `| \`${m.name}\` | ${m.type} | ${labels} | ${m.unit === '1' ? '' : `\`${m.unit}\``} | ${cell(m.doc)} |`;
   });
   return ['| Name | Type | Labels | Unit | Value |', '|---|---|---|---|---|', ...rows].join('\n');

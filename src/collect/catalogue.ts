@@ -1,7 +1,7 @@
 /**
  * The metric catalogue: the exporter's public contract. Every renderer (Prometheus text,
  * OpenMetrics, JSON, OTLP, remote write, Pushgateway) and the README's metrics table derive
- * from this one table. Every series also carries `portal`. It is composed here, above the
+ * from this one table. Every series also carries `portal`, but the shard's own two (`noPortal`). It is composed here, above the
  * sources, from each source's families (src/sources/) and the exporter's own below; the type of a
  * definition sits lower, in src/metrics/definition.ts, where the sources declare theirs.
  */
@@ -99,13 +99,13 @@ const EXPORTER_FAMILIES = [
   {
     name: 'posture_exporter_shard_ordinal',
     help: 'This process\'s shard (POSTURE_SHARD, or the Lambda event\'s shard): it collects the portals whose name hashes to it; no portal label.',
-    type: 'gauge', unit: '1', labels: [], origin: 'exporter', combine: 'max',
+    type: 'gauge', unit: '1', labels: [], noPortal: true, origin: 'exporter', combine: 'max',
     doc: '`serve` and the Lambda: this process\'s shard, 0 unsharded (no `portal` label: a shard that owns no portal still has it; a push labels it `shard`).',
   },
   {
     name: 'posture_exporter_total_shards',
     help: 'How many shards split the portals (POSTURE_TOTAL_SHARDS, or the Lambda event\'s totalShards); every shard must say the same; no portal label.',
-    type: 'gauge', unit: '1', labels: [], origin: 'exporter', combine: 'max',
+    type: 'gauge', unit: '1', labels: [], noPortal: true, origin: 'exporter', combine: 'max',
     doc: '`serve` and the Lambda: the shard count, 1 unsharded (no `portal` label; a push labels it `shard`); shards that disagree, or fewer shards up than this, are alerts (docs/sharding.md).',
   },
 ] as const satisfies readonly MetricDef[];

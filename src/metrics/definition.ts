@@ -7,7 +7,7 @@
 
 import type { Source } from '../domain.js';
 
-/** Label added to every series. */
+/** Label added to every series but the process's own (`noPortal`). */
 export const PORTAL_LABEL = 'portal';
 
 /** Where a family's samples come from: one of the collected sources, or the exporter itself. */
@@ -24,6 +24,8 @@ export interface MetricDef {
   readonly unit: string;
   /** Labels besides `portal`, in output order. */
   readonly labels: readonly string[];
+  /** The process's own series, about no portal: it never carries `portal` (the shard gauges). */
+  readonly noPortal?: true;
   /** Labels that are present on some series only (the Vitals `tag`). */
   readonly optionalLabels?: readonly string[];
   readonly origin: Origin;

@@ -1,0 +1,16 @@
+// docs/alerting.md names every rules file the project ships, so none is left unloaded.
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+describe('docs/alerting.md', () => {
+  const doc = readFileSync(`${ROOT}docs/alerting.md`, 'utf8');
+  const files = readdirSync(`${ROOT}infra/prometheus/rules`).filter((f) => /\.ya?ml$/.test(f));
+
+  it.each(files)('names the rules file %s and how to load it', (file) => {
+    expect(files.length).toBeGreaterThan(1);
+    expect(doc).toContain(`\`${file}\``);
+    expect(doc).toContain(`rules/${file}`);
+  });
+});
