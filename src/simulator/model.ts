@@ -12,6 +12,7 @@ import type {
   AlertRecord, DeviceRecord, MemberRef, PortalUserRecord, RoleRecord, TeamRecord, UserRecord, VitalsRecord,
   WorkstationInventoryItem, InventoryItem,
 } from './records.js';
+import { oddProduct, unsetCreated } from './odd.js';
 import { DAY, HOUR, MIN_TIMESTAMP, MINUTE, formatTimestamp, formatWarranty } from './time.js';
 
 /** Sizes and seed of a generated portal. */
@@ -550,6 +551,11 @@ export class World {
     return Math.floor(open + ALERT_MIN_OPEN + unit(this.seed, S_ALERT, k, 2) * (ALERT_MAX_OPEN - ALERT_MIN_OPEN));
   }
 
+  /** Whether alert `k`'s product is one of simulator/odd.ts's, naming no integration of the portal (no systemName selects it). */
+  alertProductIsOdd(k: number): boolean {
+    return !this.alertRoundRobin && oddProduct(k, '') !== undefined;
+  }
+
   /** The integration alert `k` comes from. */
   alertIntegration(k: number): Integration {
     const list = this.alertIntegrations;
@@ -624,14 +630,14 @@ export class World {
     if (resolved) resolvedBy = assigned ? ownerName : unit(s, S_ALERT, k, 21) < 0.6 ? 'Automation' : ownerName;
     return {
       state,
-      product: `${core.integration.name}, ${template.category}`,
+      product: (this.alertProductIsOdd(k) ? oddProduct(k, template.category) : undefined) ?? `${core.integration.name}, ${template.category}`,
       status,
       item,
       issue: template.issue,
       details: template.details.replace('{item}', item),
       itemEntityType: core.entity,
       ownerName: assigned ? ownerName : '',
-      timestamp: formatTimestamp(core.open, hash(s, S_ALERT, k, 30) % 10000),
+      timestamp: unsetCreated(k) ? MIN_TIMESTAMP : formatTimestamp(core.open, hash(s, S_ALERT, k, 30) % 10000),
       acknowledgedTime: acknowledged ? formatTimestamp(ackAt, hash(s, S_ALERT, k, 31) % 10000) : MIN_TIMESTAMP,
       assignedTime: assigned ? formatTimestamp(assignAt, hash(s, S_ALERT, k, 32) % 10000) : MIN_TIMESTAMP,
       resolved,

@@ -209,7 +209,7 @@ export class Portal {
         const resolveAt = w.alertResolve(k, open);
         const resolved = resolveAt <= t;
         if (resolved ? filter === 'allunresolved' || resolveAt < historyStart : filter === 'resolved') continue;
-        if (only && w.alertIntegration(k) !== only) continue;
+        if (only && (w.alertIntegration(k) !== only || w.alertProductIsOdd(k))) continue;
         if (scope) {
           const core = w.alertCore(k);
           if (core.entity === 'device' && !intersects(w.deviceCore(core.target).tags, scope.tags)) continue;

@@ -8,6 +8,7 @@ import type { AlertFilter, DeviceFilter, ListSource, Portal, Scope } from './por
 import { arrayList } from './portal.js';
 import type { Fault, SimRequest, SimulatorKey } from './types.js';
 import type { TeamRecord } from './records.js';
+import { totalJson, vitalsJson } from './odd.js';
 import { DAY, formatTimestamp, parseDay } from './time.js';
 
 /** Base path of every endpoint (spec 9). */
@@ -463,7 +464,7 @@ export class SimServer {
     entry.status = 200;
     res.writeHead(200, { 'Content-Type': JSON_TYPE });
     if (fault?.kind === 'endless' || fault?.kind === 'drip' || cutOf(fault)) res.flushHeaders();
-    const head = `{"offset":${offset},"limit":${limit},"total":${total},"data":[`;
+    const head = `{"offset":${offset},"limit":${limit},"total":${totalJson(list.resource, total)},"data":[`;
     const tail = `],"success":true,"statusCode":200,"message":${JSON.stringify(`Successfully retrieved ${list.resource}.`)}}`;
     const pieces = fault?.kind === 'endless' ? endlessList(head, list) : (function* () {
       yield head;
@@ -475,7 +476,8 @@ export class SimServer {
           yield* hugeRecord(record, fault.field, fault.bytes);
           continue;
         }
-        yield (n++ ? ',' : '') + JSON.stringify(record);
+        yield (n ? ',' : '') + (list.resource === 'vitals' ? vitalsJson(record, n) : JSON.stringify(record));
+        n++;
       }
       yield tail;
     })();

@@ -3,8 +3,12 @@
 // non-ASCII, numbers in every notation, whitespace anywhere, unknown members with nested values),
 // served from a tiny HTTP server on 127.0.0.1 in random chunks (1 byte to 64 KiB, with pauses).
 // `node dist/cli.js once --format json` must export exactly what JSON.parse of the bodies served
-// gives, computed here independently: label values are the strings JSON.parse yields (the JSON
-// renderer escapes a NUL or control character, and JSON.parse of its output gives it back whole).
+// gives, computed here independently: label values are the strings JSON.parse yields as UTF-8
+// writes them (the JSON renderer escapes a NUL or control character, and JSON.parse of its output
+// gives it back whole; a lone surrogate has no UTF-8 form and is written U+FFFD, so text written
+// alike is one series, its counts added up), one series per label set. The cases mix in what the
+// spec allows and is easy to get wrong: unset creation times (the minimum date), products and
+// Vitals keys that differ only in lone surrogates, blank products.
 // Seeded: FUZZ_SEED replays a run; a failure names the seed of its case. FUZZ_CASES sets the count.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -47,20 +51,35 @@ function timestamp(rng: Rng, year: number): string {
   return `${year}-${two(rng.int(1, 12))}-${two(rng.int(1, 28))}T${two(rng.int(0, 23))}:${two(rng.int(0, 59))}:${two(rng.int(0, 59))}${rng.pick(['', '.0', '.000', '.0000000'])}`;
 }
 
+/** The unset timestamp (spec 2.2) as the portal writes it, and as a lenient reader must also take it. */
+const UNSET = ['0001-01-01T00:00:00.0000000', '0001-01-01T00:00:00', '0001-01-01T00:00:00.000Z'];
+
+/** Text that differs from `base` only in a lone surrogate: written alike in UTF-8. */
+const twin = (rng: Rng, base: string) => base + rng.pick(['\ud800', '\ud801', '\udbff', '\udc00', '\udfff']);
+
 function makeCase(rng: Rng): Case {
   const products = Array.from({ length: rng.int(1, 8) }, () => text(rng, 16) + (rng.chance(0.5) ? `, ${text(rng, 6)}` : ''));
+  if (rng.chance(0.6)) {
+    const base = text(rng, 8);
+    products.push(`${twin(rng, base)}, ${text(rng, 4)}`, `${twin(rng, base)}, ${text(rng, 4)}`);
+  }
+  if (rng.chance(0.4)) products.push(rng.pick(['', ' ', '\t\n', '\u00a0, x', ' , y']));
   const alerts = Array.from({ length: rng.int(0, 180) }, (): Alert => ({
     state: rng.chance(0.8) ? messy(rng, rng.pick(['red', 'amber', 'green'])) : text(rng, 6),
     product: rng.pick(products),
     status: rng.chance(0.8) ? messy(rng, rng.pick(['incident', 'warning', 'info'])) : text(rng, 6),
     ownerName: rng.chance(0.5) ? '' : text(rng, 10) || 'x',
-    timestamp: timestamp(rng, rng.int(2020, 2026)),
+    timestamp: rng.chance(0.1) ? rng.pick(UNSET) : timestamp(rng, rng.int(2020, 2026)),
     resolved: rng.chance(0.1),
     acknowledged: rng.chance(0.3),
     inactiveUntil: rng.pick(['0001-01-01T00:00:00.0000000', timestamp(rng, 2001), timestamp(rng, 2099)]),
   }));
   const keys = new Set<string>();
   while (keys.size < rng.int(0, 12)) keys.add(text(rng, 12) || 'k');
+  if (rng.chance(0.5)) {
+    const base = text(rng, 6);
+    keys.add(twin(rng, base)).add(twin(rng, base));
+  }
   const vitals = [...keys].map((key): Vitals => {
     const name = text(rng, 20);
     if (rng.chance(0.3)) return { key, name, vitalsEnabled: false, activeAgents: rng.int(0, 50_000) };
@@ -176,11 +195,14 @@ afterAll(async () => {
 type Family = Map<string, number>;
 const labelKey = (labels: Record<string, string>) => JSON.stringify(Object.entries(labels).filter(([k]) => k !== 'portal').sort(([a], [b]) => (a < b ? -1 : 1)));
 
+/** A string as UTF-8 carries it: encoded and decoded by Node's own codec. */
+const written = (s: string) => Buffer.from(s, 'utf8').toString('utf8');
 /** The label rules (docs/metrics.md), written again here: severity and type from a fixed vocabulary, integration before the first comma. */
 const severity = (state: string) => (['red', 'amber', 'green'].includes(state.trim().toLowerCase()) ? state.trim().toLowerCase() : 'unknown');
 const type = (status: string) => (['incident', 'warning', 'info'].includes(status.trim().toLowerCase()) ? status.trim().toLowerCase() : 'unknown');
-const integration = (product: string) => product.split(',')[0]!.trim() || 'unknown';
-const seconds = (ts: string) => Date.parse(ts.replace(/\.0*$/, '') + 'Z') / 1000;
+const integration = (product: string) => written(product.split(',')[0]!.trim()) || 'unknown';
+/** Unix seconds of a timestamp; null for the unset minimum date (year 1). */
+const seconds = (ts: string) => (ts.startsWith('0001-') ? null : Date.parse(ts.replace(/Z$/, '').replace(/\.0*$/, '') + 'Z') / 1000);
 
 const DATA_FAMILIES = [
   'posture_alerts_open',
@@ -222,8 +244,11 @@ function expected(served: readonly Served[]): Map<string, Family> {
     bump(counts.open);
     if (!a.acknowledged) bump(counts.unacknowledged);
     if (a.ownerName === '') bump(counts.unassigned);
-    if (!a.inactiveUntil.startsWith('0001-') && seconds(a.inactiveUntil) > now) bump(counts.snoozed);
-    oldest[sev] = Math.min(oldest[sev] ?? Infinity, seconds(a.timestamp));
+    const until = seconds(a.inactiveUntil);
+    if (until !== null && until > now) bump(counts.snoozed);
+    // An unset creation time counts everywhere but here.
+    const created = seconds(a.timestamp);
+    if (created !== null) oldest[sev] = Math.min(oldest[sev] ?? Infinity, created);
     const labels = { integration: integration(a.product), severity: sev, type: type(a.status) };
     const f = out.get('posture_alerts_open_by_integration')?.get(labelKey(labels)) ?? 0;
     set('posture_alerts_open_by_integration', labels, f + 1);
@@ -233,20 +258,26 @@ function expected(served: readonly Served[]): Map<string, Family> {
   }
   for (const [sev, t] of Object.entries(oldest)) set('posture_alerts_oldest_open_timestamp_seconds', { severity: sev }, t);
 
-  for (const r of parse(last('/vitals')).data as unknown as Array<Record<string, number> & { key: string; name: string; vitalsEnabled: boolean }>) {
-    const i = { integration: r.key };
-    set('posture_vitals_integration_info', { ...i, name: r.name, vitals_enabled: String(r.vitalsEnabled) }, 1);
-    if (!r.vitalsEnabled) {
-      set('posture_vitals_active_agents', i, r.activeAgents!);
-      continue;
-    }
-    const [dp, dc, fp, fc, cp, cc] = FUNNEL.map((f) => r[f]!) as [number, number, number, number, number, number];
+  // Vitals records by their key as written: keys written alike are one integration, counted together.
+  type Record_ = Record<string, number> & { key: string; name: string; vitalsEnabled: boolean };
+  const byKey = new Map<string, Record_[]>();
+  for (const r of parse(last('/vitals')).data as unknown as Record_[]) byKey.set(written(r.key), [...(byKey.get(written(r.key)) ?? []), r]);
+  for (const [key, group] of byKey) {
+    const i = { integration: key };
+    for (const r of group) set('posture_vitals_integration_info', { ...i, name: written(r.name), vitals_enabled: String(r.vitalsEnabled) }, 1);
+    const off = group.filter((r) => !r.vitalsEnabled);
+    if (off.length > 0) set('posture_vitals_active_agents', i, off.reduce((n, r) => n + r.activeAgents!, 0));
+    const on = group.filter((r) => r.vitalsEnabled);
+    if (on.length === 0) continue;
+    const sum = (f: (typeof FUNNEL)[number]) => on.reduce((n, r) => n + r[f]!, 0);
+    const [dp, dc, fp, fc, cp, cc] = FUNNEL.map(sum) as [number, number, number, number, number, number];
     for (const [stage, e, c] of [['deployment', dp, dc], ['function', fp, fc], ['configuration', cp, cc]] as const) {
       set('posture_vitals_eligible_devices', { ...i, stage }, e);
       set('posture_vitals_compliant_devices', { ...i, stage }, c);
     }
     if (dp > 0) set('posture_vitals_health_ratio', i, cc / dp);
-    set('posture_vitals_funnel_consistent', i, fp === dc && cp === fc && dc <= dp && fc <= fp && cc <= cp ? 1 : 0);
+    const consistent = (r: Record_) => r[FUNNEL[2]] === r[FUNNEL[1]] && r[FUNNEL[4]] === r[FUNNEL[3]] && r[FUNNEL[1]]! <= r[FUNNEL[0]]! && r[FUNNEL[3]]! <= r[FUNNEL[2]]! && r[FUNNEL[5]]! <= r[FUNNEL[4]]!;
+    set('posture_vitals_funnel_consistent', i, on.every(consistent) ? 1 : 0);
   }
   set('posture_devices', { activity: 'active' }, parse(last('/devices', 'active')).total);
   set('posture_devices', { activity: 'inactive' }, parse(last('/devices', 'inactive')).total);

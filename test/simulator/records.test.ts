@@ -114,10 +114,13 @@ describe('record shapes (spec 2.3–2.10)', () => {
       p.check(['Incident', 'Warning', 'Info'].includes(a.status), `${at}.status`);
       p.check(['device', 'user', 'system'].includes(a.itemEntityType), `${at}.itemEntityType`);
       const [integration, category] = a.product.split(', ');
-      p.check(integrations.includes(integration) && !!category, `${at}.product ${a.product}`);
+      // Besides `<integration>, <category>`, the odd products docs/simulator.md lists: lone surrogates and blanks.
+      const odd = ['Legacy Connector\ud800', 'Legacy Connector\ud801'].includes(integration!) || [' ', ' \t, Connector'].includes(a.product);
+      p.check(odd || (integrations.includes(integration) && !!category), `${at}.product ${a.product}`);
       p.check(GUID_RE.test(a.itemId), `${at}.itemId`);
       p.check([a.timestamp, a.acknowledgedTime, a.assignedTime, a.resolvedTime, a.inactiveUntil].every((ts) => TS_RE.test(ts)), `${at} timestamp form`);
-      p.check(a.timestamp !== MIN_TS && parse(a.timestamp) <= T0, `${at}.timestamp`);
+      // A few have their creation time unset (spec 2.2: the minimum date).
+      p.check(a.timestamp === MIN_TS || parse(a.timestamp) <= T0, `${at}.timestamp`);
       p.check(a.acknowledged === (a.acknowledgedTime !== MIN_TS), `${at} acknowledged vs acknowledgedTime`);
       p.check((a.ownerName === '') === (a.assignedTime === MIN_TS), `${at} ownerName vs assignedTime`);
       p.check((a.resolvedBy === '') === !a.resolved, `${at} resolvedBy`);
@@ -137,11 +140,17 @@ describe('record shapes (spec 2.3–2.10)', () => {
     expect(open.some((a) => a.inactiveUntil !== MIN_TS && parse(a.inactiveUntil) > T0)).toBe(true);
     expect(open.some((a) => a.ownerName === '')).toBe(true);
     expect(open.some((a) => a.ownerName !== '')).toBe(true);
+    // And the legal oddities: unresolved alerts created at an unset time, both lone-surrogate products, a blank product.
+    expect(open.filter((a) => a.timestamp === MIN_TS).length).toBeGreaterThan(0);
+    expect(open.some((a) => a.product.startsWith('Legacy Connector\ud800,'))).toBe(true);
+    expect(open.some((a) => a.product.startsWith('Legacy Connector\ud801,'))).toBe(true);
+    expect(open.some((a) => a.product.trim() === '' || a.product.split(',')[0]!.trim() === '')).toBe(true);
   });
 
   it('serves newest alerts first', async () => {
     const alerts: AlertRecord[] = (await get(sim, '/alerts', { query: { filter: 'all' } })).json.data;
-    const unordered = alerts.filter((a, i) => i > 0 && parse(alerts[i - 1]!.timestamp) < parse(a.timestamp));
+    const created = alerts.filter((a) => a.timestamp !== MIN_TS);
+    const unordered = created.filter((a, i) => i > 0 && parse(created[i - 1]!.timestamp) < parse(a.timestamp));
     expect(unordered).toEqual([]);
   });
 

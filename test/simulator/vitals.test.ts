@@ -19,6 +19,17 @@ describe('/vitals tag and archiveDate', () => {
   });
   afterAll(() => sim.close());
 
+  it('writes whole numbers as floats on the wire now and then (5.0, 5e0, a total of 8.0), the same numbers as data()', async () => {
+    const r = await get(sim, '/vitals');
+    expect(r.text).toMatch(/"total":\d+\.0,/);
+    expect(r.text).toMatch(/"(agentDeployedPossibleCompliant|activeAgents)":\d+\.0[,}]/);
+    expect(r.text).toMatch(/"(agentDeployedPossibleCompliant|activeAgents)":\d+e0[,}]/);
+    expect(r.json.total).toBe(r.json.data.length);
+    expect(r.json.data).toEqual(sim.data().vitals());
+    const archived = await get(sim, '/vitals', { query: { archiveDate: '20261120' } });
+    expect(archived.text).toMatch(/":\d+\.0[,}]/);
+  });
+
   it('serves smaller numbers for a tag, the same every time', async () => {
     const all = byKey((await get(sim, '/vitals')).json.data);
     const tagged = (await get(sim, '/vitals', { query: { tag: 'laptops' } })).json.data as VitalsRecord[];
