@@ -49,6 +49,8 @@ export interface BackfillDeps {
   readonly requestsSpent?: () => number;
   /** Environment and transport for the push (AWS credentials for SigV4, a test dispatcher). */
   readonly push?: Pick<PushContext, 'env' | 'dispatcher'>;
+  /** Writes the state file. @default saveState (atomic; throws when it cannot) */
+  readonly saveState?: (path: string, state: BackfillState) => void;
 }
 
 /** A day that was not written, and why. */
@@ -101,6 +103,7 @@ export async function runBackfill(options: BackfillOptions, deps: BackfillDeps):
     return deps.fetchDay(...args);
   };
   const requests = () => deps.requestsSpent?.() ?? calls;
+  const save = deps.saveState ?? saveState;
   const result = { written: [] as string[], alreadyWritten: 0, failed: [] as FailedDay[], notTried: 0 };
 
   const daysOf = (portal: PortalConfig) => (state.portals[portal.name] ??= { baseUrl: portal.baseUrl, days: {} }).days;
@@ -184,7 +187,7 @@ export async function runBackfill(options: BackfillOptions, deps: BackfillDeps):
       }
       if (signal?.aborted && reason === undefined && needs.some((k) => ds.lists?.[k] === undefined)) {
         // Interrupted inside the day: keep what arrived, finish it on the next run.
-        saveState(options.statePath, state);
+        save(options.statePath, state);
         result.notTried++;
         continue;
       }
@@ -204,14 +207,14 @@ export async function runBackfill(options: BackfillOptions, deps: BackfillDeps):
           if (!signal?.aborted) reason = `the remote-write receiver did not take this day: ${err instanceof Error ? err.message : String(err)}`;
         }
         if (signal?.aborted && !keys.every((k) => ds.pushed?.includes(k))) {
-          saveState(options.statePath, state);
+          save(options.statePath, state);
           result.notTried++;
           continue;
         }
       }
       // Lists are kept for the file, or until pushed; without a file they are not needed after.
       if (!wantFile && keys.every((k) => ds.pushed?.includes(k))) delete ds.lists;
-      saveState(options.statePath, state);
+      save(options.statePath, state);
       done++;
       if (reason !== undefined) {
         result.failed.push({ portal: portal.name, day, reason });

@@ -1,6 +1,5 @@
 /** The `backfill` command's wiring: flags → settings, state, key, sinks → runBackfill → summary and exit code. */
-import { existsSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync } from 'node:fs';
 import { loadConfig } from '../config/load.js';
 import type { SettingKey } from '../config/settings.js';
 import type { Clock } from '../core/clock.js';
@@ -10,7 +9,8 @@ import { ConfigError } from '../errors.js';
 import { safeUrl } from '../sinks/http.js';
 import { RemoteWriteSink } from '../sinks/remote-write.js';
 import { daysToFetch } from './plan.js';
-import { defaultStatePath, loadState } from './state.js';
+import { defaultStatePath, loadState, saveState, type BackfillState } from './state.js';
+import { openState } from '../state/index.js';
 import { runBackfill, schedulerFetchDay } from './backfill.js';
 import { Exporter } from '../exporter/exporter.js';
 import { resolveSecret } from '../config/secrets.js';
@@ -39,23 +39,6 @@ export async function backfillCommand(flags: Partial<Record<SettingKey, string>>
   if (bf.output === undefined && push.length === 0) throw new ConfigError('--output', 'backfill needs somewhere to write: --output FILE (OpenMetrics for promtool) and/or --push remote_write.');
   const config = loadConfig({ env: io.env, flags: { ...flags, push: push.join(',') } });
 
-  const statePath = bf.state ?? defaultStatePath(bf.output, io.env);
-  // The XDG state folder may not exist yet; a given --state or --output folder is the user's to make.
-  if (bf.state === undefined && bf.output === undefined) mkdirSync(dirname(statePath), { recursive: true });
-  if (existsSync(statePath) && !bf.resume) {
-    throw new ConfigError('--resume', `${statePath} holds an earlier backfill: add --resume to continue it (days already written are skipped), or remove the file to start over.`);
-  }
-  const state = loadState(statePath);
-  for (const p of config.portals) {
-    const known = state.portals[p.name];
-    if (known && known.baseUrl !== p.baseUrl) throw new ConfigError('--state', `${statePath} belongs to portal ${p.name} at ${known.baseUrl}, not ${p.baseUrl}: give another --state.`);
-  }
-  const rwUrl = push.length && config.push.remoteWriteUrl ? safeUrl(config.push.remoteWriteUrl) : undefined;
-  if (rwUrl && state.remoteWriteUrl && state.remoteWriteUrl !== rwUrl) {
-    throw new ConfigError('--state', `${statePath} records pushes to ${state.remoteWriteUrl}, not ${rwUrl}: give another --state for another receiver.`);
-  }
-  if (rwUrl) state.remoteWriteUrl = rwUrl;
-
   // On a terminal the bar is redrawn in place: a log line first clears it, then the bar comes back.
   const isTTY = io.stderrIsTTY === true;
   let bar = '';
@@ -71,6 +54,33 @@ export async function backfillCommand(flags: Partial<Record<SettingKey, string>>
     write: (line) => io.stderr(isTTY && bar ? `\r\x1b[K${line}\n${bar}` : `${line}\n`),
   });
 
+  // The state directory holds the requests sent to each portal and, unless --state says otherwise, the progress.
+  const processState = openState(config.stateDir, logger, bf.state === undefined ? "backfill's progress is not kept for --resume" : undefined);
+  const statePath = bf.state ?? defaultStatePath(bf.output, config.stateDir);
+  if (existsSync(statePath) && !bf.resume) {
+    throw new ConfigError('--resume', `${statePath} holds an earlier backfill: add --resume to continue it (days already written are skipped), or remove the file to start over.`);
+  }
+  const state = loadState(statePath);
+  for (const p of config.portals) {
+    const known = state.portals[p.name];
+    if (known && known.baseUrl !== p.baseUrl) throw new ConfigError('--state', `${statePath} belongs to portal ${p.name} at ${known.baseUrl}, not ${p.baseUrl}: give another --state.`);
+  }
+  const rwUrl = push.length && config.push.remoteWriteUrl ? safeUrl(config.push.remoteWriteUrl) : undefined;
+  if (rwUrl && state.remoteWriteUrl && state.remoteWriteUrl !== rwUrl) {
+    throw new ConfigError('--state', `${statePath} records pushes to ${state.remoteWriteUrl}, not ${rwUrl}: give another --state for another receiver.`);
+  }
+  if (rwUrl) state.remoteWriteUrl = rwUrl;
+  // A state directory that cannot be written warned once: the run goes on, its progress in memory. A --state file is the user's own: its failure stops the run.
+  const persist = (path: string, s: BackfillState) => {
+    if (bf.state !== undefined) return saveState(path, s);
+    if (!processState.dir.writable) return;
+    try {
+      saveState(path, s);
+    } catch (err) {
+      processState.dir.failed(err);
+    }
+  };
+
   // Read every key up front: a key that cannot be read stops here, and each is redacted from then on.
   for (const p of config.portals) secrets.push(await resolveSecret(p.key));
   let remoteWrite: RemoteWriteSink | undefined;
@@ -83,7 +93,7 @@ export async function backfillCommand(flags: Partial<Record<SettingKey, string>>
   void io.stopSignal?.then(() => controller.abort(new Error('backfill interrupted')));
   let requests = 0;
   // The portal's scheduler owns the budget, as in serve and once: one request at a time, within the share.
-  const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (x) => secrets.push(x) });
+  const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (x) => secrets.push(x), ledgerOf: processState.ledgerOf });
   const fetchDay = schedulerFetchDay(exporter, () => requests++);
   logger.info('backfill starting', {
     portals: config.portals.map((p) => ({ portal: p.name, requestsPerMinute: p.requestsPerMinute, tags: p.vitalsTags })),
@@ -96,7 +106,7 @@ export async function backfillCommand(flags: Partial<Record<SettingKey, string>>
   });
   const result = await runBackfill(
     { portals: config.portals, days, output: bf.output, remoteWrite, statePath, state, pushTimeoutMs: (config.cycleTimeoutSeconds ?? 60) * 1000, signal: controller.signal },
-    { fetchDay, clock, logger, progress, isTTY, requestsSpent: () => requests, push: { env: io.env } },
+    { fetchDay, clock, logger, progress, isTTY, requestsSpent: () => requests, push: { env: io.env }, saveState: persist },
   );
 
   const lines = [`backfill: ${result.written.length} day(s) written, ${result.alreadyWritten} already written earlier, ${result.failed.length} failed, ${result.requests} request(s) sent.`];

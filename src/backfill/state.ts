@@ -3,9 +3,9 @@
  * (kept while the OpenMetrics file needs them) and the lists already pushed by remote write.
  * Written atomically after every day, so an interrupted run loses at most the day in flight.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { foldVitals, type VitalsList } from '../sources/vitals.js';
 import { ConfigError } from '../errors.js';
 import type { VitalsRecord } from '../upstream/schemas.js';
@@ -29,20 +29,15 @@ export interface BackfillState {
 }
 
 /**
- * The state file's default place: next to the output, else `backfill.state.json` in the XDG state
- * folder (`$XDG_STATE_HOME/posture-exporter/`, default `~/.local/state/posture-exporter/`), never
- * the working directory, where it would end up in a checkout or an image.
+ * The state file's default place, in the state directory (POSTURE_STATE_DIR), never the working
+ * directory, where it would end up in a checkout or an image: one file per output (named after
+ * it, and by a hash of its absolute path), or `backfill.state.json` for a run that only pushes.
  */
-export function defaultStatePath(output: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): string {
-  if (output !== undefined) return `${output}.progress.json`;
-  return join(stateHome(env), 'posture-exporter', 'backfill.state.json');
-}
-
-// The XDG base directory spec ignores a relative XDG_STATE_HOME.
-function stateHome(env: Readonly<Record<string, string | undefined>>): string {
-  const xdg = env.XDG_STATE_HOME;
-  if (xdg && isAbsolute(xdg)) return xdg;
-  return join(env.HOME || homedir(), '.local', 'state');
+export function defaultStatePath(output: string | undefined, stateDir: string): string {
+  if (output === undefined) return join(stateDir, 'backfill.state.json');
+  const path = resolve(output);
+  const name = basename(path).replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 64);
+  return join(stateDir, `backfill-${name}-${createHash('sha256').update(path).digest('hex').slice(0, 12)}.state.json`);
 }
 
 /** Reads the state file; a missing file is an empty state. Throws ConfigError('--state') on a file that is not one. */

@@ -8,6 +8,7 @@ import type { LogLevel } from '../core/log.js';
 import { parseObjectives, type Objective } from './objectives.js';
 import { Problems } from './problems.js';
 import { buildPush, HEADER_NAME } from './push.js';
+import { portalIdentity } from './identity.js';
 import { stateDirOf } from './state-dir.js';
 import { ownsPortal, parseShard, SHARD_SETTING, validateShards } from './shard.js';
 import { SETTINGS, SETTING_BY_KEY, defaultOf, envName, flagName, type SettingDef, type SettingKey } from './settings.js';
@@ -325,7 +326,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const { explicit: _explicit, ...intervalFrom } = intervalSetting(layers.global, null, 'interval_seconds');
   const allPortals = buildPortals(layers, problems, intervalSeconds);
   const shard = shardOfConfig(g, problems, allPortals.length);
-  const portals = allPortals.filter((p) => ownsPortal(p.name, shard.ordinal, shard.total));
+  // By portal identity, so every entry of one portal (one budget) lands on one shard.
+  const portals = allPortals.filter((p) => ownsPortal(portalIdentity(p.baseUrl), shard.ordinal, shard.total));
   const listenRaw = (g('listen') as string | undefined) ?? String(defaultOf('listen'));
   const listen = parseListen(listenRaw);
   if (!listen) problems.add('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listenRaw)} is not HOST:PORT: give e.g. 0.0.0.0:9877 or 127.0.0.1:9877.`);
@@ -353,6 +355,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     push,
     lambdaMarginSeconds: (g('lambda_margin_seconds') as number | undefined) ?? Number(defaultOf('lambda_margin_seconds')),
     stateDir: stateDirOf(g('state_dir') as string | undefined, sources.env ?? process.env),
+    stateDirSet: g('state_dir') !== undefined,
     secrets,
     shard,
     objectives: parseObjectives(layers.fileObjectives, layers.fileWhere, problems),
@@ -452,6 +455,7 @@ function buildPortals(layers: SettingLayers, problems: Problems, intervalSeconds
     problems.add(envName(SETTING_BY_KEY[k]), `${envName(SETTING_BY_KEY[k])} is set but ${fileWhere} lists portals: give each portal's ${k} inside \`portals\`, or drop the list.`);
   }
   const names = new Set<string>();
+  const firstOf = new Map<string, { index: number; portal: PortalConfig }>();
   filePortals.forEach((entry, i) => {
     const layer: Layer = { values: entry, where: (d) => `${fileWhere}: portals[${i}].${d.key}`, setting: (d) => ({ kind: 'file', name: `portals[${i}].${d.key}`, file: fileWhere }) };
     const portal = buildPortal([layer, ...global], problems, i, intervalSeconds);
@@ -459,6 +463,13 @@ function buildPortals(layers: SettingLayers, problems: Problems, intervalSeconds
     if (names.has(portal.name)) problems.add('POSTURE_CONFIG_FILE', `${fileWhere}: portals[${i}] repeats the portal name ${JSON.stringify(portal.name)}: give each portal a distinct \`portal\`.`);
     names.add(portal.name);
     portals.push(portal);
+    // One portal has one share, however many entries (keys) read it.
+    const identity = portalIdentity(portal.baseUrl);
+    const first = firstOf.get(identity);
+    if (!first) firstOf.set(identity, { index: i, portal });
+    else if (first.portal.requestsPerMinute !== portal.requestsPerMinute) {
+      problems.add('POSTURE_REQUESTS_PER_MINUTE', `${fileWhere}: portals[${first.index}] (${first.portal.name}) and portals[${i}] (${portal.name}) read the same portal ${identity} but with requests_per_minute ${first.portal.requestsPerMinute} and ${portal.requestsPerMinute}: the share belongs to the portal, so give both the same value.`);
+    }
   });
   return portals;
 }

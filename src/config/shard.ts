@@ -3,10 +3,11 @@
  * loading (the CLI and the config loader call these).
  *
  * Assignment is Lamping & Veach's jump consistent hash ("A Fast, Minimal Memory, Consistent Hash
- * Algorithm", 2014) over a 64-bit key: the first 8 bytes (big-endian) of SHA-256 of the portal name
- * in UTF-8. Going from n to n + 1 shards moves about 1/(n + 1) of the portals, all of them to the
- * new shard; nothing else moves. There is no coordination between shards: each one computes the
- * same answer from the name alone.
+ * Algorithm", 2014) over a 64-bit key: the first 8 bytes (big-endian) of SHA-256 of the portal's
+ * identity (its normalised base URL, see identity.ts) in UTF-8, so every entry of one portal, which
+ * share its budget, lands on one shard. Going from n to n + 1 shards moves about 1/(n + 1) of the
+ * portals, all of them to the new shard; nothing else moves. There is no coordination between
+ * shards: each one computes the same answer from the identity alone.
  */
 import { createHash } from 'node:crypto';
 import { ConfigError } from '../errors.js';
@@ -35,17 +36,17 @@ export function jumpHash(key: bigint, buckets: number): number {
   return b;
 }
 
-/** The 64-bit hash key of a portal name: the first 8 bytes of SHA-256 of its UTF-8, big-endian. */
+/** The 64-bit hash key of a portal identity: the first 8 bytes of SHA-256 of its UTF-8, big-endian. */
 export function portalKey(portal: string): bigint {
   return createHash('sha256').update(portal, 'utf8').digest().readBigUInt64BE(0);
 }
 
-/** The shard (0-based) that collects `portal` when there are `totalShards` shards. */
+/** The shard (0-based) that collects the portal of identity `portal` when there are `totalShards` shards. */
 export function shardOf(portal: string, totalShards: number): number {
   return jumpHash(portalKey(portal), totalShards);
 }
 
-/** Whether the shard `shard` of `totalShards` collects `portal`. */
+/** Whether the shard `shard` of `totalShards` collects the portal of identity `portal`. */
 export function ownsPortal(portal: string, shard: number, totalShards: number): boolean {
   return shardOf(portal, totalShards) === shard;
 }

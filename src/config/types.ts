@@ -90,6 +90,8 @@ export interface Config {
   readonly lambdaMarginSeconds: number;
   /** Absolute path of the state directory (POSTURE_STATE_DIR, else the XDG default): recorded requests, backfill progress. */
   readonly stateDir: string;
+  /** Whether `stateDir` was set (flag, env, config file) rather than the default. */
+  readonly stateDirSet: boolean;
   /** This process's shard and the shard count (0 of 1 unsharded); `portals` holds only this shard's. */
   readonly shard: { readonly ordinal: number; readonly total: number; readonly portalsInAll: number };
   /** The posture objectives (config file `objectives`; the default one when the key is absent). */

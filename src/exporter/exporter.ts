@@ -20,7 +20,9 @@ import { moduleOf } from '../sources/index.js';
 import { fetchArchive, type VitalsList } from '../sources/vitals.js';
 import { Deadline } from '../schedule/deadline.js';
 import type { PortalMemory, RunContext } from '../schedule/request.js';
-import { oneShotSeconds } from '../schedule/plan.js';
+import type { SendLedger } from '../schedule/ledger.js';
+import { portalOneShotSeconds } from '../schedule/plan.js';
+import { portalIdentity } from '../config/identity.js';
 import { PortalScheduler } from '../schedule/scheduler.js';
 import { PortalReader } from '../upstream/reader.js';
 import { VERSION } from '../version.js';
@@ -37,11 +39,16 @@ export interface ExporterDeps {
   /** Called with every secret learned at run time (keys from files and stores), for log redaction. */
   onSecret?: (secret: string) => void;
   random?: () => number;
+  /** The ledger of a portal (by identity) in the state directory, shared with other processes; unset: this process's requests only. */
+  ledgerOf?: (identity: string) => SendLedger;
 }
 
 /** One portal: its scheduler (the budget), what the jobs learned, and what `serve` remembers. */
 export interface PortalRuntime {
   readonly config: PortalConfig;
+  /** The portal's identity (normalised base URL): entries with the same one share `scheduler`. */
+  readonly identity: string;
+  /** The portal's budget, shared by every entry of the portal. */
   readonly scheduler: PortalScheduler;
   readonly memory: PortalMemory;
   readonly state: PortalState;
@@ -65,8 +72,9 @@ export interface RunWindow {
 
 /**
  * The collection service shared by `once`, `serve`, the Lambda handler and backfill: one
- * scheduler per portal for the life of the process (its budget), sources run as jobs on it, one
- * portal's failure never touching another.
+ * scheduler per portal for the life of the process (its budget, shared by every entry that reads
+ * the portal, each with its own key and series), sources run as jobs on it, one portal's failure
+ * never touching another.
  */
 export class Exporter {
   readonly portals: readonly PortalRuntime[];
@@ -78,14 +86,26 @@ export class Exporter {
     private readonly deps: ExporterDeps,
   ) {
     this.foldWarnings = new FoldWarnings(deps.logger);
-    this.portals = config.portals.map((p) => ({
-      config: p,
-      scheduler: new PortalScheduler({
+    const schedulers = new Map<string, PortalScheduler>();
+    const schedulerOf = (p: PortalConfig, identity: string): PortalScheduler => {
+      let scheduler = schedulers.get(identity);
+      if (scheduler) return scheduler;
+      // The config gives every entry of a portal the same share (it refuses entries that disagree).
+      const entries = config.portals.filter((q) => portalIdentity(q.baseUrl) === identity).map((q) => q.name);
+      scheduler = new PortalScheduler({
         share: p.requestsPerMinute,
         clock: deps.clock,
-        logger: deps.logger.child({ portal: p.name }),
+        logger: deps.logger.child(entries.length > 1 ? { portal: p.name, entries } : { portal: p.name }),
         maxRetryAfterMs: config.maxRetryAfterSeconds * 1000,
-      }),
+        ledger: deps.ledgerOf?.(identity),
+      });
+      schedulers.set(identity, scheduler);
+      return scheduler;
+    };
+    this.portals = config.portals.map((p) => ({
+      config: p,
+      identity: portalIdentity(p.baseUrl),
+      scheduler: schedulerOf(p, portalIdentity(p.baseUrl)),
       memory: {},
       state: new PortalState(p.name),
       oneShots: new Set(),
@@ -93,10 +113,12 @@ export class Exporter {
     }));
   }
 
-  /** How long a one-shot run of this portal may take by default (the plan), in ms. */
+  /** How long a one-shot run of this entry may take by default (the plan of every entry that shares its budget), in ms. */
   oneShotMs(p: PortalRuntime): number {
-    const input = { requestsPerMinute: p.scheduler.share.effective, pageSize: p.config.pageSize, vitalsTags: p.config.vitalsTags, alertsTotal: p.memory.alertsTotal, pageCap: p.memory.pageCap };
-    return oneShotSeconds(input, this.config.maxRetries, this.config.maxRetryAfterSeconds) * 1000;
+    const inputs = this.portals
+      .filter((q) => q.scheduler === p.scheduler)
+      .map((q) => ({ requestsPerMinute: q.scheduler.share.effective, pageSize: q.config.pageSize, vitalsTags: q.config.vitalsTags, alertsTotal: q.memory.alertsTotal, pageCap: q.memory.pageCap }));
+    return portalOneShotSeconds(inputs, this.config.maxRetries, this.config.maxRetryAfterSeconds) * 1000;
   }
 
   /**
@@ -108,7 +130,9 @@ export class Exporter {
     const now = this.deps.clock.monotonic();
     const explicit = this.config.cycleTimeoutSeconds !== undefined ? now + this.config.cycleTimeoutSeconds * 1000 : Infinity;
     const cap = Math.min(options.cap ?? Infinity, explicit);
-    return Promise.all(this.portals.map((p) => this.collectPortal(p, { deadline: Math.min(now + this.oneShotMs(p), cap), cap, signal: options.signal })));
+    // Requests other processes (an earlier run, a restart) sent in the last window delay this run at most until they leave it.
+    const clearAt = new Map([...new Set(this.portals.map((p) => p.scheduler))].map((s) => [s, s.refresh()]));
+    return Promise.all(this.portals.map((p) => this.collectPortal(p, { deadline: Math.min(clearAt.get(p.scheduler)! + this.oneShotMs(p), cap), cap, signal: options.signal })));
   }
 
   private async collectPortal(p: PortalRuntime, window: RunWindow): Promise<CycleResult> {
@@ -251,10 +275,10 @@ export class Exporter {
     }
   }
 
-  /** After a 429: every one-shot run of the portal may take what the plan needs at the share now in force. */
+  /** After a 429: every one-shot run of the portal (each of its entries) may take what the plan needs at the share now in force. */
   private replan(p: PortalRuntime): void {
     const until = this.deps.clock.monotonic() + this.oneShotMs(p);
-    for (const d of p.oneShots) d.extendTo(until);
+    for (const q of this.portals) if (q.scheduler === p.scheduler) for (const d of q.oneShots) d.extendTo(until);
   }
 
   /** What a failed run reports: a deadline that cut it is a late run, named by source. */

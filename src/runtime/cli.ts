@@ -16,6 +16,7 @@ import { explainPlan } from '../schedule/explain.js';
 import type { BackfillFlags } from '../backfill/command.js';
 import type { SimulateFlags } from '../simulator/command.js';
 import { describeObjective } from '../config/objectives.js';
+import { openState } from '../state/index.js';
 import { startServe } from './serve.js';
 
 const EXIT_OK = 0;
@@ -229,7 +230,8 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   const config = loadConfig({ env: io.env, flags });
   await refuseInvalid(config);
   const { logger, secrets } = makeLogger(config, io, clock);
-  const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (s) => secrets.push(s) });
+  const { ledgerOf } = openState(config.stateDir, logger);
+  const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (s) => secrets.push(s), ledgerOf });
   const { shard } = config;
   if (config.portals.length === 0) logger.info('this shard owns no portal: nothing to collect', { shard: shard.ordinal, totalShards: shard.total, portalsInAll: shard.portalsInAll });
   // SIGTERM/SIGINT stop the run at once (requests in flight, waits for the budget, pushes).
@@ -271,7 +273,8 @@ async function serveWith(config: Config, io: CliIo, clock: Clock, extraSecrets: 
   await refuseInvalid(config);
   const { logger, secrets } = makeLogger(config, io, clock);
   secrets.push(...extraSecrets);
-  const handle = await startServe(config, { clock, logger, onSecret: (s) => secrets.push(s) });
+  const { ledgerOf } = openState(config.stateDir, logger);
+  const handle = await startServe(config, { clock, logger, onSecret: (s) => secrets.push(s), ledgerOf });
   onListening?.(`${handle.url}/metrics`);
   io.onReady?.({ metricsUrl: `${handle.url}/metrics`, portalUrl });
   await (io.stopSignal ?? new Promise<void>(() => {}));

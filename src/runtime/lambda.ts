@@ -13,6 +13,8 @@ import { Exporter, failedSources, failureReasons, totalRequests } from '../expor
 import { VERSION } from '../version.js';
 import type { KeyStoreOptions } from '../config/secrets.js';
 import { buildBatches, sinksOf } from '../sinks/configured.js';
+import { portalIdentity } from '../config/identity.js';
+import { openState } from '../state/index.js';
 import { MAX_TOTAL_SHARDS, ownsPortal, parseShard, parseTotalShards } from '../config/shard.js';
 
 /** What one invocation did; returned to Lambda (visible in the console and in async destinations). */
@@ -209,7 +211,9 @@ function startContainer(h: HandlerEnv, requestId: string): Container {
   const base = createLogger({ level: config.logLevel, shape: 'powertools', secrets, clock: h.clock, base: { service: 'posture-exporter' }, write: h.write });
   const { logger, setContext } = swappableLogger(base);
   for (const u of unknownSettings(h.env)) base.warn(unknownSettingMessage(u), { variable: u.name, nearest: u.nearest });
-  const newExporter = (selection: Config) => new Exporter(selection, { clock: h.clock, logger, runtime: 'lambda', keyStore: h.keyStore, onSecret });
+  // Requests are recorded only in a state directory that is set (serverless.yml: /tmp/posture-exporter): a Lambda's home is not writable.
+  const ledgerOf = config.stateDirSet ? openState(config.stateDir, logger).ledgerOf : undefined;
+  const newExporter = (selection: Config) => new Exporter(selection, { clock: h.clock, logger, runtime: 'lambda', keyStore: h.keyStore, onSecret, ledgerOf });
   return { config, newExporter, sinks: sinksOf(config, { keyStore: h.keyStore, onSecret }), logger, secrets, setContext, invocations: 0 };
 }
 
@@ -270,7 +274,7 @@ function failureOf(results: readonly CycleResult[], outcomes: readonly PushOutco
 function exporterOf(c: Container, shard: EventShard | undefined): Exporter {
   const id = shard ? `${shard.shard}/${shard.totalShards}` : 'all';
   if (c.current?.id === id) return c.current.exporter;
-  const portals = shard ? c.config.portals.filter((p) => ownsPortal(p.name, shard.shard, shard.totalShards)) : c.config.portals;
+  const portals = shard ? c.config.portals.filter((p) => ownsPortal(portalIdentity(p.baseUrl), shard.shard, shard.totalShards)) : c.config.portals;
   const selection: Config = shard ? { ...c.config, portals, shard: { ordinal: shard.shard, total: shard.totalShards, portalsInAll: c.config.portals.length } } : c.config;
   if (c.current) c.logger.info('a different shard: the previous one\'s state is dropped', { previous: c.current.id, next: id });
   c.current = { id, exporter: c.newExporter(selection) };

@@ -1,15 +1,20 @@
 /** The plan in words, for `check-config`: one block per portal, one line per source. */
 import type { Config } from '../config/load.js';
+import { entriesByPortal, portalIdentity } from '../config/identity.js';
 import { formatChange, planOf } from './fit.js';
-import { alertsPagesAllowed, oneShotSeconds } from './plan.js';
+import { alertsPagesAllowed, portalOneShotSeconds } from './plan.js';
 
 /** Lines explaining each portal's budget: requests per run and per hour for each source, against the share. */
 export function explainPlan(config: Config): string[] {
   const lines: string[] = [];
+  const byPortal = entriesByPortal(config.portals);
   for (const p of config.portals) {
     const plan = planOf(p);
     const per = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
-    lines.push(`portal ${p.name} (${p.baseUrl}, key from ${p.key.kind}): share ${p.requestsPerMinute} requests per 60 s (${plan.capacityPerHour} per hour)`);
+    const entries = byPortal.get(portalIdentity(p.baseUrl)) ?? [p];
+    const others = entries.filter((q) => q !== p).map((q) => q.name);
+    const shared = others.length ? `, shared with ${others.join(', ')} (the same portal)` : '';
+    lines.push(`portal ${p.name} (${p.baseUrl}, key from ${p.key.kind}): share ${p.requestsPerMinute} requests per 60 s (${plan.capacityPerHour} per hour)${shared}`);
     for (const s of plan.sources) {
       const what =
         s.source === 'vitals'
@@ -19,10 +24,12 @@ export function explainPlan(config: Config): string[] {
             : `page ${p.pageSize}, grown so one run uses at most ${alertsPagesAllowed(p)} request(s) once the total is known`;
       lines.push(`  ${s.source.padEnd(7)} every ${String(s.intervalSeconds).padStart(5)} s: ${s.requestsPerRun} request(s) per run (${what}), ${per(s.requestsPerHour)} per hour`);
     }
-    const oneShot = oneShotSeconds(p, config.maxRetries, config.maxRetryAfterSeconds);
+    const oneShot = portalOneShotSeconds(entries, config.maxRetries, config.maxRetryAfterSeconds);
     const capped = config.cycleTimeoutSeconds !== undefined ? ` (capped by POSTURE_CYCLE_TIMEOUT_SECONDS at ${config.cycleTimeoutSeconds} s)` : '';
+    const together = others.length ? entries.reduce((n, q) => n + planOf(q).requestsPerHour, 0) : undefined;
+    const withOthers = together !== undefined ? ` (${per(together)} with ${others.join(', ')}${together > plan.capacityPerHour ? ' — together they do NOT fit' : ''})` : '';
     lines.push(
-      `  serve: ${per(plan.requestsPerHour)} of ${plan.capacityPerHour} requests per hour${plan.fits ? '' : ' — does NOT fit'}; once/Lambda: one run of every source with ${config.maxRetries} retries takes up to ${oneShot} s${capped} (give the Lambda a timeout of at least ${oneShot + config.lambdaMarginSeconds} s)`,
+      `  serve: ${per(plan.requestsPerHour)}${withOthers} of ${plan.capacityPerHour} requests per hour${plan.fits ? '' : ' — does NOT fit'}; once/Lambda: one run of every source with ${config.maxRetries} retries takes up to ${oneShot} s${capped} (give the Lambda a timeout of at least ${oneShot + config.lambdaMarginSeconds} s)`,
     );
     if (!plan.fits && plan.suggested) {
       // Each interval set for its source, so the line applied alone fits whatever else is set.

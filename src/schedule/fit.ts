@@ -3,6 +3,7 @@
  * portal's settings, the staleness limits, and `serve`'s check with the change that fits.
  */
 import type { Config, PortalConfig, SettingRef } from '../config/types.js';
+import { entriesByPortal } from '../config/identity.js';
 import { SOURCES, type Source } from '../domain.js';
 import { ConfigError } from '../errors.js';
 import { MAX_INTERVAL_SECONDS, planPortal, runSeconds, type IntervalChange, type PortalPlan } from './plan.js';
@@ -60,6 +61,17 @@ export function checkServeConfig(config: Config): ConfigError[] {
     const alone = plan.intervalAlone !== undefined && change.interval === undefined ? ` (or ${formatChange(config, p, { sources: {}, interval: plan.intervalAlone })})` : '';
     const first = SOURCES.find((s) => change.sources[s] !== undefined);
     out.push(new ConfigError(first ? `POSTURE_${first.toUpperCase()}_INTERVAL_SECONDS` : 'POSTURE_INTERVAL_SECONDS', `${at}${why}: set ${formatChange(config, p, change)}${alone}, or raise POSTURE_REQUESTS_PER_MINUTE.`));
+  }
+  // Entries of one portal (one key each) spend one share: each may fit alone and not together.
+  for (const [identity, entries] of entriesByPortal(config.portals)) {
+    if (entries.length < 2) continue;
+    const plans = entries.map((e) => planOf(e));
+    if (!plans.every((plan) => plan.fits)) continue;
+    const together = plans.reduce((n, plan) => n + plan.requestsPerHour, 0);
+    const capacity = plans[0]!.capacityPerHour;
+    if (together <= capacity) continue;
+    const names = entries.map((e) => e.name).join(', ');
+    out.push(new ConfigError('POSTURE_INTERVAL_SECONDS', `portals ${names} read one portal (${identity}) with one share: their intervals need ${Math.ceil(together)} requests per hour together but the share allows ${capacity} (${entries[0]!.requestsPerMinute}/min): lengthen their intervals about ${Math.ceil((together / capacity) * 10) / 10} times, or read the portal with fewer keys.`));
   }
   return out;
 }

@@ -229,12 +229,24 @@ export function oneShotLeftSeconds(left: OneShotLeft): number {
   return windows + Math.min(left.maxRetryAfterSeconds, ONE_SHOT_PAUSE_SECONDS) + ONE_SHOT_READING_SECONDS;
 }
 
+/** What a one-shot run plans with of one entry of a portal. */
+type OneShotInput = Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'alertsTotal' | 'pageCap'>;
+
 /**
  * How long a one-shot run (`once`, Lambda) of a portal may take by default: oneShotLeftSeconds for
  * every request of every source, from an unused window. A run learns the /alerts total on its first
  * page and extends its deadline to the pages it needs (up to an explicit cap).
  */
-export function oneShotSeconds(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'alertsTotal' | 'pageCap'>, maxRetries: number, maxRetryAfterSeconds: number): number {
-  const requests = vitalsRequests(input.vitalsTags) + DEVICES_REQUESTS + alertsRequests(input, input.alertsTotal);
-  return oneShotLeftSeconds({ requests, share: input.requestsPerMinute, maxRetries, maxRetryAfterSeconds });
+export function oneShotSeconds(input: OneShotInput, maxRetries: number, maxRetryAfterSeconds: number): number {
+  return portalOneShotSeconds([input], maxRetries, maxRetryAfterSeconds);
+}
+
+/**
+ * oneShotSeconds of a portal read by several entries (one per key), all on the portal's one share:
+ * every entry's requests and retries queue on it.
+ */
+export function portalOneShotSeconds(entries: readonly OneShotInput[], maxRetries: number, maxRetryAfterSeconds: number): number {
+  if (entries.length === 0) throw new RangeError('portalOneShotSeconds: a portal has at least one entry');
+  const requests = entries.reduce((n, e) => n + vitalsRequests(e.vitalsTags) + DEVICES_REQUESTS + alertsRequests(e, e.alertsTotal), 0);
+  return oneShotLeftSeconds({ requests, share: entries[0]!.requestsPerMinute, maxRetries: maxRetries * entries.length, maxRetryAfterSeconds });
 }

@@ -1,8 +1,9 @@
 import type { Clock } from '../core/clock.js';
 import { silentLogger, type Logger } from '../core/log.js';
 import { LateError } from '../errors.js';
+import type { SendLedger } from './ledger.js';
 import { AdaptiveShare } from './share.js';
-import { SlidingWindow, WINDOW_MARGIN_MS } from './window.js';
+import { placeRecorded, SlidingWindow, WINDOW_MARGIN_MS } from './window.js';
 
 /** The portal's documented limit (spec 8): 10 requests per 60 s for all its clients together. */
 const PORTAL_LIMIT = 10;
@@ -54,6 +55,8 @@ export interface SchedulerOptions {
   windowMs?: number;
   /** A Retry-After longer than this pauses the portal only this long, and the request that got it is deferred to its next run. @default 120_000 */
   maxRetryAfterMs?: number;
+  /** Where requests are recorded for other processes and read from them (the state directory); unset: this process's only. */
+  ledger?: SendLedger;
 }
 
 /**
@@ -68,6 +71,7 @@ export class PortalScheduler {
   readonly maxRetryAfterMs: number;
   private readonly clock: Clock;
   private readonly logger: Logger;
+  private readonly ledger: SendLedger | undefined;
   private queue: Waiter[] = [];
   private seq = 0;
   private inFlight = 0;
@@ -86,6 +90,20 @@ export class PortalScheduler {
     this.clock = options.clock;
     this.logger = options.logger ?? silentLogger;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 120_000;
+    this.ledger = options.ledger;
+  }
+
+  /**
+   * Reads the requests other processes recorded for the portal into the window (the scheduler
+   * does so before every grant); returns the monotonic time at which the window holds no request.
+   */
+  refresh(): number {
+    const now = this.clock.monotonic();
+    if (this.ledger) {
+      const wall = this.clock.now();
+      this.window.observe(placeRecorded(this.ledger.others(wall), wall, now, this.window.windowMs));
+    }
+    return this.window.clearAt(now);
   }
 
   /** Waits for a slot for one request. Rejects with LateError when the earliest slot is after the deadline, or with the signal's reason when aborted. */
@@ -137,7 +155,8 @@ export class PortalScheduler {
     const own = this.window.countAt(now);
     const before = this.share.effective;
     if (this.share.rateLimited(now, own >= PORTAL_LIMIT)) {
-      this.logger.warn('the portal answered 429 although this exporter stayed within its share: other clients are using the budget, so the share is lowered', {
+      // `own` counts every entry of this portal and the requests other processes recorded in the state directory.
+      this.logger.warn('the portal answered 429 although this exporter (every entry of the portal, and its other processes that share the state directory) stayed within its share: other clients are using the budget, so the share is lowered', {
         share: this.share.effective,
         was: before,
         configured: this.share.configured,
@@ -197,6 +216,9 @@ export class PortalScheduler {
   private grant(waiter: Waiter, now: number): void {
     this.remove(waiter);
     this.window.record(now);
+    // Recorded before it is sent: a process killed while the request is in flight still leaves it counted.
+    const wallAt = this.clock.now();
+    this.ledger?.record(wallAt);
     this.inFlight++;
     let released = false;
     let refunded = false;
@@ -206,6 +228,7 @@ export class PortalScheduler {
         if (refunded || released) return;
         refunded = true;
         this.window.release(now);
+        this.ledger?.release(wallAt);
       },
       done: () => {
         if (released) return;
@@ -232,6 +255,8 @@ export class PortalScheduler {
         const head = this.head();
         if (!head) return;
         const now = this.clock.monotonic();
+        // Before every decision: another process may have sent since (reading costs a few small files).
+        if (this.inFlight === 0) this.refresh();
         const slot = this.nextSlot(now);
         const deadline = typeof head.deadline === 'function' ? head.deadline() : head.deadline;
         if (slot > deadline) {

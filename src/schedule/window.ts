@@ -1,7 +1,7 @@
 /**
- * The portal's sliding window as this exporter sees it: when its own requests started, and when
- * the next one may start under a share of N requests per window. Pure bookkeeping on numbers; the
- * scheduler owns the clock.
+ * The portal's sliding window as this exporter sees it: when its requests started (this process's,
+ * and those other processes recorded in the state directory), and when the next one may start
+ * under a share of N requests per window. Pure bookkeeping on numbers; the scheduler owns the clock.
  */
 
 /**
@@ -11,8 +11,10 @@
 export const WINDOW_MARGIN_MS = 1_000;
 
 export class SlidingWindow {
-  /** Start times still inside the window, oldest first. */
+  /** Start times of this process's requests still inside the window, oldest first. */
   private starts: number[] = [];
+  /** Start times other processes recorded (see `observe`), oldest first. */
+  private others: number[] = [];
 
   /**
    * @param windowMs the portal's window.
@@ -38,10 +40,14 @@ export class SlidingWindow {
     if (i >= 0) this.starts.splice(i, 1);
   }
 
-  /** Starts in the window that ends at `now`. */
+  /** Replaces the starts other processes recorded (monotonic ms, any order): they count as this process's own do. */
+  observe(starts: readonly number[]): void {
+    this.others = [...starts].sort((a, b) => a - b);
+  }
+
+  /** Starts (this process's and the others' recorded) in the window that ends at `now`. */
   countAt(now: number): number {
-    this.prune(now);
-    return this.starts.length;
+    return this.inWindow(now).length;
   }
 
   /**
@@ -49,16 +55,41 @@ export class SlidingWindow {
    * any window: it must come a full window after the start `share` places before it.
    */
   nextSlot(now: number, share: number): number {
-    this.prune(now);
-    const n = this.starts.length;
+    const starts = this.inWindow(now);
+    const n = starts.length;
     if (n < share) return now;
-    return Math.max(now, this.starts[n - share]! + this.windowMs + this.marginMs);
+    return Math.max(now, starts[n - share]! + this.windowMs + this.marginMs);
   }
 
-  private prune(now: number): void {
+  /** When the window ending at `now` holds no start any more (`now` when it holds none). */
+  clearAt(now: number): number {
+    const starts = this.inWindow(now);
+    return starts.length ? Math.max(now, starts[starts.length - 1]! + this.windowMs + this.marginMs) : now;
+  }
+
+  /** Every start in the window ending at `now`, oldest first (this process's older ones forgotten). */
+  private inWindow(now: number): number[] {
     const cutoff = now - this.windowMs - this.marginMs;
     let drop = 0;
     while (drop < this.starts.length && this.starts[drop]! <= cutoff) drop++;
     if (drop > 0) this.starts.splice(0, drop);
+    if (this.others.length === 0) return this.starts;
+    const others = this.others.filter((t) => t > cutoff);
+    return [...this.starts, ...others].sort((a, b) => a - b);
   }
+}
+
+/**
+ * Where the requests other processes recorded (wall times, epoch ms) fall on this process's
+ * monotonic clock, read at `wallNow` and `monotonicNow`. A record later than now (the wall clock
+ * stepped back since) counts as starting now, so it is never placed beyond a window it could
+ * still occupy; one more than a window ahead cannot be placed at all and is left out.
+ */
+export function placeRecorded(recorded: readonly number[], wallNow: number, monotonicNow: number, windowMs: number): number[] {
+  const out: number[] = [];
+  for (const t of recorded) {
+    if (!Number.isFinite(t) || t > wallNow + windowMs) continue;
+    out.push(monotonicNow - (wallNow - Math.min(t, wallNow)));
+  }
+  return out;
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -31,6 +31,9 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+/** The state directory of the test's runs (a resumed run finds the first one's progress there). */
+const stateDir = () => join(dir, 'state');
+
 const closing = closeAfterEach();
 /** The rate-limited simulated portal on its own auto-advancing clock, closed after the test. */
 async function portalSim(): Promise<{ clock: FakeClock; sim: Simulator }> {
@@ -42,7 +45,7 @@ async function cli(sim: Simulator, clock: FakeClock, argv: string[], env: Record
   let stop: () => void = () => {};
   const stopSignal = new Promise<void>((r) => (stop = r));
   return runMain(['backfill', ...argv], {
-    env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey, POSTURE_PORTAL: 'acme', POSTURE_REQUESTS_PER_MINUTE: '3', ...env },
+    env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey, POSTURE_PORTAL: 'acme', POSTURE_REQUESTS_PER_MINUTE: '3', POSTURE_STATE_DIR: stateDir(), ...env },
     onStderr: (stderr) => {
       if (opts.stopAfterDays !== undefined && (stderr.match(/"msg":"backfill progress"/g) ?? []).length >= opts.stopAfterDays) stop();
     },
@@ -91,7 +94,7 @@ describe('backfill on the simulated portal', () => {
     expect(first.code).toBe(1);
     expect(first.stderr).toMatch(/interrupted with \d+ day\(s\) to go: run the same command with --resume/);
     const firstRequests = sim.requests.length;
-    const saved = Object.keys(loadState(defaultStatePath(out)).portals.acme!.days).filter((d) => loadState(defaultStatePath(out)).portals.acme!.days[d]!.lists);
+    const saved = Object.keys(loadState(defaultStatePath(out, stateDir())).portals.acme!.days).filter((d) => loadState(defaultStatePath(out, stateDir())).portals.acme!.days[d]!.lists);
     expect(saved.length).toBeGreaterThanOrEqual(5);
     expect(saved.length).toBeLessThan(12);
     // The partial file is already loadable: the days done so far.
@@ -136,7 +139,8 @@ describe('backfill on the simulated portal', () => {
       }
     };
     const out = join(dir, 'vitals.om');
-    const statePath = defaultStatePath(out);
+    mkdirSync(stateDir());
+    const statePath = defaultStatePath(out, stateDir());
     const lines: string[] = [];
     const run = () => runBackfill({ portals: [portal], days, output: out, statePath, state: loadState(statePath) }, { fetchDay, clock, logger, progress: (t) => lines.push(t), isTTY: false });
     const r1 = await run();

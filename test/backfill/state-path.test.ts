@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
@@ -12,18 +12,22 @@ import { closeAfterEach } from '../support/closing.js';
 const T0 = Date.UTC(2026, 10, 22, 9, 30, 0);
 
 describe('defaultStatePath', () => {
-  it.each([
-    ['beside --output', 'out/vitals.om', { XDG_STATE_HOME: '/var/state', HOME: '/home/u' }, 'out/vitals.om.progress.json'],
-    ['in $XDG_STATE_HOME without --output', undefined, { XDG_STATE_HOME: '/var/state', HOME: '/home/u' }, '/var/state/posture-exporter/backfill.state.json'],
-    ['in ~/.local/state without XDG_STATE_HOME', undefined, { HOME: '/home/u' }, '/home/u/.local/state/posture-exporter/backfill.state.json'],
-    ['in ~/.local/state when XDG_STATE_HOME is relative (the XDG spec ignores it)', undefined, { XDG_STATE_HOME: 'state', HOME: '/home/u' }, '/home/u/.local/state/posture-exporter/backfill.state.json'],
-    ['in the user\'s home without HOME', undefined, {}, join(homedir(), '.local/state/posture-exporter/backfill.state.json')],
-  ])('puts the state file %s', (_what, output, env, expected) => {
-    expect(defaultStatePath(output, env)).toBe(expected);
+  it('puts a push-only run\'s progress in backfill.state.json in the state directory', () => {
+    expect(defaultStatePath(undefined, '/var/state/posture-exporter')).toBe('/var/state/posture-exporter/backfill.state.json');
+  });
+
+  it('gives each output its own file in the state directory, named after it, never beside it', () => {
+    const a = defaultStatePath('out/vitals.om', '/var/state/posture-exporter');
+    const b = defaultStatePath('elsewhere/vitals.om', '/var/state/posture-exporter');
+    expect(a).toMatch(/^\/var\/state\/posture-exporter\/backfill-vitals\.om-[0-9a-f]{12}\.state\.json$/);
+    expect(b).toMatch(/^\/var\/state\/posture-exporter\/backfill-vitals\.om-[0-9a-f]{12}\.state\.json$/);
+    expect(a).not.toBe(b);
+    // The same output, however it is written, is the same file.
+    expect(defaultStatePath(join(process.cwd(), 'out', 'vitals.om'), '/var/state/posture-exporter')).toBe(a);
   });
 });
 
-describe('backfill --push remote_write without --output', () => {
+describe('backfill\'s progress in the state directory', () => {
   let dir: string;
   let receiver: Server | undefined;
   const closing = closeAfterEach();
@@ -66,6 +70,32 @@ describe('backfill --push remote_write without --output', () => {
     expect(Object.keys(loadState(state).portals.acme!.days)).toHaveLength(2);
     expect(existsSync(join(process.cwd(), 'posture-backfill.state.json'))).toBe(false);
     expect(existsSync(join(dir, 'home'))).toBe(false);
+  });
+
+  it('with --output keeps its progress in POSTURE_STATE_DIR, and writes nothing beside the output', async () => {
+    const out = join(dir, 'out', 'vitals.om');
+    mkdirSync(join(dir, 'out'));
+    const r = await backfill(['--days', '2', '--output', out], { POSTURE_STATE_DIR: join(dir, 'state') });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readdirSync(join(dir, 'out'))).toEqual(['vitals.om']);
+    expect(Object.keys(loadState(defaultStatePath(out, join(dir, 'state'))).portals.acme!.days)).toHaveLength(2);
+  });
+
+  it('warns once, naming POSTURE_STATE_DIR and what is lost, when the state directory cannot be written, and still writes every day', async () => {
+    // A directory under a regular file cannot be made, whoever runs the test (root too).
+    writeFileSync(join(dir, 'file'), '');
+    const out = join(dir, 'vitals.om');
+    const r = await backfill(['--days', '3', '--output', out], { POSTURE_STATE_DIR: join(dir, 'file', 'state') });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('3 day(s) written');
+    const warnings = r.stderr.split('\n').filter((l) => l.includes('POSTURE_STATE_DIR'));
+    expect(warnings).toHaveLength(1);
+    const line = JSON.parse(warnings[0]!) as { level: string; msg: string };
+    expect(line.level).toBe('warn');
+    expect(line.msg).toContain(`POSTURE_STATE_DIR (--state-dir) ${join(dir, 'file', 'state')} cannot be written`);
+    expect(line.msg).toContain('not kept for --resume');
+    expect(line.msg).toContain('a restart or another process does not count them');
+    expect(existsSync(join(dir, 'file', 'state'))).toBe(false);
   });
 
   it('falls back to ~/.local/state and names that file when it asks for --resume', async () => {

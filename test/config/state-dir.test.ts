@@ -18,4 +18,10 @@ describe('the state directory setting', () => {
   ])('takes %s', (_what, env, flags, expected) => {
     expect(loadConfig({ env: { ...base, ...env }, flags }).stateDir).toBe(expected);
   });
+
+  it('says whether it was set or is the default', () => {
+    expect(loadConfig({ env: { ...base, HOME: '/home/u' } }).stateDirSet).toBe(false);
+    expect(loadConfig({ env: { ...base, POSTURE_STATE_DIR: '/tmp/posture-exporter' } }).stateDirSet).toBe(true);
+    expect(loadConfig({ env: { ...base, POSTURE_CONFIG: JSON.stringify({ state_dir: '/s' }) } }).stateDirSet).toBe(true);
+  });
 });

@@ -150,6 +150,11 @@ const portal = (ctx: Context) => {
 /** A backfill of many days takes minutes at the share: it has started when a day is written; SIGTERM then ends it with exit 1 ("interrupted"). */
 const backfillStarted = { answered: (_ctx: Context, stderr: string) => /"status":"written"/.test(stderr) };
 const interrupted = (r: { stderr: string }) => expect(r.stderr).toMatch(/interrupted with \d+ day\(s\) to go: run the same command with --resume/);
+/** The backfill's progress went to the state directory `dir`, not beside its output. */
+const progressIn = (dir: string, ctx: Context) => {
+  expect(readdirSync(dir).some((f) => f.startsWith('backfill-vitals.om-'))).toBe(true);
+  expect(readdirSync(ctx.cwd).filter((f) => f.startsWith('vitals.om') && f !== 'vitals.om')).toEqual([]);
+};
 
 const webConfig = async (ctx: Context) => {
   const r = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=posture-exporter',
@@ -238,7 +243,14 @@ const RUN: Readonly<Record<string, RunSpec>> = {
     },
     longRunning: { answered: (ctx) => answers(`http://${ctx.env.POSTURE_LISTEN}/metrics`) },
   },
-  'POSTURE_REQUESTS_PER_MINUTE=4 posture-exporter backfill --days 365 --output vitals.om': { code: 1, longRunning: backfillStarted, check: interrupted },
+  'POSTURE_REQUESTS_PER_MINUTE=4 POSTURE_STATE_DIR=~/.local/state/posture-backfill posture-exporter backfill --days 365 --output vitals.om': {
+    code: 1,
+    longRunning: backfillStarted,
+    check: (r, ctx) => {
+      interrupted(r);
+      progressIn(join(ctx.env.HOME!, '.local', 'state', 'posture-backfill'), ctx);
+    },
+  },
   'posture-exporter backfill --days 365 --output vitals.om': { code: 1, setup: portal, longRunning: backfillStarted, check: interrupted },
   'promtool tsdb create-blocks-from openmetrics vitals.om ./blocks': { code: 0, check: (_r, ctx) => expect(readdirSync(join(ctx.cwd, 'blocks')).length).toBeGreaterThan(0) },
   'POSTURE_CONFIG_FILE=infra/k8s/base/config.yaml POSTURE_API_KEY_FILE=./key.txt posture-exporter check-config': {

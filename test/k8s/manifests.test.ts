@@ -139,6 +139,12 @@ describe('kubectl kustomize infra/k8s', () => {
     // Writable scratch space only where it is mounted.
     const tmp = pod.volumes.find((v: { name: string }) => v.name === mountHolding(containerOf(base), '/tmp').name);
     expect(tmp.emptyDir).toBeDefined();
+    // The state directory (the requests of the last 60 s) on an emptyDir, which outlives container restarts.
+    const stateDir = envOf(containerOf(base), 'POSTURE_STATE_DIR')!;
+    expect(/^ENV [^]*POSTURE_STATE_DIR=(\S+)/m.exec(readFileSync(join(ROOT, 'Containerfile'), 'utf8'))?.[1]).toBe(stateDir);
+    const state = pod.volumes.find((v: { name: string }) => v.name === mountHolding(containerOf(base), stateDir).name);
+    expect(state.emptyDir).toBeDefined();
+    expect(state.name).not.toBe(tmp.name);
   });
 
   it('reads the key from the Secret as a file and the settings from the ConfigMap', () => {

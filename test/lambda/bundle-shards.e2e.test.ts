@@ -9,6 +9,7 @@ import { copyFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { portalIdentity } from '../../src/config/identity.js';
 import { ownsPortal } from '../../src/config/shard.js';
 import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
 import { runProcess } from '../support/cli.js';
@@ -67,7 +68,7 @@ describe('the built Lambda bundle, fanned out over three shards', () => {
     for (const [shard, run] of runs.entries()) {
       expect(run.code, `shard ${shard}`).toBe(0);
       if (!run.result.ok) throw new Error(`shard ${shard} failed: ${run.result.error.message}`);
-      const mine = fleet.names.filter((n) => ownsPortal(n, shard, TOTAL));
+      const mine = fleet.names.filter((n) => ownsPortal(portalIdentity(fleet.baseUrl(n)), shard, TOTAL));
       expect(run.result.summary.shard).toEqual({ shard, totalShards: TOTAL, portals: mine.length });
       expect(run.result.summary.portals.map((p) => p.portal).sort()).toEqual(mine);
       expect(run.result.summary.sinks).toEqual([expect.objectContaining({ sink: 'pushgateway', ok: true })]);

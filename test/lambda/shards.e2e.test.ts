@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { ConfigError } from '../../src/errors.js';
+import { portalIdentity } from '../../src/config/identity.js';
 import { ownsPortal } from '../../src/config/shard.js';
 import { createHandler, InvocationFailedError, shardOfEvent, type InvocationSummary } from '../../src/runtime/lambda.js';
 import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
@@ -100,7 +101,7 @@ function container(env: Record<string, string>) {
   });
 }
 
-const owned = (shard: number, total = TOTAL) => fleet.names.filter((n) => ownsPortal(n, shard, total));
+const owned = (shard: number, total = TOTAL) => fleet.names.filter((n) => ownsPortal(portalIdentity(fleet.baseUrl(n)), shard, total));
 
 describe('Lambda fan-out over a fleet of portals', () => {
   it('three shards invoked at once push every portal exactly once, exact, none over budget', async () => {

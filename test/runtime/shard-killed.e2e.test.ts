@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { portalIdentity } from '../../src/config/identity.js';
 import { shardOf } from '../../src/config/shard.js';
 import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
 import { expectedFromPortal, seriesKey } from '../lambda/support.js';
@@ -80,7 +81,7 @@ async function collected(): Promise<Map<string, string>> {
 
 describe('a shard killed', () => {
   it('leaves only its portals uncollected, and the rules name the shard and exactly those portals', async () => {
-    const ownerOf = new Map(fleet.names.map((p) => [p, shardOf(p, SHARDS)]));
+    const ownerOf = new Map(fleet.names.map((p) => [p, shardOf(portalIdentity(fleet.baseUrl(p)), SHARDS)]));
     const at = Date.now();
     const expected = new Map(fleet.names.map((p) => [p, `${ownerOf.get(p)}:${expectedFromPortal(fleet.portal(p), at).devices.get(ACTIVE)}`]));
     // All three shards up: every portal exactly once, by its shard, with the portal's own value.

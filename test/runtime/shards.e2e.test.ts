@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shardOf } from '../../src/config/shard.js';
+import { portalIdentity } from '../../src/config/identity.js';
+import { shardOf as shardOfIdentity } from '../../src/config/shard.js';
 import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
 import { BUILT_CLI, runProcess } from '../support/cli.js';
 import { freePort } from '../support/peers.js';
@@ -21,6 +22,8 @@ const PER_PASS = 4;
 let fleet: Fleet;
 let dir: string;
 let configFile: string;
+/** The shard of a portal of the fleet: its identity (base URL) hashed. */
+const shardOf = (name: string, total: number) => shardOfIdentity(portalIdentity(fleet.baseUrl(name)), total);
 
 beforeAll(async () => {
   // Each portal's own limit leaves room for the test's four passes, and no more.

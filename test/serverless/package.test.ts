@@ -192,6 +192,8 @@ describe('serverless.yml packaged with osls', () => {
     const vars = fn(packages.ssm.template).Environment.Variables;
     expect(vars.POSTURE_API_KEY_SSM_PARAMETER).toBe('/posture-exporter/api-key');
     expect(fn(packages.secret.template).Environment.Variables.POSTURE_API_KEY_SECRET_ID).toBe('posture-exporter/api-key');
+    // The requests sent to each portal are recorded where a Lambda can write.
+    expect(vars.POSTURE_STATE_DIR).toBe('/tmp/posture-exporter');
     for (const { template } of Object.values(packages)) {
       const names = Object.keys(fn(template).Environment.Variables);
       expect(names).toEqual(expect.arrayContaining(['POSTURE_PUSH', 'POSTURE_REMOTE_WRITE_URL', 'POSTURE_REMOTE_WRITE_SIGV4_REGION', 'POSTURE_PUSHGATEWAY_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT']));

@@ -3,8 +3,28 @@
  * as a child process, as a user runs it, or `main()` in this process with injected I/O.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { CliIo } from '../../src/core/io.js';
 import { main } from '../../src/runtime/cli.js';
+
+let stateRoot: string | undefined;
+
+/**
+ * `env` with a state directory of its own when it names none (nor XDG_STATE_HOME or HOME): the
+ * runs of a test never count each other's requests, nor write into the user's home, unless the
+ * test shares a POSTURE_STATE_DIR on purpose.
+ */
+function withOwnState<E extends Record<string, string | undefined>>(env: E): E {
+  if (env.POSTURE_STATE_DIR !== undefined || env.XDG_STATE_HOME !== undefined || env.HOME !== undefined || /state_dir/.test(env.POSTURE_CONFIG ?? '')) return env;
+  if (stateRoot === undefined) {
+    const root = mkdtempSync(join(tmpdir(), 'posture-test-state-'));
+    stateRoot = root;
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+  }
+  return { ...env, XDG_STATE_HOME: mkdtempSync(join(stateRoot, 'run-')) };
+}
 
 /** How a command ended and everything it wrote. */
 export interface Ran<Code = number | null> {
@@ -16,10 +36,10 @@ export interface Ran<Code = number | null> {
 /** The built CLI; tests that spawn it need `npm run build` first. */
 export const BUILT_CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 
-/** Runs `cmd args` to its end, with exactly `env` (nothing inherited) and stdin closed. */
+/** Runs `cmd args` to its end, with exactly `env` (nothing inherited, but a state directory of its own: withOwnState) and stdin closed. */
 export function runProcess(cmd: string, args: readonly string[], opts: { env: Record<string, string | undefined>; cwd?: string }): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: withOwnState(opts.env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     // Decoded as streams, so a character split across two chunks stays whole.
@@ -45,6 +65,7 @@ export async function runMain(argv: string[], io: Omit<CliIo, 'stdout' | 'stderr
   let stderr = '';
   const code = await main(argv, {
     ...rest,
+    env: withOwnState(rest.env),
     stdout: (t) => (stdout += t),
     stderr: (t) => {
       stderr += t;

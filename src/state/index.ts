@@ -1,0 +1,22 @@
+/** What a process keeps in its state directory (POSTURE_STATE_DIR): its requests to each portal; backfill's progress. */
+import type { Logger } from '../core/log.js';
+import type { SendLedger } from '../schedule/ledger.js';
+import { StateDir } from './dir.js';
+import { SendFiles } from './sends.js';
+
+/** What a process that cannot write its state directory loses. */
+const REQUESTS_LOST = 'the requests this process sends to each portal are not recorded, so a restart or another process does not count them against the share of the last 60 s';
+
+/** A process's state directory, opened (created, tried) once: the ledger of each portal in it. */
+export interface ProcessState {
+  readonly dir: StateDir;
+  /** The ledger of a portal, by identity (normalised base URL). */
+  ledgerOf(identity: string): SendLedger;
+}
+
+/** Opens the state directory at `path`; `alsoLost` adds what else the process loses without it (the one warning says it). */
+export function openState(path: string, logger: Logger, alsoLost?: string): ProcessState {
+  const dir = StateDir.open(path, logger, alsoLost ? `${REQUESTS_LOST}, and ${alsoLost}` : REQUESTS_LOST);
+  const files = new SendFiles(dir, { logger });
+  return { dir, ledgerOf: (identity) => files.ledger(identity) };
+}
