@@ -3,17 +3,13 @@
 // numbers in every notation, whitespace between any two tokens, members in any order, unknown
 // members with nested values. Used by the differential fuzz and the splitter's property tests.
 
-/** mulberry32: small, fast, seeded. */
+import { mulberry32 } from '../support/prng.js';
+
+/** mulberry32 (test/support/prng.ts), with the draws the generators need. */
 export class Rng {
-  private s: number;
+  readonly next: () => number;
   constructor(seed: number) {
-    this.s = seed >>> 0;
-  }
-  next(): number {
-    let t = (this.s = (this.s + 0x6d2b79f5) >>> 0);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    this.next = mulberry32(seed);
   }
   /** An integer in [lo, hi]. */
   int(lo: number, hi: number): number {

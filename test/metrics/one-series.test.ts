@@ -18,6 +18,7 @@ import type { PushBatch } from '../../src/sinks/types.js';
 import { closeAfterEach } from '../support/closing.js';
 import { decodeMetricsRequest, decodeMetricsRequestJson, decodeWriteRequest } from '../sinks/decode.js';
 import { startReceiver } from '../sinks/receiver.js';
+import { mulberry32 } from '../support/prng.js';
 
 /**
  * Families whose samples are not added up when two are written as one series, and why: a
@@ -49,21 +50,9 @@ const NOT_SUMMED: Partial<Record<MetricName, 'min' | 'max'>> = {
 const TEXT = ['X\ud800', 'X\ud801', 'X\ufffd', 'X', '', '\udc00', '\ufffd', '\ud83d', '\ud83d\ude00', 'a\u0000b', 'a\nb', 'a\\nb', 'a"b', 'a\\b', 'a=b,c', ' ', 'é数'];
 const PORTALS = ['acme', 'beta'];
 
-/** A small deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Samples of every family: several per family, label values from TEXT, small whole values (sums stay exact). */
 function samplesOf(seed: number): Sample[] {
-  const rand = prng(seed);
+  const rand = mulberry32(seed);
   const pick = <T,>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
   const out: Sample[] = [];
   for (const def of CATALOGUE) {

@@ -3,18 +3,12 @@
  * for the /alerts run that extends it page by page. Expected figures are worked out by hand from
  * docs/budget.md: a window is 60 s plus a 1 s margin, one 429 pause of up to 60 s, 30 s to read.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { PortalConfig } from '../../src/config/load.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
-import { memoryLogger } from '../../src/core/log.js';
-import { Deadline } from '../../src/schedule/deadline.js';
 import { oneShotLeftSeconds, oneShotSeconds } from '../../src/schedule/plan.js';
-import type { RunContext } from '../../src/schedule/request.js';
-import { PortalScheduler } from '../../src/schedule/scheduler.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { runAlerts } from '../../src/sources/alerts/run.js';
-import { PortalReader } from '../../src/upstream/reader.js';
-import { loopbackAgent } from '../support/upstream.js';
+import { runContexts } from '../support/run-context.js';
 
 const WINDOW = 61;
 const PAUSE = 60;
@@ -43,54 +37,21 @@ describe('the one-shot deadline', () => {
 });
 
 describe('an /alerts run of a one-shot', () => {
-  const agent = loopbackAgent();
+  const setup = runContexts();
   let sim: Simulator;
   const clock = new FakeClock();
-  const deadlines: Deadline[] = [];
   beforeAll(async () => {
     sim = await startSimulator({ alerts: 40, rateLimit: false, moving: false, clock });
   });
   afterAll(async () => {
     await sim.close();
   });
-  afterEach(() => {
-    for (const d of deadlines.splice(0)) d.close();
-  });
-
-  function context(maxRetryAfterMs: number): RunContext {
-    const logger = memoryLogger();
-    const deadline = new Deadline(clock.monotonic() + 1_000, clock, clock.monotonic() + 86_400_000);
-    deadlines.push(deadline);
-    const portal: PortalConfig = {
-      name: 'test',
-      baseUrl: sim.baseUrl,
-      key: { kind: 'value', value: sim.apiKey },
-      apiKeyHeader: 'X-Service-ApiKey',
-      requestsPerMinute: 10,
-      pageSize: 10,
-      maxSeriesPerFamily: 1000,
-      vitalsTags: [],
-      intervals: { vitals: 300, devices: 300, alerts: 300 },
-    };
-    return {
-      portal,
-      scheduler: new PortalScheduler({ share: 10, clock, logger, maxRetryAfterMs }),
-      reader: new PortalReader({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, clock, logger, dispatcher: agent }),
-      clock,
-      logger,
-      deadline,
-      maxRetries: 3,
-      random: () => 0.5,
-      memory: {},
-      requests: new Map(),
-    };
-  }
 
   it.each([
     [120_000, WINDOW + PAUSE + READING],
     [20_000, WINDOW + 20 + READING],
   ])('extends the deadline after each page by the same computation, the window in use (longest Retry-After %i ms: +%i s)', async (maxRetryAfterMs, seconds) => {
-    const ctx = context(maxRetryAfterMs);
+    const { ctx } = setup(sim, clock, { pageSize: 10, maxRetryAfterMs, deadline: clock.monotonic() + 1_000, cap: clock.monotonic() + 86_400_000 });
     await runAlerts(ctx, () => {});
     // Several pages of 10, none waiting (the fake clock stands still): the pages left and the
     // retries fit one window, so each extension is the same, from the same instant.

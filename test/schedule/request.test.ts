@@ -4,77 +4,21 @@
  * portal's exact request log (clock time from the test's start, status; 0 = connection reset).
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { PortalConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
-import { memoryLogger } from '../../src/core/log.js';
 import { LateError, NetworkError, PortalUnreachableError, RateLimitedError, TimeoutError, UpstreamHttpError } from '../../src/errors.js';
-import { Deadline } from '../../src/schedule/deadline.js';
 import { request, type RunContext } from '../../src/schedule/request.js';
-import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
+import { PRIORITY } from '../../src/schedule/scheduler.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { PortalReader, type ListRequest, type PortalReaderOptions } from '../../src/upstream/reader.js';
-import { failure, itemIds, loopbackAgent, sinks } from '../support/upstream.js';
+import { PortalReader, type ListRequest } from '../../src/upstream/reader.js';
+import { runContexts, type RunSetup } from '../support/run-context.js';
+import { failure, itemIds, sinks } from '../support/upstream.js';
 // A port that was free a moment ago: nothing listens on it, so connecting is refused.
 import { freePort as closedPort } from '../support/peers.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
 
-const agent = loopbackAgent();
-
-const deadlines: Deadline[] = [];
-afterEach(() => {
-  for (const d of deadlines.splice(0)) d.close();
-});
-
-interface Setup {
-  /** Requests per window the scheduler may spend. @default 10 */
-  share?: number;
-  /** @default 3 */
-  maxRetries?: number;
-  /** @default () => 0.5 (a retry waits half its backoff window: 500 ms, then 1 s, 2 s…) */
-  random?: () => number;
-  /** Epoch ms on the clock. @default an hour from now */
-  deadline?: number;
-  /** Aborts the run (the Deadline's outer signal). */
-  signal?: AbortSignal;
-  reader?: Partial<PortalReaderOptions>;
-}
-
-/** A run context for `sim`, on `clock` (which also drives the scheduler, the reader and the deadline). */
-function setup(sim: Simulator, clock: FakeClock, options: Setup = {}) {
-  const logger = memoryLogger();
-  const scheduler = new PortalScheduler({ share: options.share ?? 10, clock, logger });
-  const reader = new PortalReader({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, clock, logger, dispatcher: agent, ...options.reader });
-  const deadline = new Deadline(options.deadline ?? clock.now() + HOUR, clock, undefined, options.signal);
-  deadlines.push(deadline);
-  const portal: PortalConfig = {
-    name: 'test',
-    baseUrl: sim.baseUrl,
-    key: { kind: 'value', value: sim.apiKey },
-    apiKeyHeader: 'X-Service-ApiKey',
-    requestsPerMinute: options.share ?? 10,
-    pageSize: 0,
-    maxSeriesPerFamily: 1000,
-    vitalsTags: [],
-    intervals: { vitals: 300, devices: 300, alerts: 300 },
-  };
-  const ctx: RunContext = {
-    portal,
-    scheduler,
-    reader,
-    clock,
-    logger,
-    deadline,
-    maxRetries: options.maxRetries ?? 3,
-    random: options.random ?? (() => 0.5),
-    memory: {},
-    requests: new Map(),
-  };
-  const warnings = () => logger.records().filter((r) => r.level === 'warn');
-  return { ctx, scheduler, logger, warnings };
-}
+const setup = runContexts();
 
 const vitals = (): ListRequest => ({ endpoint: '/vitals', query: {} });
 const alerts = (): ListRequest => ({ endpoint: '/alerts', query: { filter: 'all' } });
@@ -111,7 +55,7 @@ describe('request() against the simulated portal', () => {
   });
 
   /** A run whose /vitals the portal always answers `status`, and the error request() ends with. */
-  async function alwaysAnswered(status: number, options: Setup) {
+  async function alwaysAnswered(status: number, options: RunSetup) {
     const run = setup(sim, clock, options);
     sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status } });
     const err = await failure(request(run.ctx, vitals, sinks().newSink, PRIORITY.vitals));
@@ -509,7 +453,7 @@ describe('request() when the portal cannot be reached', () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
     const port = await closedPort();
     // A share of 1: once the other request takes the slot the refused one gave back, the next is a minute away, past the deadline.
-    const { ctx, warnings } = setup(sim, clock, { share: 1, deadline: T0 + 10_000, reader: { baseUrl: `http://127.0.0.1:${port}/public-api/v1` } });
+    const { ctx, warnings, agent } = setup(sim, clock, { share: 1, deadline: T0 + 10_000, reader: { baseUrl: `http://127.0.0.1:${port}/public-api/v1` } });
     const other = { ...ctx, reader: new PortalReader({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, clock, logger: ctx.logger, dispatcher: agent }), requests: new Map<string, number>() };
     // The other request asks 100 ms in, after the refused attempt gave its slot back and before its retry (250 ms).
     const later = clock.sleep(100).then(() => request(other, vitals, sinks().newSink, PRIORITY.devices));

@@ -6,21 +6,10 @@ import { AdaptiveShare } from '../../src/schedule/share.js';
 import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
 import { SlidingWindow } from '../../src/schedule/window.js';
 import { maxInAnyWindow } from '../support/window.js';
+import { mulberry32 } from '../support/prng.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const MINUTE = 60_000;
-
-/** mulberry32: well spread from the first value on, even for seeds 1, 2, 3. */
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 describe('SlidingWindow', () => {
   it('allows `share` starts at once, then the next a full window (plus margin) after the start it pushes out', () => {
@@ -186,7 +175,7 @@ describe('PortalScheduler', () => {
 
   it('never lets a 60 s window hold more than the share, keeps deadlines, and sends nothing during a Retry-After, for random mixes', async () => {
     for (let seed = 1; seed <= 30; seed++) {
-      const random = seeded(seed);
+      const random = mulberry32(seed);
       const clock = new FakeClock(T0, { autoAdvance: true });
       const share = 1 + Math.floor(random() * 10);
       const maxRetryAfterMs = 5_000 + Math.floor(random() * 20_000);
