@@ -5,3 +5,7 @@ let real;
 export function parse(...args) {
   return (real ??= require('yaml')).parse(...args);
 }
+
+export function stringify(...args) {
+  return (real ??= require('yaml')).stringify(...args);
+}

@@ -32,7 +32,7 @@ export const OBJECTIVES_SETTING = {
 const DEFAULT_STAGE = 'configuration';
 const DEFAULT_WINDOW = '28d';
 /** The objectives when the config file has no `objectives` key (what infra/prometheus/rules/posture-objectives.rules.yml is generated from). */
-const DEFAULT_OBJECTIVES: readonly Objective[] = [{ name: 'configuration', stage: DEFAULT_STAGE, target: 0.95, window: DEFAULT_WINDOW }];
+export const DEFAULT_OBJECTIVES: readonly Objective[] = [{ name: 'configuration', stage: DEFAULT_STAGE, target: 0.95, window: DEFAULT_WINDOW }];
 
 const NAME = /^[a-z0-9-]+$/;
 /** A Prometheus duration (model.ParseDuration): units from largest to smallest, each at most once. */
@@ -131,12 +131,12 @@ export function parseObjectives(value: unknown, where: string, problems: Problem
 }
 
 /** A share as a percentage without float noise (0.05 → "5"). */
-function percent(share: number): string {
+export function percent(share: number): string {
   return String(Number((share * 100).toPrecision(10)));
 }
 
 /** The error budget: the share of eligible devices that may be non-compliant (1 - target), without float noise. */
-function errorBudget(o: Pick<Objective, 'target'>): number {
+export function errorBudget(o: Pick<Objective, 'target'>): number {
   return Number((1 - o.target).toPrecision(12));
 }
 

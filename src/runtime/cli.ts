@@ -44,6 +44,8 @@ Commands:
   backfill       load past days of the Vitals archive: --days N | --from yyyyMMdd --to yyyyMMdd,
                  into --output FILE (OpenMetrics for promtool) and/or --push remote_write;
                  --resume continues a run (--state FILE); exit 0 all days written, 1 some failed
+  rules          write the Prometheus rules of the config file's objectives (docs/objectives.md):
+                 --config FILE, --output FILE (default stdout)
 
 Flags (each also an environment variable; flag > env > config file > default):
 ${SETTINGS.filter((s) => s.flag)
@@ -196,8 +198,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
         return await runDemo(parsed.flags, simulatorOptions(parsed.sim), io, clock);
       case 'backfill':
         return await (await import('../backfill/command.js')).backfillCommand(parsed.flags, parsed.backfill, io, clock);
+      case 'rules':
+        return (await import('../objectives/command.js')).rulesCommand(parsed.flags, { ...parsed.backfill }, io);
       default:
-        io.stderr(`usage error: unknown command ${JSON.stringify(parsed.command)}: use once, serve, simulate, demo, check-config or backfill (see --help)\n`);
+        io.stderr(`usage error: unknown command ${JSON.stringify(parsed.command)}: use once, serve, simulate, demo, check-config, backfill or rules (see --help)\n`);
         return EXIT_USAGE;
     }
   } catch (err) {

@@ -6,6 +6,9 @@ import { parse } from 'yaml';
 import { CATALOGUE } from '../../src/collect/catalogue.js';
 import { REPO_ROOT, RULE_TESTS_DIR, loadRuleExpressions, ruleFiles, ruleTestFiles, runPromtool } from './support.js';
 
+// The objective tests evaluate hours of 1-minute samples (about 2 s of promtool's CPU alone); several
+// run at once, on a shared machine.
+const PROMTOOL_TEST_TIMEOUT = 120_000;
 const RUNBOOK_BASE = 'https://github.com/posture-exporter/posture-exporter/blob/main/docs/runbooks.md#';
 const ALERTS = [
   'PostureVitalsHealthRegression',
@@ -18,12 +21,18 @@ const ALERTS = [
   'PostureShardMissing',
   'PosturePortalUncollected',
   'PosturePortalDuplicated',
+  'PostureObjectiveBurnRate',
+  'PostureObjectiveBudgetExhausted',
 ] as const;
 // The sharding alerts (posture-shards.rules.yml) link to docs/sharding.md; the two about the shard
 // set as a whole have no portal to name.
 const SHARDING_RUNBOOK_BASE = 'https://github.com/posture-exporter/posture-exporter/blob/main/docs/sharding.md#';
 const SHARD_SET_ALERTS = new Set(['PostureShardsDisagree', 'PostureShardMissing']);
 const CATALOGUE_NAMES = new Set<string>(CATALOGUE.map((m) => m.name));
+// The objective recordings (posture-objectives.rules.yml, generated) are named by the objectives,
+// not after one catalogue metric: posture:objective_error_ratio:rate<W> and the budget left.
+const OBJECTIVES_FILE = 'posture-objectives.rules.yml';
+const OBJECTIVE_RECORDS = new Set(['objective_error_ratio', 'objective_error_budget_remaining']);
 const rules = loadRuleExpressions();
 const alerts = rules.filter((r) => r.kind === 'alert');
 const records = rules.filter((r) => r.kind === 'record');
@@ -45,7 +54,7 @@ describe('promtool', () => {
 
   it.concurrent.each(ruleTestFiles().map((f) => [basename(f), f]))('passes the unit tests in %s (promtool test rules)', async (_name, file) => {
     expectPromtoolOk(await runPromtool(['test', 'rules', file], RULE_TESTS_DIR), `promtool test rules ${file}`);
-  });
+  }, PROMTOOL_TEST_TIMEOUT);
 });
 
 describe('rule loader', () => {
@@ -85,7 +94,8 @@ describe('alert conventions', () => {
       const parts = r.name.split(':');
       expect(parts, r.name).toHaveLength(3);
       expect(parts[0], r.name).toMatch(/^[a-z]+(_[a-z]+)*$/);
-      expect(CATALOGUE_NAMES.has(parts[1]!), `${r.name}: ${parts[1]} is not in the catalogue`).toBe(true);
+      const known = basename(r.file) === OBJECTIVES_FILE ? OBJECTIVE_RECORDS : CATALOGUE_NAMES;
+      expect(known.has(parts[1]!), `${r.name}: ${parts[1]} is not in the catalogue`).toBe(true);
       expect(parts[2], r.name).toMatch(/^[a-z0-9]+(_[a-z0-9]+)*$/);
     }
   });
@@ -130,11 +140,20 @@ describe('the promtool tests catch broken rules', () => {
     ['no memory for series that stopped arriving', 'collection.test.yml', (s) => s.replace('max_over_time(posture_collection_last_success_timestamp_seconds[1d])', 'posture_collection_last_success_timestamp_seconds')],
   ];
 
-  it.concurrent.each(mutations)('fails when the rules have %s', async (_what, testFile, mutate) => {
+  // The same for the objectives' rules (generated: the mutation stands for a wrong generator).
+  const objectiveMutations: Array<[string, string, (rules: string) => string, string]> = [
+    ['tagged views counted in an objective', 'objectives.test.yml', (s) => s.replaceAll(',tag=""', ''), OBJECTIVES_FILE],
+    ['every stage counted in an objective', 'objectives.test.yml', (s) => s.replaceAll('stage="configuration",', ''), OBJECTIVES_FILE],
+    ['the burn-rate thresholds of a 30d window', 'objectives.test.yml', (s) => s.replaceAll('> 13.44', '> 14.4').replaceAll('> 5.6', '> 6'), OBJECTIVES_FILE],
+    ['no short window in the page', 'objectives.test.yml', (s) => s.replaceAll('rate5m{objective="configuration"} / 0.05 > 13.44', 'rate1h{objective="configuration"} / 0.05 > 13.44'), OBJECTIVES_FILE],
+    ['the ratio of the sums replaced by the average of ratios', 'objectives.test.yml', (s) => s.replace(/1 - \(\n\s*sum by \(portal, integration\) \(sum_over_time\((posture_vitals_compliant_devices\{[^}]*\})\[(\w+)\]\)\)\n\s*\/\n\s*\(sum by \(portal, integration\) \(sum_over_time\((posture_vitals_eligible_devices\{[^}]*\})\[\w+\]\)\) > 0\)\n\s*\)/g, '1 - avg by (portal, integration) (avg_over_time(($1 / on (job, instance, integration, portal) $3)[$2:1m]))'), OBJECTIVES_FILE],
+  ];
+
+  it.concurrent.each([...mutations.map(([a, b, c]) => [a, b, c, 'posture.rules.yml'] as const), ...objectiveMutations])('fails when the rules have %s', async (_what, testFile, mutate, ruleFile) => {
     const dir = mkdtempSync(join(tmpdir(), 'posture-rules-'));
     dirs.push(dir);
     cpSync(join(REPO_ROOT, 'infra/prometheus'), dir, { recursive: true });
-    const rulesFile = join(dir, 'rules/posture.rules.yml');
+    const rulesFile = join(dir, 'rules', ruleFile);
     const original = readFileSync(rulesFile, 'utf8');
     const mutated = mutate(original);
     expect(mutated, 'the mutation changed nothing').not.toBe(original);
@@ -142,5 +161,5 @@ describe('the promtool tests catch broken rules', () => {
     expectPromtoolOk(await runPromtool(['check', 'rules', rulesFile]), 'promtool check rules on the mutated file');
     const result = await runPromtool(['test', 'rules', testFile], join(dir, 'tests'));
     expect(result.code, result.output).not.toBe(0);
-  });
+  }, PROMTOOL_TEST_TIMEOUT);
 });

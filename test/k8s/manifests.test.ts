@@ -63,9 +63,9 @@ function render(dir: string): K8sObject[] {
   return parseAllDocuments(text).map((d) => d.toJS() as K8sObject);
 }
 
-function one(objects: K8sObject[], kind: string): K8sObject {
-  const found = objects.filter((o) => o.kind === kind);
-  expect(found, kind).toHaveLength(1);
+function one(objects: K8sObject[], kind: string, name?: string): K8sObject {
+  const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  expect(found, name ?? kind).toHaveLength(1);
   return found[0]!;
 }
 
@@ -101,7 +101,7 @@ describe('kubectl kustomize infra/k8s', () => {
   });
 
   it('renders the five objects, each valid against its Kubernetes or Prometheus Operator schema', () => {
-    expect(base.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PrometheusRule', 'Service', 'ServiceMonitor']);
+    expect(base.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PrometheusRule', 'PrometheusRule', 'Service', 'ServiceMonitor']);
     validateAll(base);
   });
 
@@ -217,9 +217,18 @@ describe('kubectl kustomize infra/k8s', () => {
     const rulesText = readFileSync(join(ROOT, 'infra/prometheus/rules/posture.rules.yml'), 'utf8');
     const rules = parse(rulesText) as { groups: unknown[] };
     expect(rules.groups.length).toBeGreaterThan(0);
-    expect(one(base, 'PrometheusRule').spec).toEqual({ groups: rules.groups });
+    expect(one(base, 'PrometheusRule', 'posture-exporter').spec).toEqual({ groups: rules.groups });
     // And the committed file is what `npm run k8s` writes now.
     expect(readFileSync(join(ROOT, 'infra/k8s/base/prometheusrule.yaml'), 'utf8')).toBe(prometheusRule(rulesText));
+  });
+
+  it('has a PrometheusRule equal to the objectives rule file', () => {
+    const target = TARGETS.find((t) => t.name === 'posture-exporter-objectives')!;
+    const rulesText = readFileSync(target.rulesFile, 'utf8');
+    const rules = parse(rulesText) as { groups: unknown[] };
+    expect(rules.groups.length).toBeGreaterThan(0);
+    expect(one(base, 'PrometheusRule', 'posture-exporter-objectives').spec).toEqual({ groups: rules.groups });
+    expect(readFileSync(target.outFile, 'utf8')).toBe(prometheusRule(rulesText, target));
   });
 });
 
@@ -238,7 +247,7 @@ describe('kubectl kustomize infra/k8s/overlays/web-config', () => {
   const rendered = renderedWith('infra/k8s/overlays/web-config');
 
   it('renders valid objects that point the exporter at a web config file from a Secret', () => {
-    expect(rendered.overlay().map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PrometheusRule', 'Service', 'ServiceMonitor']);
+    expect(rendered.overlay().map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PrometheusRule', 'PrometheusRule', 'Service', 'ServiceMonitor']);
     validateAll(rendered.overlay());
     const c = containerOf(rendered.overlay());
     const webConfig = envOf(c, 'POSTURE_WEB_CONFIG_FILE')!;
@@ -274,7 +283,7 @@ describe('kubectl kustomize infra/k8s/overlays/sharded', () => {
   const envFrom = (name: string) => (exporter().env as { name: string; valueFrom?: any }[]).find((e) => e.name === name);
 
   it('renders valid objects: a StatefulSet and no Deployment, a headless Service, a PodMonitor and no ServiceMonitor', () => {
-    expect(rendered.overlay().map((o) => o.kind).sort()).toEqual(['ConfigMap', 'ConfigMap', 'PodMonitor', 'PrometheusRule', 'PrometheusRule', 'Service', 'StatefulSet']);
+    expect(rendered.overlay().map((o) => o.kind).sort()).toEqual(['ConfigMap', 'ConfigMap', 'PodMonitor', 'PrometheusRule', 'PrometheusRule', 'PrometheusRule', 'Service', 'StatefulSet']);
     validateAll(rendered.overlay());
     const bad = structuredClone(statefulSet());
     bad.spec.podManagementPolicy = 7;
@@ -425,7 +434,7 @@ describe('kubectl kustomize infra/k8s/overlays/sharded', () => {
     const rulesText = readFileSync(target.rulesFile, 'utf8');
     const shardRule = rules.find((r) => r.metadata.name === 'posture-exporter-shards')!;
     expect(shardRule.spec).toEqual({ groups: (parse(rulesText) as { groups: unknown[] }).groups });
-    expect(rules.find((r) => r.metadata.name === 'posture-exporter')!.spec).toEqual(one(rendered.base(), 'PrometheusRule').spec);
+    expect(rules.find((r) => r.metadata.name === 'posture-exporter')!.spec).toEqual(one(rendered.base(), 'PrometheusRule', 'posture-exporter').spec);
     expect(readFileSync(target.outFile, 'utf8')).toBe(prometheusRule(rulesText, target));
   });
 });

@@ -1,0 +1,33 @@
+/** The `rules` command: the config file's objectives as Prometheus rule groups, on stdout or in `--output FILE`. */
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { loadObjectives } from '../config/load.js';
+import { flagName, SETTING_BY_KEY, type SettingKey } from '../config/settings.js';
+import type { CliIo } from '../core/io.js';
+import { ConfigError } from '../errors.js';
+import { objectiveRulesYaml } from './rules.js';
+
+/** Runs `rules`; returns the exit code (0); throws ConfigError(s) for bad flags and objectives (exit 2). */
+export function rulesCommand(flags: Partial<Record<SettingKey, string>>, other: Readonly<Record<string, unknown>>, io: CliIo): number {
+  // Only what the command reads: another flag given here would be silently ignored.
+  const stray = [
+    ...Object.keys(flags).filter((k) => k !== 'config_file').map((k) => `--${flagName(SETTING_BY_KEY[k as SettingKey])}`),
+    ...Object.entries(other).filter(([k, v]) => k !== 'output' && v !== undefined).map(([k]) => `--${k}`),
+  ];
+  if (stray.length) throw new ConfigError(stray[0]!, `rules takes only --config and --output: drop ${stray.join(', ')}.`);
+  const text = objectiveRulesYaml(loadObjectives({ env: io.env, flags }));
+  const output = other.output as string | undefined;
+  if (output === undefined) {
+    io.stdout(text);
+    return 0;
+  }
+  // Whole or not at all: Prometheus may be reading the file while it is rewritten.
+  const tmp = `${output}.tmp-${process.pid}`;
+  try {
+    writeFileSync(tmp, text);
+    renameSync(tmp, output);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw new ConfigError('--output', `--output ${output}: cannot write it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): give a path in a folder that exists and may be written.`, { cause: err });
+  }
+  return 0;
+}

@@ -1,0 +1,64 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { OBJECTIVES_RULES_FILE } from '../../scripts/rules.js';
+import { runMain } from '../support/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'posture-rules-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const CONFIG = join(dir, 'posture.yaml');
+writeFileSync(CONFIG, 'objectives:\n  - {name: edr, integration: crowdstrike, target: 0.99, window: 7d}\n  - {name: deployed, stage: deployment, target: 0.9, window: 30d}\n');
+
+describe('posture-exporter rules', () => {
+  it('writes the default objective\'s rules on stdout without a config (the shipped file), needing no portal', async () => {
+    const r = await runMain(['rules'], { env: {} });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(readFileSync(OBJECTIVES_RULES_FILE, 'utf8'));
+  });
+
+  it('writes one group per objective of --config into --output', async () => {
+    const out = join(dir, 'objectives.rules.yml');
+    const r = await runMain(['rules', '--config', CONFIG, '--output', out], { env: {} });
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, '', '']);
+    const doc = parse(readFileSync(out, 'utf8')) as { groups: Array<{ name: string; rules: Array<{ record?: string }> }> };
+    expect(doc.groups.map((g) => g.name)).toEqual(['posture-objective-edr', 'posture-objective-deployed']);
+    expect(doc.groups[0]!.rules.map((r) => r.record).filter(Boolean)).toContain('posture:objective_error_ratio:rate7d');
+    expect(doc.groups[1]!.rules.map((r) => r.record).filter(Boolean)).toContain('posture:objective_error_ratio:rate30d');
+  });
+
+  it('reads the config file from POSTURE_CONFIG_FILE too', async () => {
+    const r = await runMain(['rules'], { env: { POSTURE_CONFIG_FILE: CONFIG } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('name: posture-objective-deployed');
+  });
+
+  it.each([
+    [['rules', '--page-size', '10'], 'rules takes only --config and --output: drop --page-size.'],
+    [['rules', '--days', '3', '--resume'], 'rules takes only --config and --output: drop --days, --resume.'],
+  ])('refuses flags it does not read: %j', async (argv, message) => {
+    const r = await runMain(argv, { env: {} });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`config error: ${message}\n`);
+    expect(r.stdout).toBe('');
+  });
+
+  it('refuses an invalid objective with one line naming it, exit 2, writing nothing', async () => {
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, 'objectives:\n  - {name: edr, target: 0.99, window: 1 week}\n');
+    const r = await runMain(['rules', '--config', bad], { env: {} });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`config error: config file ${bad}: objectives[0].window="1 week" is not valid: give a Prometheus duration of at least 1d, such as 7d, 28d or 4w (default 28d).\n`);
+    expect(r.stdout).toBe('');
+  });
+
+  it('says when --output cannot be written', async () => {
+    const out = join(dir, 'missing-folder', 'rules.yml');
+    const r = await runMain(['rules', '--output', out], { env: {} });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`config error: --output ${out}: cannot write it (ENOENT): give a path in a folder that exists and may be written.\n`);
+  });
+});
