@@ -60,7 +60,7 @@ Backfill flags (posture-exporter backfill ...):
   --output FILE                  write OpenMetrics for promtool tsdb create-blocks-from openmetrics
   --push remote_write            push to POSTURE_REMOTE_WRITE_URL (with --output, or alone)
   --resume                       continue an earlier run recorded in the state file (days written are skipped)
-  --state FILE                   where progress is recorded (default: named after --output)
+  --state FILE                   where progress is recorded (default: in POSTURE_STATE_DIR, one file per --output)
 
 Secrets (POSTURE_API_KEY, POSTURE_REMOTE_WRITE_BEARER_TOKEN, POSTURE_REMOTE_WRITE_PASSWORD) are read
 from the environment only, never from flags; each may instead come from SSM Parameter Store or

@@ -12,6 +12,8 @@ import { SendFiles } from '../../src/state/sends.js';
 import { maxInAnyWindow } from '../support/window.js';
 import { portalWithConfig, T0 } from '../integration/support.js';
 import { closeAfterEach } from '../support/closing.js';
+import { runMain } from '../support/cli.js';
+import { startSimulator } from '../../src/simulator/index.js';
 
 const KEY = 'sim-state-key-0123456789abcdef';
 const PORTAL = 'https://acme.example.com/public-api/v1';
@@ -198,5 +200,24 @@ describe('the share across processes, through the state directory', () => {
     expect(files.ledger(PORTAL).others(T0)).toEqual([T0]);
     mkdirSync(join(dir, 'unrelated'));
     expect(readdirSync(join(dir, 'sends'))).toHaveLength(1);
+  });
+
+  it('once on a state directory that cannot be written: one JSON warning line naming the setting, and the run succeeds', async () => {
+    writeFileSync(join(dir, 'file'), '');
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const sim = closing(await startSimulator({ clock, keys: [{ key: KEY }], moving: false }));
+    const r = await runMain(['once'], { env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_STATE_DIR: join(dir, 'file', 'state') }, clock });
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stderr.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const about = lines.filter((l) => String(l.msg).includes('POSTURE_STATE_DIR'));
+    expect(about).toHaveLength(1);
+    expect(about[0]).toMatchObject({ level: 'warn', setting: 'POSTURE_STATE_DIR', error: 'ENOTDIR' });
+    expect(sim.requests).toHaveLength(4);
+  });
+
+  it('check-config names the state directory in effect', async () => {
+    const r = await runMain(['check-config'], { env: { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: KEY, POSTURE_STATE_DIR: join(dir, 'state') } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.split('\n')).toContain(`state directory: ${join(dir, 'state')}`);
   });
 });
