@@ -3,6 +3,8 @@
  * apart with `instanceof`, never by its message.
  */
 
+import { wallIso, type Clock } from './core/clock.js';
+
 /** Base class of the exporter's errors. */
 export class PostureError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -129,14 +131,15 @@ export class TruncatedBodyError extends InvalidResponseError {}
  * passed) before the budget allowed it. Reported as a late, failed run; the last values are kept.
  */
 export class LateError extends EndpointError {
-  /** When the request could have started, and the deadline it had (epoch ms). */
+  /** When the request could have started, and the deadline it had (ms on `clock.monotonic()`). */
   readonly slotAt: number;
   readonly deadline: number;
-  constructor(endpoint: string, slotAt: number, deadline: number, share: number, windowMs: number, options?: { cause?: unknown; why?: string }) {
+  /** The message prints both as wall-clock times, read from `clock` (wallIso). */
+  constructor(endpoint: string, slotAt: number, deadline: number, clock: Pick<Clock, 'now' | 'monotonic'>, share: number, windowMs: number, options?: { cause?: unknown; why?: string }) {
     const seconds = Math.round(windowMs / 100) / 10;
     super(
       endpoint,
-      `${endpoint} is late: its next request could start at ${new Date(slotAt).toISOString()}${options?.why ? ` (${options.why})` : ''}, after its deadline ${new Date(deadline).toISOString()} ` +
+      `${endpoint} is late: its next request could start at ${wallIso(clock, slotAt)}${options?.why ? ` (${options.why})` : ''}, after its deadline ${wallIso(clock, deadline)} ` +
         `(budget now ${share} request(s) per ${seconds} s); the previous values are kept while fresh — run \`posture-exporter check-config\` to see the plan, lengthen this source's interval or raise POSTURE_REQUESTS_PER_MINUTE`,
       options,
     );

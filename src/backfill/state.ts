@@ -24,7 +24,11 @@ export interface BackfillState {
   version: 1;
   /** The receiver `pushed` refers to (URL without credentials or query). */
   remoteWriteUrl?: string;
-  /** Per portal: its base URL, when this state last asked it for something (Unix ms), and its days. */
+  /**
+   * Per portal: its base URL, when this state last asked it for something (ms on
+   * `clock.monotonic()`, whose origin is the wall clock at process start, so a later run can
+   * compare it with its own reading), and its days.
+   */
   portals: Record<string, { baseUrl: string; lastRequestAt?: number; days: Record<string, DayState> }>;
 }
 

@@ -36,7 +36,7 @@ export interface SourceView<T> {
 
 /** Facts about the last run of each source of one portal, and its budget. */
 export interface CycleFacts {
-  /** Wall time of the last run of each source. */
+  /** How long the last run of each source took, in ms on the monotonic clock. */
   readonly durations: Readonly<Partial<Record<Source, number>>>;
   /** Requests of the last run of each source, by `endpoint\u0000code`. */
   readonly requests: ReadonlyMap<string, number>;

@@ -16,6 +16,15 @@ export interface Clock {
   hold?(): () => void;
 }
 
+/**
+ * The wall-clock time, as ISO 8601, of an instant read on `clock.monotonic()`: the two clocks'
+ * difference now, added to it. Every time a message prints goes through this, so a deadline or
+ * a slot reads as the date it is on the wall clock, also after the wall clock was stepped.
+ */
+export function wallIso(clock: Pick<Clock, 'now' | 'monotonic'>, monotonicMs: number): string {
+  return new Date(clock.now() + (monotonicMs - clock.monotonic())).toISOString();
+}
+
 /** The machine's clocks: `Date.now()` for wall time, `performance.now()` for the monotonic one. */
 export const systemClock: Clock = {
   now: () => Date.now(),

@@ -78,7 +78,7 @@ export interface RetryOptions {
   maxRetries: number;
   /** Sleeps between attempts and reads the time for the deadline check. */
   clock: Clock;
-  /** Epoch ms (clock time): no retry whose wait would end at or after it. */
+  /** Ms on `clock.monotonic()`: no retry whose wait would end at or after it. */
   deadline?: number;
   /** Cancels the loop: no further attempt, and a pending wait ends with the signal's reason. */
   signal?: AbortSignal;

@@ -8,7 +8,7 @@
 import type { Dispatcher } from 'undici';
 import type { Config, PortalConfig } from '../config/load.js';
 import { stalenessMs } from '../schedule/fit.js';
-import type { Clock } from '../core/clock.js';
+import { wallIso, type Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { AuthenticationError, LateError, PortalUnreachableError, PostureError, TimeoutError } from '../errors.js';
 import { cycleOf, type BudgetFacts, type CycleResult, type SourceResult, type SourceRun } from '../collect/cycle.js';
@@ -62,7 +62,7 @@ export interface PortalRuntime {
   readonly requestTotals: Map<string, number>;
 }
 
-/** When a run must end: a deadline (epoch ms) and, for one-shot runs, how far the plan may push it. */
+/** When a run must end: a deadline (ms on `clock.monotonic()`) and, for one-shot runs, how far the plan may push it. */
 export interface RunWindow {
   deadline: number;
   /** Latest the deadline may be extended to as the plan learns list sizes; undefined: fixed. */
@@ -288,7 +288,7 @@ export class Exporter {
     // An unreachable portal is never reported late, even when the deadline passed while retrying it.
     if (err instanceof LateError || err instanceof TimeoutError || err instanceof PortalUnreachableError) return err;
     if (deadline.signal.aborted) {
-      return new TimeoutError(`/${source}`, 'deadline', `/${source} is late: its run was cut at its deadline ${new Date(deadline.at).toISOString()} before it finished; the previous values are kept while fresh.`, { cause: err });
+      return new TimeoutError(`/${source}`, 'deadline', `/${source} is late: its run was cut at its deadline ${wallIso(this.deps.clock, deadline.at)} before it finished; the previous values are kept while fresh.`, { cause: err });
     }
     return err instanceof Error ? err : new Error(String(err));
   }

@@ -43,7 +43,7 @@ export interface RunContext {
 
 /** The request is late, not broken: its next attempt could start only at `slotAt`, past the run's deadline. */
 function lateError(ctx: RunContext, endpoint: string, slotAt: number, cause: unknown, why: string | undefined): LateError {
-  return new LateError(endpoint, slotAt, ctx.deadline.at, ctx.scheduler.share.effective, ctx.scheduler.window.windowMs, { cause, why });
+  return new LateError(endpoint, slotAt, ctx.deadline.at, ctx.clock, ctx.scheduler.share.effective, ctx.scheduler.window.windowMs, { cause, why });
 }
 
 /** A retry the deadline did not leave time for: the request is late, not broken. */

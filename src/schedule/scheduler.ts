@@ -25,7 +25,7 @@ export interface SlotRequest {
   /** For logs and errors, e.g. `/alerts`. */
   readonly endpoint: string;
   readonly priority: number;
-  /** Epoch ms: a slot later than this is refused with LateError; a function when the deadline may move. */
+  /** Ms on `clock.monotonic()`: a slot later than this is refused with LateError; a function when the deadline may move. */
   readonly deadline: number | (() => number);
   readonly signal?: AbortSignal;
 }
@@ -261,7 +261,7 @@ export class PortalScheduler {
         const deadline = typeof head.deadline === 'function' ? head.deadline() : head.deadline;
         if (slot > deadline) {
           this.remove(head);
-          head.reject(new LateError(head.endpoint, slot, deadline, this.share.effective, this.window.windowMs));
+          head.reject(new LateError(head.endpoint, slot, deadline, this.clock, this.share.effective, this.window.windowMs));
           continue;
         }
         if (this.inFlight > 0) {

@@ -108,4 +108,24 @@ describe('budgets, pauses and deadlines on the monotonic clock', () => {
     expect(!r!.alerts.ok && r!.alerts.error.message).toContain('/alerts is late');
     expect(r!.vitals.ok && r!.devices.ok).toBe(true);
   });
+
+  it.each([
+    ['a day ahead of', 86_400_000, '2026-11-23T12:00:05.000Z'],
+    ['10 minutes behind', -10 * MINUTE, '2026-11-22T11:50:05.000Z'],
+  ])('names the deadline that cut a run as wall-clock time, the wall clock %s the monotonic one', async (_, step, wall) => {
+    const clock = new FakeClock(T0);
+    clock.stepWall(step);
+    const sim = closing(await startSimulator({ clock: portalTime(clock), keys: [{ key: KEY }], alerts: 50, moving: false }));
+    // /vitals goes first and stalls: /alerts waits for it, and the deadline cuts /alerts while it waits.
+    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'stall', afterBytes: 100 } });
+    const config = loadConfig({ env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_CYCLE_TIMEOUT_SECONDS: '5' } });
+    const exporter = new Exporter(config, { clock, logger: memoryLogger({ secrets: [KEY] }), runtime: 'once' });
+    const pending = exporter.collect();
+    while (!sim.requests.some((q) => q.path === '/vitals')) await new Promise((r) => setTimeout(r, 5));
+    clock.advance(5_000);
+    const [r] = await pending;
+    // The run started at T0 (monotonic) with 5 s to go: its deadline on the wall clock is T0 + step + 5 s.
+    expect(wall).toBe(new Date(T0 + step + 5_000).toISOString());
+    expect(!r!.alerts.ok && r!.alerts.error.message).toContain(`cut at its deadline ${wall} `);
+  });
 });

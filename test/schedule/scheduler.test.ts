@@ -103,6 +103,27 @@ describe('PortalScheduler', () => {
     expect(clock.now()).toBe(T0);
   });
 
+  it.each([
+    ['a day ahead of', 86_400_000, '2026-11-23T12:01:01.000Z', '2026-11-23T12:00:30.000Z'],
+    ['10 minutes behind', -600_000, '2026-11-22T11:51:01.000Z', '2026-11-22T11:50:30.000Z'],
+  ])('names the slot and the deadline of a LateError as wall-clock times, the wall clock %s the monotonic one', async (_, step, slot, deadline) => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    clock.stepWall(step);
+    const logger = memoryLogger({ clock });
+    const sched = new PortalScheduler({ share: 1, clock });
+    (await sched.acquire({ endpoint: '/vitals', priority: 1, deadline: Infinity })).done();
+    // Deadlines and slots are monotonic readings: 30 s and 61 s from now.
+    const err = (await sched.acquire({ endpoint: '/alerts', priority: 3, deadline: clock.monotonic() + 30_000 }).catch((e: unknown) => e)) as LateError;
+    expect(err).toBeInstanceOf(LateError);
+    expect(err.slotAt).toBe(T0 + 61_000);
+    logger.warn(err.message);
+    const line = logger.records()[0]!;
+    // The line is stamped with the wall clock, and the times in its message read on the same clock.
+    expect(line.time).toBe(new Date(T0 + step).toISOString());
+    expect(err.message).toContain(`could start at ${slot}, after its deadline ${deadline} `);
+    expect(slot).toBe(new Date(T0 + step + 61_000).toISOString());
+  });
+
   it('pauses every request after a 429 until its Retry-After, capped, and halves the share when others caused it', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
     const logger = memoryLogger();
