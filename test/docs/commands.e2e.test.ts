@@ -188,11 +188,14 @@ const fleetRunning = async (ctx: Context) => {
     await new Promise((r) => setTimeout(r, 100));
   }
 };
-/** One shard's `once` over the walkthrough's fleet: some portals' metrics, none of another shard's. */
+/** The portals each of the walkthrough's `once` shards collected, in order. */
+const collectedByShard: string[][] = [];
+/** One shard's `once` over the walkthrough's fleet; after the last, every portal was collected by exactly one. */
 const shardOnce = (r: { stdout: string }) => {
-  const portals = new Set([...r.stdout.matchAll(/^posture_devices\{portal="([^"]+)"/gm)].map((m) => m[1]!));
-  expect(portals.size).toBeGreaterThan(0);
-  expect(portals.size).toBeLessThan(9);
+  collectedByShard.push([...r.stdout.matchAll(/^posture_devices\{portal="([^"]+)",activity="active"\}/gm)].map((m) => m[1]!));
+  if (collectedByShard.length < 3) return;
+  const all = collectedByShard.flat().sort();
+  expect(all).toEqual(Array.from({ length: 9 }, (_, i) => `portal-0000${i}`));
 };
 
 /** How each runnable command runs (by its exact text) and what it must give. */

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { portalIdentity } from '../../src/config/identity.js';
 import { shardOf } from '../../src/config/shard.js';
 import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
 import { BUILT_CLI, runBuiltCli } from '../support/cli.js';
@@ -102,9 +103,11 @@ describe('simulate --portals N --write-config FILE', () => {
         samplesOf.set(portal, [...(samplesOf.get(portal) ?? []), s]);
       }
     }
-    // Every portal, by exactly one shard: the one its name hashes to.
+    // Every portal, by exactly one shard: the one its identity (its base URL, as the config lists it) hashes to.
+    const config = parse(readFileSync(configFile, 'utf8')) as { portals: Entry[] };
+    const baseUrlOf = new Map(config.portals.map((p) => [p.portal, p.base_url]));
     expect([...collectedBy.keys()].sort()).toEqual([...twin.names]);
-    for (const [portal, shards] of collectedBy) expect(shards, portal).toEqual([shardOf(portal, SHARDS)]);
+    for (const [portal, shards] of collectedBy) expect(shards, portal).toEqual([shardOf(portalIdentity(baseUrlOf.get(portal)!), SHARDS)]);
     // Exact values. The data moves with real time (Vitals every 5 minutes), so each series holds what
     // the portal held when the runs began or when they ended.
     for (const portal of twin.names) {
