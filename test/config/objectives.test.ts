@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig, loadObjectives } from '../../src/config/load.js';
 import { describeObjective, durationMs } from '../../src/config/objectives.js';
 import { ConfigErrors } from '../../src/errors.js';
+import { thrownBy } from '../support/errors.js';
 
 const base = { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-secret-value-123' };
 const FILE = '/etc/posture.yaml';
@@ -11,21 +12,9 @@ function load(yaml: string) {
   return loadConfig({ env: { ...base, POSTURE_CONFIG_FILE: FILE }, readFile: () => yaml });
 }
 
-/** The ConfigErrors `fn` throws; fails the test when it returns or throws something else. */
-function refusal(fn: () => unknown): ConfigErrors {
-  let thrown: unknown;
-  try {
-    fn();
-  } catch (err) {
-    thrown = err;
-  }
-  expect(thrown).toBeInstanceOf(ConfigErrors);
-  return thrown as ConfigErrors;
-}
-
 /** The messages loadConfig refuses `yaml` with. */
 function problems(yaml: string): string[] {
-  return refusal(() => load(yaml)).problems.map((p) => p.message);
+  return thrownBy(() => load(yaml), ConfigErrors).problems.map((p) => p.message);
 }
 
 describe('objectives in the config file', () => {
@@ -87,7 +76,7 @@ objectives:
   });
 
   it('names its setting `objectives` on each error', () => {
-    expect(refusal(() => load('objectives: [{name: A, target: 0.9}]')).problems.map((p) => p.setting)).toEqual(['objectives']);
+    expect(thrownBy(() => load('objectives: [{name: A, target: 0.9}]'), ConfigErrors).problems.map((p) => p.setting)).toEqual(['objectives']);
   });
 });
 
@@ -99,7 +88,7 @@ describe('loadObjectives (the rules command)', () => {
   });
 
   it('refuses bad objectives and unknown keys of the file', () => {
-    const err = refusal(() => loadObjectives({ env: { POSTURE_CONFIG: '{"objectives":[{"name":"a","target":1.5}],"objective":1}' } }));
+    const err = thrownBy(() => loadObjectives({ env: { POSTURE_CONFIG: '{"objectives":[{"name":"a","target":1.5}],"objective":1}' } }), ConfigErrors);
     expect(err.problems.map((p) => p.message)).toEqual([
       'POSTURE_CONFIG: unknown setting `objective`: remove it or use one of the documented keys (README, Configuration).',
       'POSTURE_CONFIG: objectives[0].target=1.5 is not valid: give a number between 0 and 1, both excluded (0.95 for 95 % of devices).',

@@ -17,6 +17,7 @@ import { ConfigError, ConfigErrors } from '../../src/errors.js';
 import { loadRuleExpressions, REPO_ROOT, ruleFiles, runPromtool } from '../infra/support.js';
 import { freePort, queryPrometheusApi } from '../support/peers.js';
 import { commandOf, descendantsOf, exists, until } from '../support/processes.js';
+import { thrownBy } from '../support/errors.js';
 
 const STACK = join(REPO_ROOT, 'scripts/stack.ts');
 
@@ -26,14 +27,7 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 function problemsOf(fn: () => unknown): ConfigError[] {
-  let thrown: unknown = new Error('expected ConfigErrors, but it returned');
-  try {
-    fn();
-  } catch (err) {
-    thrown = err;
-  }
-  expect(thrown).toBeInstanceOf(ConfigErrors);
-  return (thrown as ConfigErrors).problems;
+  return thrownBy(fn, ConfigErrors).problems;
 }
 
 describe('stack options', () => {

@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBuiltCli } from '../support/cli.js';
 import { Rng, anyValue, chunks, envelope, int, object, str, text, withUnknown } from './json-gen.js';
+import type { AlertRecord as Alert } from '../../src/upstream/schemas.js';
 
 const BASE_SEED = Number(process.env.FUZZ_SEED ?? 7_2026_11);
 const CASES = Number(process.env.FUZZ_CASES ?? 24);
@@ -22,17 +23,6 @@ const KEY = 'fuzz-key-0123456789abcdef0123';
 const encoder = new TextEncoder();
 
 // ------------------------------------------------------------------ the portal's data for one case
-
-interface Alert {
-  state: string;
-  product: string;
-  status: string;
-  ownerName: string;
-  timestamp: string;
-  resolved: boolean;
-  acknowledged: boolean;
-  inactiveUntil: string;
-}
 
 type Vitals = { key: string; name: string; vitalsEnabled: true; funnel: number[] } | { key: string; name: string; vitalsEnabled: false; activeAgents: number };
 const FUNNEL = ['agentDeployedPossibleCompliant', 'agentDeployedCompliant', 'agentFunctioningPossibleCompliant', 'agentFunctioningCompliant', 'configurationPossibleCompliant', 'configurationCompliant'] as const;

@@ -18,7 +18,7 @@ import { createHandler, InvocationFailedError, shardOfEvent, type InvocationSumm
 import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { startPushgateway, type Peer } from '../support/peers.js';
-import { CHECKED, expectedFromPortal, familiesOf, lambdaContext, pushgatewayGroups, scheduledEvent, type ReadSample } from './support.js';
+import { CHECKED, expectedFromPortal, familiesOf, fleetEnv as fleetEnvIn, lambdaContext, pushgatewayGroups, scheduledEvent, type ReadSample } from './support.js';
 
 const PORTALS = 30;
 const TOTAL = 3;
@@ -73,16 +73,9 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Settings of a fleet deployment: every portal in a config file, each key in its own file. */
+/** Settings of a fleet deployment pushing through the counting proxy, under a job of this test's own. */
 function fleetEnv(): Record<string, string> {
-  const portals = fleet.names.map((name) => {
-    const keyFile = join(dir, `${name}.key`);
-    writeFileSync(keyFile, fleet.apiKey(name));
-    return { portal: name, base_url: fleet.baseUrl(name), api_key_file: keyFile };
-  });
-  const file = join(dir, 'portals.json');
-  writeFileSync(file, JSON.stringify({ portals }));
-  return { POSTURE_CONFIG_FILE: file, POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: proxy.url, POSTURE_PUSHGATEWAY_JOB: `shards-${clock.now()}-${Math.random().toString(36).slice(2)}` };
+  return fleetEnvIn(fleet, dir, proxy.url, `shards-${clock.now()}-${Math.random().toString(36).slice(2)}`);
 }
 
 /** A fresh container (as Lambda runs one per concurrent invocation); key-file reads are recorded. */

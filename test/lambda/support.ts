@@ -3,8 +3,26 @@
  * simulated portal holds (computed from its own data, independently of the exporter), and readers
  * of what landed in the Pushgateway.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Context, ScheduledEvent } from 'aws-lambda';
+import type { Fleet } from '../../src/simulator/fleet.js';
 import type { Simulator } from '../../src/simulator/index.js';
+
+/**
+ * Settings of a fleet deployment pushing to the Pushgateway at `url` under `job`: every portal of
+ * `fleet` in a config file written in `dir`, each key in its own file there.
+ */
+export function fleetEnv(fleet: Fleet, dir: string, url: string, job: string): Record<string, string> {
+  const portals = fleet.names.map((name) => {
+    const keyFile = join(dir, `${name}.key`);
+    writeFileSync(keyFile, fleet.apiKey(name));
+    return { portal: name, base_url: fleet.baseUrl(name), api_key_file: keyFile };
+  });
+  const file = join(dir, 'portals.json');
+  writeFileSync(file, JSON.stringify({ portals }));
+  return { POSTURE_CONFIG_FILE: file, POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: url, POSTURE_PUSHGATEWAY_JOB: job };
+}
 
 /** An EventBridge scheduled event as Lambda delivers it. */
 export function scheduledEvent(at: number): ScheduledEvent {

@@ -5,7 +5,7 @@
  * recording push receiver on loopback ports, a FakeClock. Ownership comes from the documented rule
  * (test/support/shards.ts), not from the exporter's shard code.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import { createHandler } from '../../src/runtime/lambda.js';
 import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
 import { startReceiver, type Receiver } from '../sinks/receiver.js';
 import { referenceShard } from '../support/shards.js';
-import { lambdaContext, scheduledEvent } from './support.js';
+import { fleetEnv as fleetEnvIn, lambdaContext, scheduledEvent } from './support.js';
 
 /**
  * The schedule's period (serverless.yml's default rate): a container serves one invocation of an
@@ -45,16 +45,9 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Settings of a fleet deployment pushing to the receiver: every portal in a config file, each key in its own file. */
+/** Settings of a fleet deployment pushing to the receiver. */
 function fleetEnv(): Record<string, string> {
-  const portals = fleet.names.map((name) => {
-    const keyFile = join(dir, `${name}.key`);
-    writeFileSync(keyFile, fleet.apiKey(name));
-    return { portal: name, base_url: fleet.baseUrl(name), api_key_file: keyFile };
-  });
-  const file = join(dir, 'portals.json');
-  writeFileSync(file, JSON.stringify({ portals }));
-  return { POSTURE_CONFIG_FILE: file, POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: pushes.url, POSTURE_PUSHGATEWAY_JOB: 'warm' };
+  return fleetEnvIn(fleet, dir, pushes.url, 'warm');
 }
 
 /** The portals shard `shard` of `total` owns by the documented rule, sorted. */

@@ -5,20 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { foldAlerts } from '../../src/sources/alerts/fold.js';
 import { toSamples, type PortalView } from '../../src/collect/samples.js';
 import type { Sample } from '../../src/metrics/sample.js';
+import type { AlertRecord as Alert } from '../../src/upstream/schemas.js';
 
 const NOW = Date.UTC(2026, 10, 22) / 1000;
 const UNSET = '0001-01-01T00:00:00.0000000';
-
-interface Alert {
-  state: string;
-  product: string;
-  status: string;
-  ownerName: string;
-  timestamp: string;
-  resolved: boolean;
-  acknowledged: boolean;
-  inactiveUntil: string;
-}
 
 const alert = (over: Partial<Alert>): Alert => ({
   state: 'Red',

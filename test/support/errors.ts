@@ -1,14 +1,19 @@
 import { expect } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 
-/** The ConfigError that `fn` throws; the test fails when it throws nothing or another error. */
-export function configErrorOf(fn: () => unknown): ConfigError {
+/** The error of class `kind` that `fn` throws; the test fails when `fn` returns or throws something else. */
+export function thrownBy<E extends Error>(fn: () => unknown, kind: abstract new (...args: never[]) => E): E {
   let err: unknown;
   try {
     fn();
   } catch (e) {
     err = e;
   }
-  expect(err).toBeInstanceOf(ConfigError);
-  return err as ConfigError;
+  expect(err).toBeInstanceOf(kind);
+  return err as E;
+}
+
+/** The ConfigError that `fn` throws; the test fails when it throws nothing or another error. */
+export function configErrorOf(fn: () => unknown): ConfigError {
+  return thrownBy(fn, ConfigError);
 }
