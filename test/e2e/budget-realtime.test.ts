@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { runBuiltCli } from '../support/cli.js';
 
-// The one real-time test of the scheduler: the built CLI's `once` must wait out a real 60 s window.
+// The one real-time test of the scheduler: the built CLI's `once` must wait out a real Retry-After
+// and a real 60 s window. Tags, several 429s and more windows at the same share run on the fake
+// clock (test/integration/budget.test.ts); here one window is enough, and it takes a minute.
 const KEY = 'sim-realtime-key-abcdef0123456789';
-const TAGS = ['laptops', 'servers', 'cloud'];
 
 let sim: Simulator;
 beforeAll(async () => {
@@ -14,39 +15,36 @@ afterAll(async () => {
   await sim?.close();
 });
 
-describe('once on real time with three tags and two 429s at a share of 5', () => {
-  it('completes every source across two windows: exit 0, exact values, never more than 5 requests in 60 s', async () => {
+describe('once on real time at a share of 5, its first request answered 429 with Retry-After: 2', () => {
+  it('retries after the Retry-After, waits out a real 60 s window at the halved share, and exits 0 with exact values', async () => {
     sim.addFault({ path: '/vitals', times: 1, fault: { kind: 'status', status: 429, retryAfter: '2' } });
-    sim.addFault({ path: '/alerts', times: 1, fault: { kind: 'status', status: 429, retryAfter: '2' } });
     const started = Date.now();
-    const r = await runBuiltCli(['once', '--format', 'json'], { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_VITALS_TAGS: TAGS.join(','), POSTURE_REQUESTS_PER_MINUTE: '5', POSTURE_LOG_LEVEL: 'warn' });
+    const r = await runBuiltCli(['once', '--format', 'json'], { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_REQUESTS_PER_MINUTE: '5', POSTURE_LOG_LEVEL: 'warn' });
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
     const seconds = (Date.now() - started) / 1000;
-    // 4 Vitals + 2 device totals + 1 /alerts + 2 retries = 9 requests: a second window is needed.
+    // /vitals, 2 device totals, 1 /alerts, and the /vitals retry.
     const log = sim.requests;
-    expect(log).toHaveLength(9);
+    expect(log).toHaveLength(5);
+    expect(log[0]).toMatchObject({ path: '/vitals', status: 429 });
+    const retry = log.find((q) => q.path === '/vitals' && q.time > log[0]!.time);
+    expect(retry!.time - log[0]!.time).toBeGreaterThanOrEqual(2_000);
+    // A 429 that one request of its own does not explain halves the share of 5 to 2 (docs/budget.md):
+    // the first window holds the 429 and one more request; the other three wait until it has passed.
+    for (const q of log.slice(2)) expect(q.time - log[0]!.time).toBeGreaterThanOrEqual(60_000);
     expect(seconds).toBeGreaterThan(59);
-    expect(seconds).toBeLessThan(300);
-    for (let i = 5; i < log.length; i++) expect(log[i]!.time - log[i - 5]!.time).toBeGreaterThanOrEqual(60_000);
-    for (const limited of log.filter((q) => q.status === 429)) {
-      const retry = log.find((q) => q.path === limited.path && q.time > limited.time);
-      expect(retry!.time - limited.time).toBeGreaterThanOrEqual(2_000);
-    }
+    expect(seconds).toBeLessThan(150);
     const samples = JSON.parse(r.stdout).samples as Array<{ name: string; labels: Record<string, string>; value: number }>;
-    const get = (name: string, labels: Record<string, string>) =>
-      samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v) && (labels.tag !== undefined || s.labels.tag === undefined))?.value;
+    const get = (name: string, labels: Record<string, string>) => samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
     const open: Record<string, number> = { red: 0, amber: 0, green: 0 };
     for (const a of sim.data().alerts()) if (!a.resolved) open[a.state.toLowerCase()] = (open[a.state.toLowerCase()] ?? 0) + 1;
     for (const sev of ['red', 'amber', 'green']) expect(get('posture_alerts_open', { severity: sev })).toBe(open[sev]);
     let checked = 0;
-    for (const tag of [undefined, ...TAGS]) {
-      for (const v of sim.data().vitals(tag)) {
-        if (!v.vitalsEnabled) continue;
-        expect(get('posture_vitals_compliant_devices', { integration: v.key, stage: 'configuration', ...(tag ? { tag } : {}) })).toBe(v.configurationCompliant);
-        checked++;
-      }
+    for (const v of sim.data().vitals(undefined)) {
+      if (!v.vitalsEnabled) continue;
+      expect(get('posture_vitals_compliant_devices', { integration: v.key, stage: 'configuration' })).toBe(v.configurationCompliant);
+      checked++;
     }
-    expect(checked).toBeGreaterThan(TAGS.length);
+    expect(checked).toBeGreaterThan(1);
     expect(r.stderr).not.toContain(KEY);
   }, 200_000);
 });

@@ -98,19 +98,20 @@ async function fromPushgateway(portal: string): Promise<Map<string, number>> {
 }
 
 describe('the built Lambda bundle, invoked in a fresh process', () => {
-  it('completes three tags and two 429s across budget windows on real time, exact at both receivers, never over the share', async () => {
+  it('completes a tag and a 429 across a budget window on real time, exact at both receivers, never over the share', async () => {
     // The portal's own clock is real here: its rate limit and the request log run on real time.
+    // More tags, 429s and windows in one invocation run on the fake clock (handler.e2e.test.ts);
+    // here one window is enough, and it takes a minute.
     const at = Date.now();
     const sim = await startSimulator({ moving: false, keys: [{ key: KEY }], alerts: 400, devices: 1_500 });
     sims.push(sim);
-    sim.addFault({ path: '/devices', times: 1, fault: { kind: 'status', status: 429, retryAfter: '2' } });
     sim.addFault({ path: '/alerts', times: 1, fault: { kind: 'status', status: 429, retryAfter: '2' } });
     const inv = await invokeBundle(
       {
         POSTURE_BASE_URL: sim.baseUrl,
         POSTURE_API_KEY: KEY,
         POSTURE_PORTAL: 'bundle-windows',
-        POSTURE_VITALS_TAGS: 'laptops,servers,cloud',
+        POSTURE_VITALS_TAGS: 'laptops',
         POSTURE_REQUESTS_PER_MINUTE: '5',
         POSTURE_PUSH: 'pushgateway,remote_write',
         POSTURE_PUSHGATEWAY_URL: pgw.url,
@@ -119,9 +120,9 @@ describe('the built Lambda bundle, invoked in a fresh process', () => {
       { remainingMs: 300_000 },
     );
     expect(inv.result.ok && inv.result.summary.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
-    // 4 Vitals + 2 device totals + 1 /alerts + the 2 retries: more than one window of 5 holds.
-    expect(sim.requests).toHaveLength(9);
-    expect(sim.requests.filter((q) => q.status === 429)).toHaveLength(2);
+    // 2 Vitals + 2 device totals + 1 /alerts + the retry: more than one window of 5 holds.
+    expect(sim.requests).toHaveLength(6);
+    expect(sim.requests.filter((q) => q.status === 429)).toHaveLength(1);
     const starts = sim.requests.map((q) => q.time);
     for (let i = 5; i < starts.length; i++) expect(starts[i]! - starts[i - 5]!).toBeGreaterThanOrEqual(60_000);
     const expected = expectedSet(sim, at);
@@ -136,7 +137,7 @@ describe('the built Lambda bundle, invoked in a fresh process', () => {
       fromPrometheus.set(seriesKey(name!, labels), Number(r.value[1]));
     }
     expect(fromPrometheus).toEqual(expected);
-  }, 320_000);
+  }, 200_000);
 
   it('pushes exact values to the Pushgateway and to Prometheus remote write at once', async () => {
     const { sim, at } = await frozenPortal({ alerts: 1_500, devices: 5_000, integrations: 12 });
