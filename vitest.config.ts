@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The end-to-end tests: they start processes (the built CLI, Prometheus, the Pushgateway,
@@ -21,11 +24,42 @@ export const UNIT = {
   setupFiles: ['test/support/unit-tier.ts'],
 };
 
+/**
+ * The files that take minutes, longest first: the real 60 s budget windows, the image build, the
+ * packaging builds. Started first, they run beside the rest instead of after it. (Once vitest has
+ * timed a run, it starts the slowest files first by itself; this is for a fresh clone.)
+ */
+const LONGEST = [
+  'test/e2e/budget-realtime.test.ts',
+  'test/lambda/bundle.e2e.test.ts',
+  'test/image/image.test.ts',
+  'test/package/exports.e2e.test.ts',
+  'test/serverless/package.test.ts',
+];
+const missing = LONGEST.filter((f) => !existsSync(new URL(f, import.meta.url)));
+if (missing.length > 0) throw new Error(`vitest.config.ts: LONGEST names files that do not exist: ${missing.join(', ')}`);
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (spec: TestSpecification): number => {
+      const i = LONGEST.findIndex((f) => spec.moduleId.endsWith(`/${f}`));
+      return i === -1 ? LONGEST.length : i;
+    };
+    // Array.prototype.sort is stable: the rest keep vitest's order.
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Most of the suite's time is waiting (real budget windows, child processes, peers starting),
+    // not computing: two workers more than cores keep the cores busy. vitest's default, cores - 1,
+    // ran the whole suite one file at a time on two cores.
+    maxWorkers: availableParallelism() + 2,
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,
