@@ -257,7 +257,16 @@ describe('PortalReader against the simulated portal', () => {
     const { reader } = setup(sim, clock);
     sim.addFault({ path: '/alerts', fault: { kind: 'stall', afterBytes: 200 } });
     const started = Date.now();
-    const err = await failure(reader.read({ endpoint: '/alerts', query: { filter: 'all' } }, sinks().newSink, AbortSignal.timeout(50)));
+    // The timeout starts with the body (the sink is made after the 200), so a busy machine that is
+    // slow to answer cannot make it fire before the status arrives.
+    const deadline = new AbortController();
+    const { newSink } = sinks();
+    const startingTimeout = () => {
+      const timeout = AbortSignal.timeout(50);
+      timeout.addEventListener('abort', () => deadline.abort(timeout.reason));
+      return newSink();
+    };
+    const err = await failure(reader.read({ endpoint: '/alerts', query: { filter: 'all' } }, startingTimeout, deadline.signal));
     expect(err).toBeInstanceOf(TimeoutError);
     expect((err as TimeoutError).phase).toBe('deadline');
     expect((err as TimeoutError).endpoint).toBe('/alerts');
