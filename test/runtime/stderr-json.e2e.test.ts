@@ -79,7 +79,21 @@ describe('stderr of the built CLI', () => {
 
   it("turns a warning Node raises into a JSON log line at level warn, not Node's text", async () => {
     const emitter = join(dir, 'emit-warning.mjs');
-    writeFileSync(emitter, "setTimeout(() => process.emitWarning('a test warning', { code: 'TEST_WARNING' }), 200);\n");
+    // Raised once the CLI has put its handler in place of Node's: one raised before the CLI has
+    // loaded (a fixed delay on a busy machine) cannot be JSON, and is not what this test is about.
+    writeFileSync(
+      emitter,
+      [
+        "const node = process.listeners('warning');",
+        'const poll = setInterval(() => {',
+        "  const now = process.listeners('warning');",
+        '  if (now.length === 0 || now.some((l) => node.includes(l))) return;',
+        '  clearInterval(poll);',
+        "  process.emitWarning('a test warning', { code: 'TEST_WARNING' });",
+        '}, 20);',
+        '',
+      ].join('\n'),
+    );
     const port = await freePort();
     const serve = start(['--import', emitter], ['simulate', '--listen', `127.0.0.1:${port}`], {});
     await until('the warning logged', () => (serve.stderr().includes('a test warning') ? true : undefined), 10_000, serve.stderr);
