@@ -54,22 +54,21 @@ export function renderedSeries<S extends Sample>(samples: readonly S[], catalogu
   const at = new Map<string, number>();
   for (const s of samples) {
     const def = defs.get(s.name);
-    const names = def ? labelNamesOf(def) : [];
+    const names = def ? labelNamesOf(def) : NONE;
     const labels: Record<string, string> = {};
     let key = s.name;
-    const put = (name: string) => {
+    let placed = 0;
+    for (const name of names) {
       const raw = s.labels[name];
-      if (raw === undefined) return;
-      const value = asWritten(raw);
-      labels[name] = value;
-      // JSON.stringify is injective on strings: no value can reach another label.
-      if (value !== '') key += `\u0000${name}=${JSON.stringify(value)}`;
-    };
-    for (const name of names) put(name);
-    let others: string[] | undefined;
-    for (const name in s.labels) if (!names.includes(name)) (others ??= []).push(name);
-    if (others) for (const name of others.sort()) put(name);
-    if (pointOf) key += `\u0000@${pointOf(s)}`;
+      if (raw === undefined) continue;
+      placed++;
+      key = place(labels, key, name, raw);
+    }
+    // Labels the catalogue does not name (none the exporter makes), after its own, by name.
+    if (placed !== Object.keys(s.labels).length) {
+      for (const name of Object.keys(s.labels).filter((n) => !names.includes(n)).sort()) key = place(labels, key, name, s.labels[name]!);
+    }
+    if (pointOf) key += '\u0000@' + pointOf(s);
     const i = at.get(key);
     if (i === undefined) {
       at.set(key, out.length);
@@ -79,4 +78,14 @@ export function renderedSeries<S extends Sample>(samples: readonly S[], catalogu
     }
   }
   return out;
+}
+
+const NONE: readonly string[] = [];
+
+/** Sets `labels[name]` to `raw` as written and returns `key` extended by it (an empty value is no label). */
+function place(labels: Record<string, string>, key: string, name: string, raw: string): string {
+  const value = asWritten(raw);
+  labels[name] = value;
+  // Each value with its length: no value can reach another label.
+  return value === '' ? key : key + '\u0000' + name + '\u0000' + value.length + '\u0000' + value;
 }
