@@ -16,9 +16,9 @@ const SURROGATE_EVERY = 29;
 const BLANK_EVERY = 37;
 
 /** The integration part of the lone-surrogate products: distinct strings, written alike. */
-export const SURROGATE_INTEGRATIONS = ['Legacy Connector\ud800', 'Legacy Connector\ud801'] as const;
+const SURROGATE_INTEGRATIONS = ['Legacy Connector\ud800', 'Legacy Connector\ud801'] as const;
 /** The blank products, in turn. */
-export const BLANK_PRODUCTS = [' ', ' \t, Connector'] as const;
+const BLANK_PRODUCTS = [' ', ' \t, Connector'] as const;
 
 /** Whether alert `k` has an unset creation time. */
 export function unsetCreated(k: number): boolean {
