@@ -4,11 +4,11 @@ import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { Exporter } from '../../src/exporter/exporter.js';
 import type { Sample } from '../../src/metrics/sample.js';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { parseApiTimestamp } from '../../src/upstream/timestamps.js';
+import { startSimulator } from '../../src/simulator/index.js';
 import { closeAfterEach } from '../support/closing.js';
 import { maxInAnyWindow } from '../support/window.js';
 import { T0 } from './support.js';
+import { seenBy } from '../support/seen-by.js';
 
 const FULL = 'sim-full-key-0123456789abcdef';
 const FINANCE = 'sim-finance-key-0123456789ab';
@@ -17,19 +17,6 @@ const closing = closeAfterEach();
 
 const value = (samples: Sample[], portal: string, name: string, labels: Record<string, string> = {}) =>
   samples.find((s) => s.name === name && s.labels.portal === portal && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
-
-/** What a key sees, counted naively from the portal's whole data: all of it, or a team's devices and their alerts plus every non-device alert. */
-function seenBy(sim: Simulator, at: number, teamTags?: readonly string[]) {
-  const devices = [...sim.data(at).devices()].filter((d) => !teamTags || d.tags.some((t) => teamTags.includes(t)));
-  const hosts = new Set(devices.map((d) => d.hostName));
-  const open: Record<string, number> = { red: 0, amber: 0, green: 0 };
-  for (const a of sim.data(at).alerts()) {
-    if (a.resolved || (teamTags && a.itemEntityType === 'device' && !hosts.has(a.item))) continue;
-    open[a.state.toLowerCase()] = (open[a.state.toLowerCase()] ?? 0) + 1;
-  }
-  const active = devices.filter((d) => (parseApiTimestamp(d.lastOnline) ?? 0) >= at / 1000 - 30 * 86400).length;
-  return { open, active, inactive: devices.length - active };
-}
 
 describe('two entries (two keys) of one portal beside another portal', () => {
   it('share one scheduler and one share: each entry exact with its own series, never over 5 in any 60 s at the portal', async () => {

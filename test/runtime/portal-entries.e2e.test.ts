@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { parseApiTimestamp } from '../../src/upstream/timestamps.js';
 import { runBuiltCli } from '../support/cli.js';
 import { maxInAnyWindow } from '../support/window.js';
+import { seenBy } from '../support/seen-by.js';
 
 const FULL = 'sim-entries-full-key-0123456789';
 const FINANCE = 'sim-entries-finance-key-012345';
@@ -52,17 +52,10 @@ afterAll(async () => {
 
 type Samples = Array<{ name: string; labels: Record<string, string>; value: number }>;
 
-/** What a key sees, counted naively from the portal's data: all of it, or a team's devices and their alerts plus every non-device alert. */
-function seenBy(at: number, teamTags?: readonly string[]) {
-  const devices = [...acme.data(at).devices()].filter((d) => !teamTags || d.tags.some((t) => teamTags.includes(t)));
-  const hosts = new Set(devices.map((d) => d.hostName));
-  const open: Record<string, number> = { red: 0, amber: 0, green: 0 };
-  for (const a of acme.data(at).alerts()) {
-    if (a.resolved || (teamTags && a.itemEntityType === 'device' && !hosts.has(a.item))) continue;
-    open[a.state.toLowerCase()] = (open[a.state.toLowerCase()] ?? 0) + 1;
-  }
-  const active = devices.filter((d) => (parseApiTimestamp(d.lastOnline) ?? 0) >= at / 1000 - 30 * 86400).length;
-  return { active, inactive: devices.length - active, ...open };
+/** What a key of acme sees (test/support/seen-by.ts), flat as valuesOf reads the samples. */
+function seen(at: number, teamTags?: readonly string[]) {
+  const { open, ...devices } = seenBy(acme, at, teamTags);
+  return { ...devices, ...open };
 }
 
 function valuesOf(samples: Samples, portal: string) {
@@ -93,8 +86,8 @@ describe('two keys of one portal beside 11 other portals, over 4 once shards', (
     expect(withAcme[0]!.portals.has('acme-finance')).toBe(true);
 
     const at = Date.now();
-    const everything = seenBy(at);
-    const team = seenBy(at, ['finance']);
+    const everything = seen(at);
+    const team = seen(at, ['finance']);
     expect(team.active + team.inactive).toBeLessThan(everything.active + everything.inactive);
     expect(valuesOf(withAcme[0]!.samples, 'acme-all')).toEqual(everything);
     expect(valuesOf(withAcme[0]!.samples, 'acme-finance')).toEqual(team);
