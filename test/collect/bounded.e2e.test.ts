@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOGUE } from '../../src/collect/catalogue.js';
-import { integrationOf, severityOf, typeOf } from '../../src/sources/alerts/fold.js';
 import type { CycleResult } from '../../src/collect/cycle.js';
 import { OTHER } from '../../src/sources/cap.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -17,6 +16,12 @@ const run = promisify(execFile);
 const KEY = 'sim-bounded-key-0123456789';
 const OBI = 'posture_alerts_open_by_integration';
 const facts = { version: 'test', runtime: 'once' as const };
+
+/** The label rules of docs/metrics.md, read again here rather than taken from the fold. */
+const vocabulary = (words: readonly string[]) => (text: string) => (words.includes(text.trim().toLowerCase()) ? text.trim().toLowerCase() : 'unknown');
+const severityOf = vocabulary(['red', 'amber', 'green']);
+const typeOf = vocabulary(['incident', 'warning', 'info']);
+const integrationOf = (product: string) => Buffer.from(product.split(',')[0]!.trim(), 'utf8').toString('utf8') || 'unknown';
 
 /**
  * The samples come out of `Exporter.samplesOf`, the path `once` and the Lambda render: the cap is
