@@ -15,50 +15,56 @@ export class PostureError extends Error {
 
 /** A setting is missing or invalid; `setting` names it (env name or flag), `message` says the fix. */
 export class ConfigError extends PostureError {
-  readonly setting: string;
-  constructor(setting: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly setting: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
-    this.setting = setting;
   }
 }
 
 /** Several settings are invalid at once; `problems` holds one ConfigError each. */
 export class ConfigErrors extends PostureError {
-  readonly problems: ConfigError[];
-  constructor(problems: ConfigError[]) {
+  constructor(readonly problems: ConfigError[]) {
     super(problems.map((p) => p.message).join('\n'));
-    this.problems = problems;
   }
 }
 
 /** A server could not bind its address (in use, not on this machine, not permitted); `message` names the address and `--listen`. */
 export class ListenError extends PostureError {
-  /** The address as HOST:PORT (`[v6]:PORT`). */
-  readonly address: string;
-  /** The system's error code, e.g. `EADDRINUSE`. */
-  readonly code: string;
-  constructor(address: string, code: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    /** The address as HOST:PORT (`[v6]:PORT`). */
+    readonly address: string,
+    /** The system's error code, e.g. `EADDRINUSE`. */
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
-    this.address = address;
-    this.code = code;
   }
 }
 
 /** An error about one request to the portal; `endpoint` names it (e.g. `/alerts`). */
 export class EndpointError extends PostureError {
-  readonly endpoint: string;
-  constructor(endpoint: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly endpoint: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
-    this.endpoint = endpoint;
   }
 }
 
 /** The portal answered with a non-success HTTP status. */
 export class UpstreamHttpError extends EndpointError {
-  readonly status: number;
-  constructor(endpoint: string, status: number, message: string, options?: { cause?: unknown }) {
+  constructor(
+    endpoint: string,
+    readonly status: number,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(endpoint, message, options);
-    this.status = status;
   }
 }
 
@@ -70,10 +76,13 @@ export class PermissionError extends UpstreamHttpError {}
 
 /** 429: the portal's rate limit was hit; `retryAfterMs` from `Retry-After` when sent. */
 export class RateLimitedError extends UpstreamHttpError {
-  readonly retryAfterMs: number | undefined;
-  constructor(endpoint: string, retryAfterMs: number | undefined, message: string, options?: { cause?: unknown }) {
+  constructor(
+    endpoint: string,
+    readonly retryAfterMs: number | undefined,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(endpoint, 429, message, options);
-    this.retryAfterMs = retryAfterMs;
   }
 }
 
@@ -82,10 +91,13 @@ export class NetworkError extends EndpointError {}
 
 /** A timeout on connect, headers or body. */
 export class TimeoutError extends NetworkError {
-  readonly phase: 'connect' | 'headers' | 'body' | 'deadline';
-  constructor(endpoint: string, phase: TimeoutError['phase'], message: string, options?: { cause?: unknown }) {
+  constructor(
+    endpoint: string,
+    readonly phase: 'connect' | 'headers' | 'body' | 'deadline',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(endpoint, message, options);
-    this.phase = phase;
   }
 }
 
@@ -94,18 +106,18 @@ export class TimeoutError extends NetworkError {
  * The request reached no portal, so it spent none of the budget; `code` is the system's (ECONNREFUSED…).
  */
 export class PortalUnreachableError extends NetworkError {
-  readonly code: string;
-  /** What the code means: nothing listening (`refused`), no such host (`unresolvable`), no route (`unreachable`). */
-  readonly kind: 'refused' | 'unresolvable' | 'unreachable';
-  /** Host and port the exporter tried, from POSTURE_BASE_URL. */
-  readonly host: string;
-  readonly port: number;
-  constructor(endpoint: string, code: string, kind: PortalUnreachableError['kind'], host: string, port: number, message: string, options?: { cause?: unknown }) {
+  constructor(
+    endpoint: string,
+    readonly code: string,
+    /** What the code means: nothing listening (`refused`), no such host (`unresolvable`), no route (`unreachable`). */
+    readonly kind: 'refused' | 'unresolvable' | 'unreachable',
+    /** Host and port the exporter tried, from POSTURE_BASE_URL. */
+    readonly host: string,
+    readonly port: number,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(endpoint, message, options);
-    this.code = code;
-    this.kind = kind;
-    this.host = host;
-    this.port = port;
   }
 }
 
@@ -114,12 +126,13 @@ export class InvalidResponseError extends EndpointError {}
 
 /** A paged list whose records do not add up to `total` (records moved between pages, or a truncated list). */
 export class ListMismatchError extends InvalidResponseError {
-  readonly expected: number;
-  readonly received: number;
-  constructor(endpoint: string, expected: number, received: number, message: string) {
+  constructor(
+    endpoint: string,
+    readonly expected: number,
+    readonly received: number,
+    message: string,
+  ) {
     super(endpoint, message);
-    this.expected = expected;
-    this.received = received;
   }
 }
 
