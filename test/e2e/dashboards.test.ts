@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardQueries, substituteVariables, unresolvedVariables, type DashboardQuery } from '../../infra/grafana/src/queries.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { ruleFiles } from '../infra/support.js';
-import { BUILT_CLI, runBuiltCli } from '../support/cli.js';
+import { BUILT_CLI, runBuiltCli, withOwnState } from '../support/cli.js';
 import { freePort, queryPrometheusApi, startPrometheus, type Peer } from '../support/peers.js';
 import { until } from '../support/processes.js';
 
@@ -118,7 +118,7 @@ beforeAll(async () => {
 
   // The smallest intervals check-config accepts for 5 requests per run at the whole share.
   serve = spawn(process.execPath, [BUILT_CLI, 'serve'], {
-    env: {
+    env: withOwnState({
       PATH: process.env.PATH,
       POSTURE_BASE_URL: sim.baseUrl,
       POSTURE_API_KEY: KEY,
@@ -127,7 +127,7 @@ beforeAll(async () => {
       POSTURE_REQUESTS_PER_MINUTE: '10',
       POSTURE_INTERVAL_SECONDS: '30',
       POSTURE_LISTEN: `127.0.0.1:${port}`,
-    },
+    }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   serve.stderr!.setEncoding('utf8').on('data', (d: string) => (serveLog += d));

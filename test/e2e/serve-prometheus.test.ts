@@ -2,6 +2,7 @@ import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { withOwnState } from '../support/cli.js';
 import { freePort, queryPrometheusApi, startPrometheus, type Peer } from '../support/peers.js';
 
 const run = promisify(execFile);
@@ -29,7 +30,7 @@ beforeAll(async () => {
   const port = await freePort();
   // The built CLI, as a user runs it.
   exporter = spawn(process.execPath, [CLI, 'serve', '--listen', `127.0.0.1:${port}`, '--interval-seconds', '60', '--cycle-timeout-seconds', '30'], {
-    env: { PATH: process.env.PATH, POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'e2e', POSTURE_LOG_LEVEL: 'debug' },
+    env: withOwnState({ PATH: process.env.PATH, POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'e2e', POSTURE_LOG_LEVEL: 'debug' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   exporter.stderr!.on('data', (d) => (stderr += String(d)));

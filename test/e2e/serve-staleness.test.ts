@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { BUILT_CLI } from '../support/cli.js';
+import { BUILT_CLI, withOwnState } from '../support/cli.js';
 import { freePort } from '../support/peers.js';
 
 const KEY = 'sim-e2e-staleness-key-0123456789';
@@ -21,7 +21,7 @@ afterEach(async () => {
 async function serve(s: Simulator, args: string[]) {
   const port = await freePort();
   child = spawn(process.execPath, [BUILT_CLI, 'serve', '--listen', `127.0.0.1:${port}`, ...args], {
-    env: { PATH: process.env.PATH, POSTURE_BASE_URL: s.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'e2e' },
+    env: withOwnState({ PATH: process.env.PATH, POSTURE_BASE_URL: s.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'e2e' }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   child.stderr!.on('data', (d) => (stderr += String(d)));

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { portalForAll } from '../support/closing.js';
-import { BUILT_CLI, runBuiltCli } from '../support/cli.js';
+import { BUILT_CLI, runBuiltCli, withOwnState } from '../support/cli.js';
 // A port that was free a moment ago: nothing listens on it, so connecting is refused.
 import { freePort as closedPort } from '../support/peers.js';
 
@@ -51,7 +51,7 @@ describe('the built CLI names what failed', () => {
   it('serve against a refused port: each source logs refused within 30 s, never late', async () => {
     const port = await closedPort();
     const child = spawn(process.execPath, [BUILT_CLI, 'serve'], {
-      env: { PATH: process.env.PATH, POSTURE_BASE_URL: `http://127.0.0.1:${port}/public-api/v1`, POSTURE_API_KEY: KEY, POSTURE_LISTEN: '127.0.0.1:0', POSTURE_INTERVAL_SECONDS: '60' },
+      env: withOwnState({ PATH: process.env.PATH, POSTURE_BASE_URL: `http://127.0.0.1:${port}/public-api/v1`, POSTURE_API_KEY: KEY, POSTURE_LISTEN: '127.0.0.1:0', POSTURE_INTERVAL_SECONDS: '60' }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/core/log.js';
 import { startMetricsServer } from '../../src/http/server.js';
-import { BUILT_CLI, runProcess } from '../support/cli.js';
+import { BUILT_CLI, runProcess, withOwnState } from '../support/cli.js';
 import { freePort } from '../support/peers.js';
 import { commandOf, descendantsOf, exists, until } from '../support/processes.js';
 import { unprivilegedCli, type UnprivilegedCli } from '../support/unprivileged.js';
@@ -167,7 +167,7 @@ describe('once stopped by a signal', () => {
     try {
       // Every request waits out a 60 s Retry-After: without the signal the run would take minutes.
       sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 429, retryAfter: '60' } });
-      const child = spawn(process.execPath, [BUILT_CLI, 'once'], { env: cleanEnv({ POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey }), stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [BUILT_CLI, 'once'], { env: withOwnState(cleanEnv({ POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey })), stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

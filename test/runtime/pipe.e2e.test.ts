@@ -2,6 +2,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { withOwnState } from '../support/cli.js';
 
 const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 let sim: Simulator;
@@ -18,7 +19,7 @@ afterAll(async () => {
 function onceThroughSlowPipe(pauseMs: number): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, 'once'], {
-      env: { PATH: process.env.PATH ?? '', POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey, POSTURE_MAX_SERIES_PER_FAMILY: '1000000' },
+      env: withOwnState({ PATH: process.env.PATH ?? '', POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey, POSTURE_MAX_SERIES_PER_FAMILY: '1000000' }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const chunks: Buffer[] = [];

@@ -13,7 +13,7 @@ import { portalIdentity } from '../../src/config/identity.js';
 import { shardOf } from '../../src/config/shard.js';
 import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
 import { expectedFromPortal, seriesKey } from '../lambda/support.js';
-import { BUILT_CLI } from '../support/cli.js';
+import { BUILT_CLI, withOwnState } from '../support/cli.js';
 import { freePort, queryPrometheusApi, startPrometheus, type Peer } from '../support/peers.js';
 import { until } from '../support/processes.js';
 
@@ -37,7 +37,7 @@ beforeAll(async () => {
   for (let i = 0; i < SHARDS; i++) {
     const port = await freePort();
     const child = spawn(process.execPath, [BUILT_CLI, 'serve', '--shard', `posture-exporter-${i}`, '--total-shards', String(SHARDS), '--listen', `127.0.0.1:${port}`], {
-      env: { PATH: process.env.PATH, POSTURE_CONFIG_FILE: configFile, POSTURE_INTERVAL_SECONDS: '300', POSTURE_LOG_LEVEL: 'warn' },
+      env: withOwnState({ PATH: process.env.PATH, POSTURE_CONFIG_FILE: configFile, POSTURE_INTERVAL_SECONDS: '300', POSTURE_LOG_LEVEL: 'warn' }),
       stdio: 'ignore',
     });
     shards.push({ child, port });

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { portalIdentity } from '../../src/config/identity.js';
 import { shardOf as shardOfIdentity } from '../../src/config/shard.js';
 import { startFleet, type Fleet } from '../../src/simulator/fleet.js';
-import { BUILT_CLI, runProcess } from '../support/cli.js';
+import { BUILT_CLI, runProcess, withOwnState } from '../support/cli.js';
 import { freePort } from '../support/peers.js';
 import { until } from '../support/processes.js';
 
@@ -104,7 +104,7 @@ describe('shards of one fleet', () => {
   it('serve --shard posture-exporter-1 serves exactly that shard, with the two shard gauges', async () => {
     const port = await freePort();
     const child = spawn(process.execPath, [BUILT_CLI, 'serve', '--shard', 'posture-exporter-1', '--total-shards', '3', '--listen', `127.0.0.1:${port}`], {
-      env: { PATH: process.env.PATH, POSTURE_CONFIG_FILE: configFile, POSTURE_INTERVAL_SECONDS: '300' },
+      env: withOwnState({ PATH: process.env.PATH, POSTURE_CONFIG_FILE: configFile, POSTURE_INTERVAL_SECONDS: '300' }),
       stdio: 'ignore',
     });
     try {
@@ -137,7 +137,7 @@ describe('shards of one fleet', () => {
     const sentBefore = fleet.requests(portal).length;
     const port = await freePort();
     const child = spawn(process.execPath, [BUILT_CLI, 'serve', '--shard', String(other), '--total-shards', String(total), '--listen', `127.0.0.1:${port}`], {
-      env: { PATH: process.env.PATH, POSTURE_CONFIG_FILE: lonely },
+      env: withOwnState({ PATH: process.env.PATH, POSTURE_CONFIG_FILE: lonely }),
       stdio: 'ignore',
     });
     try {

@@ -16,7 +16,7 @@ let stateRoot: string | undefined;
  * runs of a test never count each other's requests, nor write into the user's home, unless the
  * test shares a POSTURE_STATE_DIR on purpose.
  */
-function withOwnState<E extends Record<string, string | undefined>>(env: E): E {
+export function withOwnState<E extends Record<string, string | undefined>>(env: E): E {
   if (env.POSTURE_STATE_DIR !== undefined || env.XDG_STATE_HOME !== undefined || env.HOME !== undefined || /state_dir/.test(env.POSTURE_CONFIG ?? '')) return env;
   if (stateRoot === undefined) {
     const root = mkdtempSync(join(tmpdir(), 'posture-test-state-'));
