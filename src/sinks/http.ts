@@ -59,7 +59,8 @@ class RetryableFailure extends SinkError {
 
 /** Sends one request; resolves with the answer whatever its status, rejects on transport errors. */
 async function send(opts: DeliveryOptions, timeoutMs: number): Promise<HttpResult> {
-  const timeout = AbortSignal.timeout(Math.max(1, timeoutMs));
+  // Whole milliseconds: AbortSignal.timeout refuses a fraction, and the time left before a deadline on the monotonic clock has one.
+  const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(timeoutMs)));
   const signal = opts.ctx.signal ? AbortSignal.any([opts.ctx.signal, timeout]) : timeout;
   const res = await request(opts.url, {
     method: opts.method,

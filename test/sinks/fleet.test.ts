@@ -81,6 +81,13 @@ describe('Pushgateway at fleet size', () => {
     expect(err).toMatchObject({ pushed: 3, total: 8 });
   });
 
+  it('sends when the time left before the deadline is a fraction of a millisecond (a monotonic clock reads fractions)', async () => {
+    const receiver = closing(await startReceiver(() => ({ status: 200 })));
+    // Less time left than the request timeout, and not a whole number of milliseconds.
+    await new PushgatewaySink({ url: receiver.url, maxRetries: 0 }).push([batchFor('acme', T0)], ctx(new FakeClock(T0), T0 + 5_000.25));
+    expect(receiver.requests).toHaveLength(4);
+  });
+
   it('reports a partial push as partial, not as nothing pushed', async () => {
     const receiver = closing(await startReceiver((req) => (req.url.includes('/portal/globex') ? { status: 400, body: 'pushed metrics are invalid' } : { status: 200 })));
     const sink = new PushgatewaySink({ url: receiver.url, maxRetries: 0 });
