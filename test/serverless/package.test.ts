@@ -34,7 +34,7 @@ interface Statement {
 }
 
 let work: string;
-const packages: Record<'plain' | 'ssm' | 'secret' | 'rwTokenSsm' | 'rwPasswordSecret' | 'rwCrossed' | 'pushgatewayPassword' | 'sharded', { template: Template; dir: string }> = {} as never;
+const packages: Record<'plain' | 'ssm' | 'secret' | 'rwTokenSsm' | 'rwPasswordSecret' | 'rwCrossed' | 'pushgatewayPassword' | 'sharded' | 'sharded100', { template: Template; dir: string }> = {} as never;
 
 async function oslsPackage(name: keyof typeof packages, params: Record<string, string>): Promise<void> {
   const dir = join(work, `pkg-${name}`);
@@ -74,7 +74,9 @@ beforeAll(async () => {
   mkdirSync(join(work, 'posture-config'));
   writeFileSync(join(work, 'posture-config/portals.yml'), 'portals:\n  - portal: a\n    base_url: https://a.example.com/public-api/v1\n    api_key_ssm_parameter: /posture/a\n');
   await oslsPackage('sharded', { totalShards: '3', configFile: '/var/task/posture-config/portals.yml', push: 'pushgateway' });
-}, 420_000);
+  // A fleet's size: every shard must start at once, and the execution's output must stay small.
+  await oslsPackage('sharded100', { totalShards: '100', configFile: '/var/task/posture-config/portals.yml', push: 'remote_write', pushConcurrency: '4' });
+}, 480_000);
 
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
@@ -363,21 +365,54 @@ function live(template: Template): Record<string, Template['Resources'][string]>
 
 const FAN_OUT_TYPES = ['AWS::StepFunctions::StateMachine', 'AWS::Scheduler::Schedule'];
 
+interface Retrier {
+  ErrorEquals: string[];
+  IntervalSeconds?: number;
+  BackoffRate?: number;
+  MaxAttempts?: number;
+  MaxDelaySeconds?: number;
+  JitterStrategy?: string;
+}
+
+interface TaskState {
+  Type: string;
+  Resource?: string;
+  ResultPath?: string | null;
+  Retry?: Retrier[];
+  Catch?: unknown;
+  End?: boolean;
+}
+
 interface MapState {
   Type: 'Map';
   ItemsPath: string;
   MaxConcurrency: number;
+  ToleratedFailurePercentage?: number;
+  ResultPath?: string | null;
+  Retry?: unknown;
   ItemSelector: Record<string, unknown>;
-  ItemProcessor: { StartAt: string; States: Record<string, { Type: string; Resource?: string; Retry?: unknown; End?: boolean }> };
+  ItemProcessor: { ProcessorConfig: { Mode: string; ExecutionType?: string }; StartAt: string; States: Record<string, TaskState> };
 }
 
-/** The state machine's definition with Fn::Sub applied (the function's ARN as `FUNCTION_ARN`). */
-function definition(template: Template): { StartAt: string; States: Record<string, Record<string, unknown>> } {
+type Definition = { StartAt: string; States: Record<string, Record<string, unknown>> };
+
+/** The state machine's definition with Fn::Sub applied (the function's ARN as `FUNCTION_ARN`); `totalShards` replaces the parameter's value when given. */
+function definition(template: Template, totalShards?: number): Definition {
   const machine = live(template).FanOutStateMachine!;
   const [text, vars] = (machine.Properties.DefinitionString as { 'Fn::Sub': [string, Record<string, Json>] })['Fn::Sub'];
   expect(vars.FunctionArn).toEqual({ 'Fn::GetAtt': ['CollectLambdaFunction', 'Arn'] });
-  const subbed = text.replace(/\$\{(\w+)\}/g, (_, name: string) => (name === 'FunctionArn' ? 'FUNCTION_ARN' : String(vars[name])));
-  return JSON.parse(subbed) as { StartAt: string; States: Record<string, Record<string, unknown>> };
+  const value = (name: string) => (name === 'FunctionArn' ? 'FUNCTION_ARN' : name === 'TotalShards' && totalShards !== undefined ? String(totalShards) : String(vars[name]));
+  return JSON.parse(text.replace(/\$\{(\w+)\}/g, (_, name: string) => value(name))) as Definition;
+}
+
+/** The Map state the Pass state leads to. */
+function mapState(def: Definition): MapState {
+  return def.States[def.States[def.StartAt]!.Next as string] as unknown as MapState;
+}
+
+/** The output of a state: its input when ResultPath is null, else its result (the states here have no other path). */
+function outputOf(input: unknown, result: unknown, resultPath: string | null | undefined): unknown {
+  return resultPath === null ? input : result;
 }
 
 /**
@@ -385,7 +420,7 @@ function definition(template: Template): { StartAt: string; States: Record<strin
  * Pass state's `States.ArrayRange(a, b, step)`, then the ItemSelector per item
  * (`$$.Map.Item.Index`, `$$.Map.Item.Value`, or a literal).
  */
-function mapInputs(def: ReturnType<typeof definition>): Array<Record<string, unknown>> {
+function mapInputs(def: Definition): Array<Record<string, unknown>> {
   const pass = def.States[def.StartAt]!;
   expect(pass.Type).toBe('Pass');
   const range = /^States\.ArrayRange\((\d+), (\d+), (\d+)\)$/.exec((pass.Parameters as Record<string, string>)['shards.$']!)!;
@@ -413,7 +448,7 @@ describe('serverless.yml fan-out (totalShards)', () => {
     }
   });
 
-  it('with totalShards=3 replaces the rule by a schedule starting a state machine that invokes shards 0..2 of 3 at once, without retries', () => {
+  it('with totalShards=3 replaces the rule by a schedule starting a state machine that invokes shards 0..2 of 3', () => {
     const { template } = packages.sharded;
     const resources = live(template);
     // The framework's rule and its permission are gone: nothing invokes the function for every portal.
@@ -426,19 +461,79 @@ describe('serverless.yml fan-out (totalShards)', () => {
       { shard: 1, totalShards: 3 },
       { shard: 2, totalShards: 3 },
     ]);
-    const map = def.States[def.States[def.StartAt]!.Next as string] as unknown as MapState;
-    expect(map.MaxConcurrency).toBe(3);
-    const tasks = Object.values(map.ItemProcessor.States);
-    expect(tasks).toEqual([{ Type: 'Task', Resource: 'FUNCTION_ARN', End: true }]);
-    // No Retry anywhere: a retried shard could run beside its own next execution.
-    expect(JSON.stringify(def)).not.toContain('Retry');
 
     const schedule = resources.FanOutSchedule!.Properties as Record<string, Json>;
     expect(resources.FanOutSchedule!.Type).toBe('AWS::Scheduler::Schedule');
     expect(schedule.ScheduleExpression).toBe('rate(5 minutes)');
     expect(schedule.FlexibleTimeWindow).toEqual({ Mode: 'OFF' });
-    expect(schedule.Target).toMatchObject({ Arn: { Ref: 'FanOutStateMachine' }, RoleArn: { 'Fn::GetAtt': ['FanOutScheduleRole', 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0 } });
+    expect(schedule.Target).toMatchObject({ Arn: { Ref: 'FanOutStateMachine' }, RoleArn: { 'Fn::GetAtt': ['FanOutScheduleRole', 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0 }, Input: '{}' });
     expect(fn(template).Timeout as number).toBeLessThan(periodSeconds(schedule.ScheduleExpression as string));
+  });
+
+  describe.each([
+    ['sharded', 3],
+    ['sharded100', 100],
+  ] as const)('the %s package (totalShards=%i)', (name, total) => {
+    const def = () => definition(packages[name].template);
+
+    it('starts every shard at once: a Distributed Map of STANDARD child executions, MaxConcurrency at least the shards, all shards in its items', () => {
+      const map = mapState(def());
+      // An INLINE Map runs at most 40 iterations at once; a Distributed one runs MaxConcurrency.
+      expect(map.ItemProcessor.ProcessorConfig).toEqual({ Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' });
+      expect(map.MaxConcurrency).toBeGreaterThanOrEqual(total);
+      expect(mapInputs(def())).toEqual(Array.from({ length: total }, (_, shard) => ({ shard, totalShards: total })));
+      // Lambda must be able to run them all at once too.
+      expect(fn(packages[name].template).ReservedConcurrentExecutions).toBe(total);
+    });
+
+    it('retries throttles and Lambda service errors with backoff, never a function error, and within the period', () => {
+      const map = mapState(def());
+      const tasks = Object.values(map.ItemProcessor.States);
+      expect(tasks).toHaveLength(1);
+      const [task] = tasks;
+      expect(task).toMatchObject({ Type: 'Task', Resource: 'FUNCTION_ARN', End: true });
+      expect(task!.Catch).toBeUndefined();
+      expect(map.Retry).toBeUndefined();
+      const retried = task!.Retry!.flatMap((r) => r.ErrorEquals);
+      expect(retried).toEqual(expect.arrayContaining(['Lambda.TooManyRequestsException', 'Lambda.ServiceException']));
+      // A function error (the handler threw, a timeout, a crash) or an unknown outcome is not retried:
+      // the shard may already have spent its portals' budgets.
+      for (const error of ['States.ALL', 'States.TaskFailed', 'States.Timeout', 'Lambda.Unknown', 'Lambda.SdkClientException', 'InvocationFailedError']) expect(retried, error).not.toContain(error);
+      for (const r of task!.Retry!) {
+        expect(r.BackoffRate, 'backoff').toBeGreaterThan(1);
+        expect(r.JitterStrategy).toBe('FULL');
+        // The longest the retries can hold a shard back, plus its own timeout, stays within the period.
+        let wait = 0;
+        for (let attempt = 0; attempt < r.MaxAttempts!; attempt++) wait += Math.min(r.IntervalSeconds! * r.BackoffRate! ** attempt, r.MaxDelaySeconds ?? Infinity);
+        const schedule = live(packages[name].template).FanOutSchedule!.Properties.ScheduleExpression as string;
+        expect(wait + (fn(packages[name].template).Timeout as number), 'retries and the timeout').toBeLessThan(periodSeconds(schedule));
+      }
+    });
+
+    it('lets a failed shard fail alone, never cancelling the others', () => {
+      expect(mapState(def()).ToleratedFailurePercentage).toBe(100);
+    });
+
+    it('keeps the execution\'s output small whatever the fleet: 1,000 shards stay far below the 256 KiB state limit', () => {
+      for (const shards of [total, 1000]) {
+        const d = definition(packages[name].template, shards);
+        const map = mapState(d);
+        const [task] = Object.values(map.ItemProcessor.States);
+        // The largest summary the function may return for a shard (about 128 bytes a portal, 1,000 portals).
+        const summary = { portals: Array.from({ length: 1000 }, (_, i) => ({ portal: `customer-${i}`, sources: { vitals: 'ok', alerts: 'ok', devices: 'ok' }, requests: 4, durationMs: 1234 })) };
+        const children = mapInputs(d).map((input) => outputOf(input, summary, task!.ResultPath));
+        // Were the Map to gather its children's outputs, they would still fit in one state.
+        expect(JSON.stringify(children).length, `${shards} shards' outputs`).toBeLessThan(64 * 1024);
+        const input = { shards: Array.from({ length: shards }, (_, i) => i + 1) };
+        const output = outputOf(input, children, map.ResultPath);
+        expect(JSON.stringify(output).length, `${shards} shards' execution output`).toBeLessThan(16 * 1024);
+      }
+    });
+  });
+
+  it('passes the push concurrency as a setting', () => {
+    expect(fn(packages.sharded100.template).Environment.Variables.POSTURE_PUSH_CONCURRENCY).toBe('4');
+    expect(fn(packages.plain.template).Environment.Variables.POSTURE_PUSH_CONCURRENCY).toBe('');
   });
 
   it('scopes the fan-out roles to this function and this state machine', () => {
@@ -446,7 +541,13 @@ describe('serverless.yml fan-out (totalShards)', () => {
     const role = (name: string) => evaluate(resources[name]!.Properties as Json, packages.sharded.template) as { AssumeRolePolicyDocument: { Statement: Array<{ Principal: { Service: string } }> }; Policies: Array<{ PolicyDocument: { Statement: Statement[] } }> };
     const machine = role('FanOutStateMachineRole');
     expect(machine.AssumeRolePolicyDocument.Statement.map((s) => s.Principal.Service)).toEqual(['states.amazonaws.com']);
-    expect(machine.Policies.flatMap((p) => p.PolicyDocument.Statement)).toEqual([{ Sid: 'InvokeCollect', Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': ['CollectLambdaFunction', 'Arn'] } }]);
+    // Its Distributed Map starts child executions of the state machine itself, and describes and stops them.
+    expect(resources.FanOutStateMachine!.Properties.StateMachineName).toBe('posture-exporter-test-fan-out');
+    expect(machine.Policies.flatMap((p) => p.PolicyDocument.Statement)).toEqual([
+      { Sid: 'InvokeCollect', Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': ['CollectLambdaFunction', 'Arn'] } },
+      { Sid: 'StartShardExecutions', Effect: 'Allow', Action: 'states:StartExecution', Resource: arn('states', 'stateMachine:posture-exporter-test-fan-out') },
+      { Sid: 'WatchShardExecutions', Effect: 'Allow', Action: ['states:DescribeExecution', 'states:StopExecution'], Resource: arn('states', 'execution:posture-exporter-test-fan-out/*') },
+    ]);
     const scheduler = role('FanOutScheduleRole');
     expect(scheduler.AssumeRolePolicyDocument.Statement.map((s) => s.Principal.Service)).toEqual(['scheduler.amazonaws.com']);
     expect(scheduler.Policies.flatMap((p) => p.PolicyDocument.Statement)).toEqual([{ Sid: 'StartFanOut', Effect: 'Allow', Action: 'states:StartExecution', Resource: { Ref: 'FanOutStateMachine' } }]);
