@@ -23,7 +23,11 @@ import { fleetEnv as fleetEnvIn, lambdaContext, scheduledEvent } from './support
  */
 const PERIOD_MS = 5 * 60_000;
 
-const PORTALS = ['acme', 'globex', 'initech', 'umbrella', 'hooli', 'stark', 'wayne', 'wonka', 'tyrell', 'cyberdyne', 'soylent', 'oscorp'];
+/** Enough portals that no shard of 2 or 3 is left empty, whatever ports the fleet's base URLs get (the chance is about 1 in 10,000). */
+const PORTALS = [
+  'acme', 'globex', 'initech', 'umbrella', 'hooli', 'stark', 'wayne', 'wonka', 'tyrell', 'cyberdyne', 'soylent', 'oscorp',
+  'aperture', 'blackmesa', 'dunder', 'gringotts', 'krusty', 'lexcorp', 'monarch', 'nakatomi', 'pied-piper', 'sterling', 'vandelay', 'weyland',
+];
 
 let clock: FakeClock;
 let fleet: Fleet;
@@ -51,7 +55,8 @@ function fleetEnv(): Record<string, string> {
 }
 
 /** The portals shard `shard` of `total` owns by the documented rule, sorted. */
-const owned = (shard: number, total: number) => PORTALS.filter((p) => referenceShard(p, total) === shard).sort();
+// A portal's shard comes from its identity, the normalised base URL, which a fleet's base URL already is.
+const owned = (shard: number, total: number) => PORTALS.filter((p) => referenceShard(fleet.baseUrl(p), total) === shard).sort();
 
 /** How many requests each portal has received so far. */
 const requestCounts = () => new Map(fleet.names.map((n) => [n, fleet.requests(n).length]));
