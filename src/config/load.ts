@@ -5,6 +5,7 @@ import '../core/zod.js';
 import * as z from 'zod/mini';
 import { ConfigError, ConfigErrors } from '../errors.js';
 import type { LogLevel } from '../core/log.js';
+import { DEFAULT_ALERT_SLAS, parseAlertSlas, type AlertSlas } from './alert-slas.js';
 import { parseObjectives, type Objective } from './objectives.js';
 import { Problems } from './problems.js';
 import { buildPush, HEADER_NAME } from './push.js';
@@ -63,6 +64,8 @@ function parseValue(def: SettingDef, value: unknown, where: string, problems: Pr
       }
       return s;
     }
+    case 'durations':
+      return parseAlertSlas(value, name, envName(def), problems);
     default:
       if (typeof value !== 'string') {
         problems.add(envName(def), `${name} must be a string, got ${show(def, value)}.`);
@@ -118,8 +121,10 @@ const FILE_EXCLUDED: ReadonlySet<string> = new Set(['config_file', 'config']);
 
 /** A value as a file may hold it; each setting's own rules are applied by `parseValue`. */
 const FileValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number()]))]);
+/** What a file may hold for a setting: a mapping too for `durations`, whose parser checks it. */
+const fileValueOf = (d: SettingDef) => (d.kind === 'durations' ? z.unknown() : FileValue);
 const fileKeys = (keep: (d: SettingDef) => boolean) =>
-  Object.fromEntries(SETTINGS.filter((d) => keep(d) && !FILE_EXCLUDED.has(d.key)).map((d) => [d.key, z.optional(FileValue)]));
+  Object.fromEntries(SETTINGS.filter((d) => keep(d) && !FILE_EXCLUDED.has(d.key)).map((d) => [d.key, z.optional(fileValueOf(d))]));
 /** The shape of a config file: known keys only, and `portals` as a non-empty list of per-portal settings. */
 const ConfigFileSchema = z.strictObject({
   ...fileKeys(() => true),
@@ -299,6 +304,7 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null, 
       devices: intervalSetting(layers, index, 'devices_interval_seconds'),
     },
     maxSeriesPerFamily: (get('max_series_per_family') as number | undefined) ?? Number(defaultOf('max_series_per_family')),
+    alertSlas: (get('alert_slas') as AlertSlas | undefined) ?? DEFAULT_ALERT_SLAS,
   };
 }
 
@@ -424,7 +430,7 @@ function settingLayers(sources: ConfigSources, problems: Problems): SettingLayer
   if (file) {
     // Problems are reported; what is usable is still read, so one typo does not hide the rest.
     checkFileShape(file, fileWhere, problems);
-    for (const [k, v] of Object.entries(file)) if (k !== 'portals' && k !== '__where' && k in SETTING_BY_KEY && FileValue.safeParse(v).success) fileTop[k] = v;
+    for (const [k, v] of Object.entries(file)) if (k !== 'portals' && k !== '__where' && k in SETTING_BY_KEY && fileValueOf(SETTING_BY_KEY[k as SettingKey]).safeParse(v).success) fileTop[k] = v;
     const portals = file.portals;
     if (portals !== undefined) {
       // A broken list was reported above; an empty one here keeps the single-portal settings from being asked for too.

@@ -1,4 +1,5 @@
 import type { LogLevel } from '../core/log.js';
+import type { AlertSlas } from './alert-slas.js';
 import type { Source } from '../domain.js';
 import type { Objective } from './objectives.js';
 import type { SettingKey, SinkName } from './settings.js';
@@ -41,6 +42,8 @@ export interface PortalConfig {
   readonly intervalSettings?: Readonly<Record<Source, IntervalSetting>>;
   /** Most series per label-valued family for this portal (the rest folded into `__other__`). */
   readonly maxSeriesPerFamily: number;
+  /** Seconds an unresolved, unsnoozed alert of each severity may stay open (`alert_slas`). */
+  readonly alertSlas: AlertSlas;
 }
 
 export type { SinkName } from './settings.js';

@@ -48,6 +48,15 @@ describe('basic values', () => {
     ['posture_alerts_snoozed', { severity: 'red' }, 0],
     ['posture_alerts_open_by_integration', { integration: 'CrowdStrike Falcon', severity: 'red', type: 'incident' }, 2],
     ['posture_alerts_oldest_open_timestamp_seconds', { severity: 'red' }, Date.UTC(2026, 10, 20, 8, 30) / 1000],
+    // At 2026-11-22 12:00: red ones 51.5 h and 27 h old, the amber one 11 h (snoozed); SLAs red 1d, amber 7d.
+    ['posture_alerts_open_older_than', { severity: 'red', age: '1d' }, 2],
+    ['posture_alerts_open_older_than', { severity: 'red', age: '7d' }, 0],
+    ['posture_alerts_open_older_than', { severity: 'amber', age: '1h' }, 1],
+    ['posture_alerts_open_older_than', { severity: 'amber', age: '1d' }, 0],
+    ['posture_alerts_over_sla', { severity: 'red' }, 2],
+    ['posture_alerts_over_sla', { severity: 'amber' }, 0],
+    ['posture_alerts_oldest_unacknowledged_timestamp_seconds', { severity: 'red' }, Date.UTC(2026, 10, 20, 8, 30) / 1000],
+    ['posture_alerts_oldest_unacknowledged_timestamp_seconds', { severity: 'amber' }, Date.UTC(2026, 10, 22, 1) / 1000],
     ['posture_devices', { activity: 'active' }, 950],
     ['posture_devices', { activity: 'inactive' }, 50],
   ] as const)('%s %j = %d', (name, labels, value) => {

@@ -201,6 +201,9 @@ const DATA_FAMILIES = [
   'posture_alerts_snoozed',
   'posture_alerts_open_by_integration',
   'posture_alerts_oldest_open_timestamp_seconds',
+  'posture_alerts_open_older_than',
+  'posture_alerts_over_sla',
+  'posture_alerts_oldest_unacknowledged_timestamp_seconds',
   'posture_vitals_integration_info',
   'posture_vitals_eligible_devices',
   'posture_vitals_compliant_devices',
@@ -227,6 +230,12 @@ function expected(served: readonly Served[]): Map<string, Family> {
   const alerts = pages.flatMap((p) => p.data as unknown as Alert[]).filter((a) => !a.resolved);
   const counts = { open: {} as Record<string, number>, unacknowledged: {} as Record<string, number>, unassigned: {} as Record<string, number>, snoozed: {} as Record<string, number> };
   const oldest: Record<string, number> = {};
+  const oldestUnacknowledged: Record<string, number> = {};
+  // Ages as docs/metrics.md defines them: strictly older than each age; the SLAs' defaults; snoozed alerts never over.
+  const ages = [['1h', 3600], ['1d', 86_400], ['7d', 7 * 86_400], ['30d', 30 * 86_400], ['90d', 90 * 86_400]] as const;
+  const slas: Record<string, number> = { red: 86_400, amber: 7 * 86_400, green: 30 * 86_400 };
+  const olderThan: Record<string, number[]> = {};
+  const overSla: Record<string, number> = { red: 0, amber: 0, green: 0 };
   const now = Date.now() / 1000;
   for (const a of alerts) {
     const sev = severity(a.state);
@@ -236,9 +245,15 @@ function expected(served: readonly Served[]): Map<string, Family> {
     if (a.ownerName === '') bump(counts.unassigned);
     const until = seconds(a.inactiveUntil);
     if (until !== null && until > now) bump(counts.snoozed);
-    // An unset creation time counts everywhere but here.
+    // An unset creation time counts everywhere but here: it has no age.
     const created = seconds(a.timestamp);
-    if (created !== null) oldest[sev] = Math.min(oldest[sev] ?? Infinity, created);
+    if (created !== null) {
+      oldest[sev] = Math.min(oldest[sev] ?? Infinity, created);
+      if (!a.acknowledged) oldestUnacknowledged[sev] = Math.min(oldestUnacknowledged[sev] ?? Infinity, created);
+      olderThan[sev] ??= ages.map(() => 0);
+      ages.forEach(([, s], i) => now - created > s && olderThan[sev]![i]!++);
+      if (slas[sev] !== undefined && now - created > slas[sev] && !(until !== null && until > now)) overSla[sev]!++;
+    }
     const labels = { integration: integration(a.product), severity: sev, type: type(a.status) };
     const f = out.get('posture_alerts_open_by_integration')?.get(labelKey(labels)) ?? 0;
     set('posture_alerts_open_by_integration', labels, f + 1);
@@ -247,6 +262,11 @@ function expected(served: readonly Served[]): Map<string, Family> {
     for (const sev of ['red', 'amber', 'green', ...Object.keys(m).filter((s) => !['red', 'amber', 'green'].includes(s)).sort()]) set(`posture_alerts_${name}`, { severity: sev }, m[sev] ?? 0);
   }
   for (const [sev, t] of Object.entries(oldest)) set('posture_alerts_oldest_open_timestamp_seconds', { severity: sev }, t);
+  for (const [sev, t] of Object.entries(oldestUnacknowledged)) set('posture_alerts_oldest_unacknowledged_timestamp_seconds', { severity: sev }, t);
+  for (const sev of ['red', 'amber', 'green', ...Object.keys(counts.open).filter((s) => !['red', 'amber', 'green'].includes(s))]) {
+    ages.forEach(([age], i) => set('posture_alerts_open_older_than', { severity: sev, age }, olderThan[sev]?.[i] ?? 0));
+  }
+  for (const [sev, n] of Object.entries(overSla)) set('posture_alerts_over_sla', { severity: sev }, n);
 
   // Vitals records by their key as written: keys written alike are one integration, counted together.
   type Record_ = Record<string, number> & { key: string; name: string; vitalsEnabled: boolean };

@@ -15,6 +15,7 @@ const ALERTS = [
   'PostureVitalsStageRegression',
   'PostureVitalsHealthLow',
   'PostureRedAlertsOpen',
+  'PostureAlertsOverSla',
   'PostureCollectionFailing',
   'PostureVitalsFunnelInconsistent',
   'PostureShardsDisagree',
@@ -82,6 +83,14 @@ describe('alert conventions', () => {
     expect((shardingAlert ? shardingAnchors : anchors).has(anchor), `${doc} has no heading for ${alert.name}`).toBe(true);
   });
 
+  it('gives PostureAlertsOverSla the monitoring-mixin annotations: a plain summary, a templated description', () => {
+    const [rule, ...more] = alerts.filter((a) => a.name === 'PostureAlertsOverSla');
+    expect(more).toEqual([]);
+    expect(rule!.annotations.summary).not.toContain('{{');
+    expect(rule!.annotations.summary).toMatch(/^[A-Z][^{}]*\.$/);
+    expect(rule!.annotations.description).toContain('{{ $value }}');
+  });
+
   it('names the integration in the description of every Vitals alert', () => {
     const vitals = alerts.filter((a) => a.name.startsWith('PostureVitals'));
     expect(vitals.length).toBeGreaterThan(0);
@@ -137,6 +146,8 @@ describe('the promtool tests catch broken rules', () => {
       const start = s.lastIndexOf('\n', s.indexOf('and on (portal, integration, stage)'));
       return start < 0 ? s : s.slice(0, start + 1) + s.slice(s.lastIndexOf('\n', s.indexOf('for: 30m', start)) + 1);
     }],
+    ['exporters of one portal added up in the SLA alert', 'alert-sla.test.yml', (s) => s.replace('max by (portal, severity) (last_over_time(posture_alerts_over_sla[15m]))', 'sum by (portal, severity) (last_over_time(posture_alerts_over_sla[15m]))')],
+    ['no push-gap bridge in the SLA alert', 'alert-sla.test.yml', (s) => s.replace('max by (portal, severity) (last_over_time(posture_alerts_over_sla[15m]))', 'max by (portal, severity) (posture_alerts_over_sla)')],
     ['no memory for series that stopped arriving', 'collection.test.yml', (s) => s.replace('max_over_time(posture_collection_last_success_timestamp_seconds[1d])', 'posture_collection_last_success_timestamp_seconds')],
   ];
 

@@ -34,6 +34,7 @@ const NOT_SUMMED: Partial<Record<MetricName, 'min' | 'max'>> = {
   posture_vitals_health_ratio: 'min',
   posture_vitals_funnel_consistent: 'min',
   posture_alerts_oldest_open_timestamp_seconds: 'min',
+  posture_alerts_oldest_unacknowledged_timestamp_seconds: 'min',
   posture_collection_success: 'min',
   posture_collection_last_success_timestamp_seconds: 'min',
   posture_collection_duration_seconds: 'max',

@@ -66,6 +66,18 @@ describe('posture-exporter check-config', () => {
     expect(r.stdout).toContain('objective deployed: deployment stage of every integration, target 90 %: error budget 10 % of devices over 28d\n');
   });
 
+  it('prints the alert SLAs, the defaults for severities left out', async () => {
+    const r = await cli(['check-config'], { POSTURE_ALERT_SLAS: 'red=4h' });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('\nalert SLAs: red 4h, amber 7d, green 30d (posture_alerts_over_sla)\n');
+  });
+
+  it('refuses a bad alert SLA with one line naming the setting, exit 2', async () => {
+    const r = await cli(['check-config', '--alert-slas', 'red=tomorrow']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('config error: --alert-slas: red="tomorrow" is not valid: give a Prometheus duration above 0, such as 12h, 1d or 3d (default red=1d).\n');
+  });
+
   it('refuses an invalid objective with one line naming it, exit 2', async () => {
     const r = await cli(['check-config'], { POSTURE_CONFIG: JSON.stringify({ objectives: [{ name: 'edr', target: 95 }] }) });
     expect(r.code).toBe(2);

@@ -18,7 +18,7 @@ function alerts(rows: ReadonlyArray<readonly [string, string, string, number]>):
     if (!types) bySeverity.set(sev, (types = new Map()));
     types.set(type, (types.get(type) ?? 0) + n);
   }
-  return { open, unacknowledged: { ...open }, unassigned: { red: 0, amber: 0, green: 0 }, snoozed: { red: 0, amber: 0, green: 0 }, oldest: {}, byIntegration, invalid: 0 };
+  return { open, unacknowledged: { ...open }, unassigned: { red: 0, amber: 0, green: 0 }, snoozed: { red: 0, amber: 0, green: 0 }, oldest: {}, olderThan: {}, overSla: { red: 0, amber: 0, green: 0 }, oldestUnacknowledged: {}, byIntegration, invalid: 0 };
 }
 
 function view(parts: { alerts?: AlertsAggregate; vitals?: VitalsList[]; cap?: number; portal?: string }): PortalView {

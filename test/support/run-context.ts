@@ -1,4 +1,5 @@
 import { afterEach } from 'vitest';
+import { DEFAULT_ALERT_SLAS } from '../../src/config/alert-slas.js';
 import type { PortalConfig } from '../../src/config/load.js';
 import type { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
@@ -56,6 +57,7 @@ export function runContexts() {
       requestsPerMinute: options.share ?? 10,
       pageSize: options.pageSize ?? 0,
       maxSeriesPerFamily: 1000,
+      alertSlas: DEFAULT_ALERT_SLAS,
       vitalsTags: [],
       intervals: { vitals: 300, devices: 300, alerts: 300 },
     };

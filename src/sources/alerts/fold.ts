@@ -1,3 +1,4 @@
+import { DEFAULT_ALERT_SLAS, type AlertSlas } from '../../config/alert-slas.js';
 import type { Logger } from '../../core/log.js';
 import { asWritten } from '../../core/utf8.js';
 import { SEVERITIES } from '../../domain.js';
@@ -39,6 +40,16 @@ function countsOf(cells: Cells): SeriesCounts {
   return new Map([...cells].map(([integration, bySeverity]) => [integration, new Map([...bySeverity].map(([severity, types]) => [severity, new Map([...types].map(([type, cell]) => [type, cell.n]))]))]));
 }
 
+/** The `age` label values of posture_alerts_open_older_than and their seconds, shortest first. */
+export const ALERT_AGES = [
+  ['1h', 3600],
+  ['1d', 86_400],
+  ['7d', 7 * 86_400],
+  ['30d', 30 * 86_400],
+  ['90d', 90 * 86_400],
+] as const;
+const AGE_SECONDS: readonly number[] = ALERT_AGES.map(([, s]) => s);
+
 /** Aggregates of unresolved alerts: everything the alert families need, in constant memory. */
 export interface AlertsAggregate {
   readonly open: Counts;
@@ -47,6 +58,12 @@ export interface AlertsAggregate {
   readonly snoozed: Counts;
   /** Oldest set creation time (Unix s) per severity, only where there is one. */
   readonly oldest: Readonly<Record<string, number>>;
+  /** Per severity, alerts created more than each of ALERT_AGES before the collection (in that order); only severities with one. */
+  readonly olderThan: Readonly<Record<string, readonly number[]>>;
+  /** Unsnoozed alerts older than their severity's SLA (red, amber, green: a state outside them has no SLA). */
+  readonly overSla: Counts;
+  /** Oldest set creation time (Unix s) of an unacknowledged alert per severity, only where there is one. */
+  readonly oldestUnacknowledged: Readonly<Record<string, number>>;
   /** Open alerts by integration, then severity, then type: nested, so no label value can reach another. */
   readonly byIntegration: SeriesCounts;
   readonly invalid: number;
@@ -126,17 +143,21 @@ export class AlertsSink {
   private readonly unassigned = zeroCounts();
   private readonly snoozed = zeroCounts();
   private readonly oldest: Record<string, number> = {};
+  private readonly olderThan: Record<string, number[]> = {};
+  private readonly overSla = zeroCounts();
+  private readonly oldestUnacknowledged: Record<string, number> = {};
   private readonly byIntegration: Cells = new Map();
   private readonly invalid: InvalidRecords;
   private readonly labels = new Labels(this.byIntegration);
   /** Records seen so far (valid or not): the next one's index within this page. */
   private seen = 0;
 
-  /** `nowSeconds`: the collection time, against which snoozes are judged. */
+  /** `nowSeconds`: the collection time, against which snoozes and ages are judged; `slas`: seconds per severity. */
   constructor(
     private readonly nowSeconds: number,
     logger?: Logger,
     private readonly offset = 0,
+    private readonly slas: AlertSlas = DEFAULT_ALERT_SLAS,
   ) {
     this.invalid = new InvalidRecords('alerts', logger);
   }
@@ -146,7 +167,7 @@ export class AlertsSink {
     const a = checkAlertRecord(raw);
     if (typeof a === 'string') return this.invalid.add(index, a);
     // An unset creation time (spec 2.2: the minimum date, null here) is legal: the alert counts
-    // everywhere and only has no age to give posture_alerts_oldest_open_timestamp_seconds.
+    // as open everywhere but has no age (no oldest timestamp, no age bucket, never over its SLA).
     const created = parseApiTimestamp(a.timestamp);
     if (created === undefined) return this.invalid.add(index, `timestamp: not an API timestamp (${JSON.stringify(a.timestamp.slice(0, 40))})`);
     const until = parseApiTimestamp(a.inactiveUntil);
@@ -157,8 +178,20 @@ export class AlertsSink {
     bump(this.open, sev);
     if (!a.acknowledged) bump(this.unacknowledged, sev);
     if (a.ownerName === '') bump(this.unassigned, sev);
-    if (until !== null && until > this.nowSeconds) bump(this.snoozed, sev);
-    if (created !== null && (this.oldest[sev] === undefined || created < this.oldest[sev]!)) this.oldest[sev] = created;
+    const snoozed = until !== null && until > this.nowSeconds;
+    if (snoozed) bump(this.snoozed, sev);
+    if (created !== null) {
+      if (this.oldest[sev] === undefined || created < this.oldest[sev]!) this.oldest[sev] = created;
+      if (!a.acknowledged && (this.oldestUnacknowledged[sev] === undefined || created < this.oldestUnacknowledged[sev]!)) this.oldestUnacknowledged[sev] = created;
+      const age = this.nowSeconds - created;
+      if (age > AGE_SECONDS[0]!) {
+        const buckets = (this.olderThan[sev] ??= AGE_SECONDS.map(() => 0));
+        // Ages ascend: an alert older than one is older than every shorter one.
+        for (let i = 0; i < AGE_SECONDS.length && age > AGE_SECONDS[i]!; i++) buckets[i]!++;
+      }
+      const sla = this.slas[sev as keyof AlertSlas] as number | undefined;
+      if (!snoozed && sla !== undefined && age > sla) bump(this.overSla, sev);
+    }
     this.labels.cell(a.product, sev, a.status).n++;
   }
 
@@ -169,6 +202,9 @@ export class AlertsSink {
       unassigned: this.unassigned,
       snoozed: this.snoozed,
       oldest: this.oldest,
+      olderThan: this.olderThan,
+      overSla: this.overSla,
+      oldestUnacknowledged: this.oldestUnacknowledged,
       byIntegration: countsOf(this.byIntegration),
       invalid: this.invalid.count,
     };
@@ -186,8 +222,16 @@ export function mergeAlerts(a: AlertsAggregate, b: AlertsAggregate): AlertsAggre
     for (const [k, v] of Object.entries(y)) bump(out, k, v);
     return out;
   };
-  const oldest: Record<string, number> = { ...a.oldest };
-  for (const [k, v] of Object.entries(b.oldest)) if (oldest[k] === undefined || v < oldest[k]!) oldest[k] = v;
+  const earliest = (x: Readonly<Record<string, number>>, y: Readonly<Record<string, number>>): Record<string, number> => {
+    const out: Record<string, number> = { ...x };
+    for (const [k, v] of Object.entries(y)) if (out[k] === undefined || v < out[k]!) out[k] = v;
+    return out;
+  };
+  const olderThan: Record<string, number[]> = Object.fromEntries(Object.entries(a.olderThan).map(([k, v]) => [k, [...v]]));
+  for (const [k, v] of Object.entries(b.olderThan)) {
+    const into = (olderThan[k] ??= v.map(() => 0));
+    v.forEach((n, i) => (into[i]! += n));
+  }
   const byIntegration: Cells = new Map();
   addCounts(byIntegration, a.byIntegration);
   addCounts(byIntegration, b.byIntegration);
@@ -196,15 +240,18 @@ export function mergeAlerts(a: AlertsAggregate, b: AlertsAggregate): AlertsAggre
     unacknowledged: sum(a.unacknowledged, b.unacknowledged),
     unassigned: sum(a.unassigned, b.unassigned),
     snoozed: sum(a.snoozed, b.snoozed),
-    oldest,
+    oldest: earliest(a.oldest, b.oldest),
+    olderThan,
+    overSla: sum(a.overSla, b.overSla),
+    oldestUnacknowledged: earliest(a.oldestUnacknowledged, b.oldestUnacknowledged),
     byIntegration: countsOf(byIntegration),
     invalid: a.invalid + b.invalid,
   };
 }
 
 /** Folds plain records (tests, fixtures) as the sink does. */
-export function foldAlerts(records: Iterable<unknown>, nowSeconds: number, logger?: Logger): AlertsAggregate {
-  const sink = new AlertsSink(nowSeconds, logger);
+export function foldAlerts(records: Iterable<unknown>, nowSeconds: number, logger?: Logger, slas?: AlertSlas): AlertsAggregate {
+  const sink = new AlertsSink(nowSeconds, logger, 0, slas);
   for (const r of records) sink.record(r);
   return sink.finish();
 }

@@ -31,7 +31,7 @@ export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => 
     pageSize = limit === 0 || pageSize === 0 ? 0 : Math.max(pageSize ?? 0, limit);
     onPageSize(pageSize);
     const at = offset;
-    const res = await request(ctx, () => ({ endpoint: '/alerts', query: { filter: 'allunresolved', offset: at, limit } }), () => new AlertsSink(nowSeconds, logger, at), pages === 0 ? PRIORITY.alerts : PRIORITY.continuation);
+    const res = await request(ctx, () => ({ endpoint: '/alerts', query: { filter: 'allunresolved', offset: at, limit } }), () => new AlertsSink(nowSeconds, logger, at, portal.alertSlas), pages === 0 ? PRIORITY.alerts : PRIORITY.continuation);
     pages++;
     if (total !== undefined && res.total !== total) {
       throw new ListMismatchError('/alerts', total, res.total, `/alerts changed while it was being paged (total ${total}, then ${res.total}): the counts would be off, so this run's alerts are dropped; a larger POSTURE_PAGE_SIZE avoids it.`);

@@ -1,7 +1,7 @@
 import { SEVERITIES } from '../../domain.js';
 import { bySize, keptGroups, OTHER } from '../cap.js';
 import type { Add } from '../source.js';
-import type { AlertsAggregate } from './fold.js';
+import { ALERT_AGES, type AlertsAggregate } from './fold.js';
 import type { AlertsFamily } from './families.js';
 
 /** Severities to emit for a counted family: red, amber, green always, others when non-zero. */
@@ -106,5 +106,14 @@ export function alertsSamples(a: AlertsAggregate, add: Add<AlertsFamily>, cap: n
   for (const severity of severitiesOf(a.open)) {
     const t = a.oldest[severity];
     if (t !== undefined) add('posture_alerts_oldest_open_timestamp_seconds', { severity }, t);
+  }
+  for (const severity of severitiesOf(a.open)) {
+    ALERT_AGES.forEach(([age], i) => add('posture_alerts_open_older_than', { severity, age }, a.olderThan[severity]?.[i] ?? 0));
+  }
+  // Only the severities that have an SLA: an unrecognised state has none.
+  for (const severity of SEVERITIES) add('posture_alerts_over_sla', { severity }, a.overSla[severity] ?? 0);
+  for (const severity of severitiesOf(a.open)) {
+    const t = a.oldestUnacknowledged[severity];
+    if (t !== undefined) add('posture_alerts_oldest_unacknowledged_timestamp_seconds', { severity }, t);
   }
 }
