@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import type { Fleet } from '../../src/simulator/fleet.js';
 import type { Simulator } from '../../src/simulator/index.js';
+import type { AlertRecord } from '../../src/simulator/records.js';
 
 /**
  * Settings of a fleet deployment pushing to the Pushgateway at `url` under `job`: every portal of
@@ -137,6 +138,66 @@ export function expectedFromPortal(sim: Pick<Simulator, 'data'>, at: number): Re
     if (v.agentDeployedPossibleCompliant! > 0) vitals.set(seriesKey('posture_vitals_health_ratio', { integration }), v.configurationCompliant! / v.agentDeployedPossibleCompliant!);
   }
   return { alerts, devices, vitals };
+}
+
+/** The age and SLA families, checked by expectedAlertAges. */
+export const AGE_FAMILIES = ['posture_alerts_open_older_than', 'posture_alerts_over_sla', 'posture_alerts_oldest_unacknowledged_timestamp_seconds'] as const;
+
+/** The ages of posture_alerts_open_older_than, in seconds (docs/metrics.md). */
+const AGE_BUCKETS: ReadonlyArray<readonly [string, number]> = [['1h', 3600], ['1d', 86_400], ['7d', 7 * 86_400], ['30d', 30 * 86_400], ['90d', 90 * 86_400]];
+
+/** An alert as the age families read it (spec 2.6). */
+type AgedAlert = Pick<AlertRecord, 'state' | 'timestamp' | 'resolved' | 'acknowledged' | 'inactiveUntil'>;
+
+const severityOfState = (state: string) => (['red', 'amber', 'green'].includes(state.trim().toLowerCase()) ? state.trim().toLowerCase() : 'unknown');
+
+/**
+ * The age and SLA families for `alerts` collected at `nowSeconds` with `slas` (seconds per severity),
+ * as series keys (labels without `portal`), counted one alert at a time from their definitions:
+ * an alert's age is `nowSeconds` minus its creation time, "older than" is strict, a snoozed alert
+ * (inactiveUntil later than now) is never over its SLA, an unset creation time has no age, and a
+ * state outside Red, Amber, Green is `unknown` (ages only while it has open alerts; no SLA).
+ */
+export function expectedAlertAges(alerts: Iterable<AgedAlert>, nowSeconds: number, slas: Readonly<Record<string, number>>): Map<string, number> {
+  const out = new Map<string, number>();
+  const open = [...alerts].filter((a) => !a.resolved);
+  const severities = new Set(['red', 'amber', 'green', ...open.map((a) => severityOfState(a.state))]);
+  for (const severity of severities) for (const [age] of AGE_BUCKETS) out.set(seriesKey('posture_alerts_open_older_than', { severity, age }), 0);
+  for (const severity of ['red', 'amber', 'green']) out.set(seriesKey('posture_alerts_over_sla', { severity }), 0);
+  const add = (key: string) => out.set(key, out.get(key)! + 1);
+  for (const a of open) {
+    const severity = severityOfState(a.state);
+    const created = apiSeconds(a.timestamp);
+    if (created === null) continue;
+    const age = nowSeconds - created;
+    for (const [label, s] of AGE_BUCKETS) if (age > s) add(seriesKey('posture_alerts_open_older_than', { severity, age: label }));
+    const until = apiSeconds(a.inactiveUntil);
+    const snoozed = until !== null && until > nowSeconds;
+    if (!snoozed && slas[severity] !== undefined && age > slas[severity]) add(seriesKey('posture_alerts_over_sla', { severity }));
+    const oldest = seriesKey('posture_alerts_oldest_unacknowledged_timestamp_seconds', { severity });
+    if (!a.acknowledged && created < (out.get(oldest) ?? Infinity)) out.set(oldest, created);
+  }
+  return out;
+}
+
+/**
+ * The instants (Unix s) at which expectedAlertAges of `alerts` changes value: each creation time
+ * plus each age and its severity's SLA, and each snooze's end. A collection at any time between two
+ * of them gives the same values.
+ */
+export function alertAgeChanges(alerts: Iterable<AgedAlert>, slas: Readonly<Record<string, number>>): number[] {
+  const out: number[] = [];
+  for (const a of alerts) {
+    if (a.resolved) continue;
+    const created = apiSeconds(a.timestamp);
+    const until = apiSeconds(a.inactiveUntil);
+    if (until !== null) out.push(until);
+    if (created === null) continue;
+    for (const [, s] of AGE_BUCKETS) out.push(created + s);
+    const sla = slas[severityOfState(a.state)];
+    if (sla !== undefined) out.push(created + sla);
+  }
+  return out;
 }
 
 interface ApiFamily {
