@@ -127,7 +127,7 @@ describe('an address that cannot be bound', () => {
   ] as const)('%s on %s: exit 2 and one line naming the address and --listen (%s)', async (command, where, code, env) => {
     const listen = where === 'a privileged port' ? `127.0.0.1:${privilegedPort()}` : where;
     const [cmd, args] = unprivileged.command([command, '--listen', listen]);
-    const ran = await runProcess(cmd, args, { env: { PATH: process.env.PATH, ...env }, cwd: unprivileged.cwd });
+    const ran = await runProcess(cmd, args, { env: { PATH: process.env.PATH, ...unprivileged.env, ...env }, cwd: unprivileged.cwd });
     expect(ran.code, ran.stderr).toBe(2);
     const lines = ran.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(1);

@@ -6,17 +6,19 @@
  * 0700 directory.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BUILT_CLI } from './cli.js';
 
 const NOBODY = ['--reuid=65534', '--regid=65534', '--clear-groups'];
 
-/** How to start the built CLI unprivileged: `command(args)` gives what to spawn, in `cwd`. */
+/** How to start the built CLI unprivileged: `command(args)` gives what to spawn, in `cwd`, with `env` added. */
 export interface UnprivilegedCli {
   command(args: readonly string[]): [string, string[]];
   cwd: string | undefined;
+  /** A home of its own for nobody (whose own, /nonexistent, has no room for the state directory). */
+  env: Record<string, string>;
   /** Removes the copies (nothing when none were made). */
   remove(): void;
 }
@@ -29,7 +31,7 @@ function runsAsNobody(argv: string[]): { ok: boolean; said: string } {
 /** Prepares the built CLI (`npm run build` first) for an unprivileged run; a user other than root needs nothing. */
 export function unprivilegedCli(): UnprivilegedCli {
   if (process.getuid?.() !== 0) {
-    return { command: (args) => [process.execPath, [BUILT_CLI, ...args]], cwd: undefined, remove: () => {} };
+    return { command: (args) => [process.execPath, [BUILT_CLI, ...args]], cwd: undefined, env: {}, remove: () => {} };
   }
   const dir = mkdtempSync(join(tmpdir(), 'unprivileged-cli-'));
   try {
@@ -37,11 +39,14 @@ export function unprivilegedCli(): UnprivilegedCli {
     chmodSync(dir, 0o755);
     cpSync(dirname(BUILT_CLI), join(dir, 'dist'), { recursive: true });
     const cli = join(dir, 'dist', 'cli.js');
+    const home = join(dir, 'home');
+    mkdirSync(home);
+    chownSync(home, 65534, 65534);
     // Node itself may sit in a private directory (nvm under /root): setpriv starts it with root's
     // capabilities, which go at the exec. What Node opens afterwards must be readable, hence the copy.
     const probe = runsAsNobody([process.execPath, cli, '--version']);
     if (!probe.ok) throw new Error(`uid 65534 cannot run the CLI copied to ${dir} (${probe.said}): point TMPDIR at a directory every user can enter`);
-    return { command: (args) => ['setpriv', [...NOBODY, process.execPath, cli, ...args]], cwd: dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+    return { command: (args) => ['setpriv', [...NOBODY, process.execPath, cli, ...args]], cwd: dir, env: { HOME: home }, remove: () => rmSync(dir, { recursive: true, force: true }) };
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
     throw e;
