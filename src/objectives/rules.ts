@@ -28,7 +28,7 @@ export interface RuleGroup {
 }
 
 /** The windows every objective's error ratio is recorded over (besides its own window). */
-const ALERT_WINDOWS = ['5m', '30m', '1h', '2h', '6h', '1d', '3d'] as const;
+export const ALERT_WINDOWS = ['5m', '30m', '1h', '2h', '6h', '1d', '3d'] as const;
 type AlertWindow = (typeof ALERT_WINDOWS)[number];
 
 /** One pair of a burn-rate alert: both windows above the long window's threshold; `share` of the budget spent over `long`. */
@@ -45,7 +45,10 @@ const BURN_RATE_ALERTS: ReadonlyArray<{ readonly severity: 'critical' | 'warning
 ];
 
 const ERROR_RATIO = 'posture:objective_error_ratio';
-const BUDGET_REMAINING = 'posture:objective_error_budget_remaining:ratio';
+/** The recorded error budget left over the objective's window, per portal and integration. */
+export const BUDGET_REMAINING = 'posture:objective_error_budget_remaining:ratio';
+/** The objective's target as a series (labelled `objective` only), so a dashboard can divide by the budget (1 - target) and draw the target. */
+export const OBJECTIVE_TARGET = 'posture:objective_target:ratio';
 const RUNBOOK = 'https://github.com/posture-exporter/posture-exporter/blob/main/docs/runbooks.md#';
 
 /** A number as PromQL and the annotations print it: 12 significant digits, no float noise (13.44, not 13.440000000000001). */
@@ -72,7 +75,7 @@ function quote(s: string): string {
 }
 
 /** The recording name of the error ratio over `window`. */
-function errorRatioName(window: string): string {
+export function errorRatioName(window: string): string {
   return `${ERROR_RATIO}:rate${window}`;
 }
 
@@ -127,6 +130,7 @@ function objectiveGroup(o: Objective): RuleGroup {
   const labels = { objective: o.name };
   const ratios: RecordingRule[] = recordedWindows(o).map((w) => ({ record: errorRatioName(w), expr: errorRatioExpr(o, w), labels }));
   const budget: RecordingRule = { record: BUDGET_REMAINING, expr: `1 - ${errorRatioName(o.window)}{objective=${quote(o.name)}} / ${num(errorBudget(o))}\n`, labels };
+  const target: RecordingRule = { record: OBJECTIVE_TARGET, expr: `vector(${num(o.target)})\n`, labels };
   const exhausted: AlertingRule = {
     alert: 'PostureObjectiveBudgetExhausted',
     expr: `${BUDGET_REMAINING}{objective=${quote(o.name)}} <= 0\n`,
@@ -141,7 +145,7 @@ function objectiveGroup(o: Objective): RuleGroup {
   };
   return {
     name: `posture-objective-${o.name}`,
-    rules: [...ratios, budget, ...BURN_RATE_ALERTS.map((a) => burnRateAlert(o, a.severity, a.pairs)), exhausted],
+    rules: [...ratios, budget, target, ...BURN_RATE_ALERTS.map((a) => burnRateAlert(o, a.severity, a.pairs)), exhausted],
   };
 }
 

@@ -194,6 +194,25 @@ describe('the shipped dashboards on a healthy serve, scraped by Prometheus with 
     }
   });
 
+  it('draws the objectives\' SLI and burn rates as the recorded error ratios and the target say', async () => {
+    // A moment ago, so every recording read comes from one finished evaluation of the objective's group.
+    const at = Date.now() / 1000 - 3;
+    const expr = (source: string, refId: string) => substituteVariables(queries.find((q) => q.dashboard === 'posture-objectives' && q.source === source && q.refId === refId)!.expr);
+    const byIntegration = async (promql: string) => new Map((await queryPrometheusApi(prom.url, promql, at)).map((r) => [`${r.metric.portal} · ${r.metric.integration}`, Number(r.value[1])]));
+    const target = await queryPrometheusApi(prom.url, expr('Compliance over the objective\'s window', 'B'), at);
+    expect(target.map((r) => [r.metric.objective, Number(r.value[1])])).toEqual([['configuration', 0.95]]);
+    // The SLI comes from the budget left and the target; the 28d error ratio is recorded directly.
+    const sli = await byIntegration(expr('Compliance over the objective\'s window', 'A'));
+    const direct = await byIntegration('1 - posture:objective_error_ratio:rate28d{objective="configuration"}');
+    expect(sli.size).toBeGreaterThan(0);
+    expect([...sli.keys()].sort()).toEqual([...direct.keys()].sort());
+    for (const [k, v] of sli) expect(v, k).toBeCloseTo(direct.get(k)!, 9);
+    const burn = await byIntegration(expr('Burn rate over the alert windows', 'A'));
+    const ratio = await byIntegration('posture:objective_error_ratio:rate1h{objective="configuration"}');
+    expect([...burn.keys()].sort()).toEqual([...ratio.keys()].sort());
+    for (const [k, v] of burn) expect(v, k).toBeCloseTo(ratio.get(k)! / 0.05, 9);
+  });
+
   it('still leaves the push-only panels empty in pull mode (their reason holds)', async () => {
     for (const q of queries.filter((x) => Object.hasOwn(PUSH_ONLY, key(x)))) {
       expect(await queryPrometheusApi(prom.url, substituteVariables(q.expr)), key(q)).toEqual([]);

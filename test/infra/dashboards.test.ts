@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CATALOGUE } from '../../src/collect/catalogue.js';
-import { DASHBOARDS, EXPORTER_UID, OVERVIEW_UID, renderDashboard } from '../../infra/grafana/src/index.js';
+import { DASHBOARDS, EXPORTER_UID, OBJECTIVES_UID, OVERVIEW_UID, renderDashboard } from '../../infra/grafana/src/index.js';
 import {
   DEFAULT_VARIABLE_VALUES,
   allDashboardQueries,
@@ -13,7 +13,7 @@ import {
   unresolvedVariables,
   variableQueryToPromQL,
 } from '../../infra/grafana/src/queries.js';
-import { REPO_ROOT } from './support.js';
+import { REPO_ROOT, loadRuleExpressions } from './support.js';
 
 const GRAFANA_DIR = join(REPO_ROOT, 'infra/grafana');
 
@@ -48,9 +48,10 @@ describe('generated dashboards', () => {
   });
 
   it('has stable, distinct uids', () => {
-    expect(built.map((b) => b.json.uid)).toEqual([OVERVIEW_UID, EXPORTER_UID]);
+    expect(built.map((b) => b.json.uid)).toEqual([OVERVIEW_UID, EXPORTER_UID, OBJECTIVES_UID]);
     expect(OVERVIEW_UID).toBe('posture-overview');
     expect(EXPORTER_UID).toBe('posture-exporter-health');
+    expect(OBJECTIVES_UID).toBe('posture-objectives');
   });
 
   it.each(built.map((b) => [b.json.uid, b.json]))('%s: every panel has a unique id, queries the datasource variable, and has unique refIds', (_uid, d) => {
@@ -73,9 +74,18 @@ describe('generated dashboards', () => {
 describe('variables', () => {
   const vars = (d: Dashboard): Record<string, Variable> => Object.fromEntries(d.templating.list.map((v) => [v.name, v]));
 
-  it('gives the overview datasource, portal, integration and tag, and the exporter dashboard datasource and portal', () => {
+  it('gives the overview datasource, portal, integration and tag, the exporter dashboard datasource and portal, the objectives dashboard datasource, portal, objective and integration', () => {
     expect(Object.keys(vars(byUid(OVERVIEW_UID)))).toEqual(['datasource', 'portal', 'integration', 'tag']);
     expect(Object.keys(vars(byUid(EXPORTER_UID)))).toEqual(['datasource', 'portal']);
+    expect(Object.keys(vars(byUid(OBJECTIVES_UID)))).toEqual(['datasource', 'portal', 'objective', 'integration']);
+  });
+
+  it('lists the objectives whose rules are loaded, several at once', () => {
+    const objective = vars(byUid(OBJECTIVES_UID)).objective!;
+    expect(objective.multi).toBe(true);
+    expect(objective.includeAll).toBe(true);
+    const q = allDashboardQueries().find((x) => x.dashboard === OBJECTIVES_UID && x.kind === 'variable' && x.source === 'objective')!;
+    expect(q.expr).toBe('group by (objective) (posture:objective_error_budget_remaining:ratio{portal=~"$portal"})');
   });
 
   it('uses "All = whole portal" for tag (series without a tag label), single choice only', () => {
@@ -130,6 +140,43 @@ describe('panels', () => {
     ]));
   });
 
+  it('covers each objective\'s budget, burn rates and compliance, and the alerts against their SLAs', () => {
+    expect(titles(OBJECTIVES_UID).filter((t) => !['Error budget', 'Burn rate', 'Compliance (SLI)', 'Alert SLAs'].includes(t))).toEqual([
+      'Error budget remaining',
+      'Error budget remaining over time',
+      'Burn rate over the alert windows',
+      'Burn rate now, every window (worst integration)',
+      'Compliance over the objective\'s window',
+      'Compliance over the last day',
+      'Alerts over SLA',
+      'Open alerts by age',
+      'Oldest unacknowledged alert',
+    ]);
+  });
+
+  const objectiveQueries = (title: string) => allDashboardQueries().filter((x) => x.dashboard === OBJECTIVES_UID && x.source === title).map((x) => x.expr);
+  const sel = '{objective=~"$objective",portal=~"$portal",integration=~"$integration"}';
+  const budget = '(1 - posture:objective_target:ratio{objective=~"$objective"})';
+
+  it('computes burn rates as the error ratio over each window divided by 1 - target, the long windows of the alerts over time and every window now', () => {
+    const burn = (w: string) => `max by (objective, portal, integration) (posture:objective_error_ratio:rate${w}${sel}) / on (objective) group_left () ${budget}`;
+    expect(objectiveQueries('Burn rate over the alert windows')).toEqual(['1h', '6h', '1d', '3d'].map(burn));
+    expect(objectiveQueries('Burn rate now, every window (worst integration)')).toEqual(['5m', '30m', '1h', '2h', '6h', '1d', '3d'].map((w) => `max by (objective) (${burn(w)})`));
+  });
+
+  it('computes the SLI over the objective\'s window from the budget left and the target (1 - (1 - budget left) × (1 - target)), beside the target', () => {
+    expect(objectiveQueries('Compliance over the objective\'s window')).toEqual([
+      `1 - (1 - min by (objective, portal, integration) (posture:objective_error_budget_remaining:ratio${sel})) * on (objective) group_left () ${budget}`,
+      'max by (objective) (posture:objective_target:ratio{objective=~"$objective"})',
+    ]);
+  });
+
+  it('shows every age bucket of open alerts, shortest first, and the alerts over SLA and oldest unacknowledged by severity', () => {
+    expect(objectiveQueries('Open alerts by age').map((e) => /age="(\w+)"/.exec(e)![1])).toEqual(['1h', '1d', '7d', '30d', '90d']);
+    expect(objectiveQueries('Alerts over SLA')).toEqual(['sum by (severity) (max by (portal, severity) (posture_alerts_over_sla{portal=~"$portal"}))']);
+    expect(objectiveQueries('Oldest unacknowledged alert')).toEqual(['time() - min by (severity) (posture_alerts_oldest_unacknowledged_timestamp_seconds{portal=~"$portal"})']);
+  });
+
   it('computes the oldest red alert age from its creation timestamp', () => {
     const q = allDashboardQueries().find((x) => x.source === 'Oldest open red alert')!;
     expect(q.expr).toMatch(/^time\(\) - min by \(portal\) \(posture_alerts_oldest_open_timestamp_seconds\{[^}]*severity="red"[^}]*\}\)$/);
@@ -141,7 +188,7 @@ describe('queries', () => {
   const catalogue = new Set<string>(CATALOGUE.map((m) => m.name));
 
   it('lists panel, variable and annotation queries of every dashboard', () => {
-    expect(new Set(queries.map((q) => q.dashboard))).toEqual(new Set([OVERVIEW_UID, EXPORTER_UID]));
+    expect(new Set(queries.map((q) => q.dashboard))).toEqual(new Set([OVERVIEW_UID, EXPORTER_UID, OBJECTIVES_UID]));
     expect(new Set(queries.map((q) => q.kind))).toEqual(new Set(['panel', 'variable', 'annotation']));
     const panelTargets = built.flatMap((b) => flatPanels(b.json)).flatMap((p) => p.targets ?? []);
     expect(queries.filter((q) => q.kind === 'panel')).toHaveLength(panelTargets.length);
@@ -152,9 +199,12 @@ describe('queries', () => {
     expect(fromFiles).toEqual(queries);
   });
 
-  it('reads only catalogue metrics (and ALERTS), and every catalogue metric is on some dashboard', () => {
+  it('reads only catalogue metrics, series the shipped rules record (and ALERTS), and every catalogue metric is on some dashboard', () => {
     const used = new Set(queries.flatMap((q) => metricNames(q.expr)));
-    for (const name of used) expect(name === 'ALERTS' || catalogue.has(name), `unknown metric ${name}`).toBe(true);
+    const recorded = new Set(loadRuleExpressions().filter((r) => r.kind === 'record').map((r) => r.name));
+    expect(recorded).toContain('posture:objective_target:ratio');
+    for (const name of used) expect(name === 'ALERTS' || catalogue.has(name) || recorded.has(name), `unknown metric ${name}`).toBe(true);
+    expect([...used].filter((n) => recorded.has(n)).sort()).toEqual(expect.arrayContaining(['posture:objective_error_budget_remaining:ratio', 'posture:objective_target:ratio']));
     for (const name of catalogue) expect(used.has(name), `${name} is on no dashboard`).toBe(true);
   });
 

@@ -31,9 +31,9 @@ const SHARDING_RUNBOOK_BASE = 'https://github.com/posture-exporter/posture-expor
 const SHARD_SET_ALERTS = new Set(['PostureShardsDisagree', 'PostureShardMissing']);
 const CATALOGUE_NAMES = new Set<string>(CATALOGUE.map((m) => m.name));
 // The objective recordings (posture-objectives.rules.yml, generated) are named by the objectives,
-// not after one catalogue metric: posture:objective_error_ratio:rate<W> and the budget left.
+// not after one catalogue metric: posture:objective_error_ratio:rate<W>, the budget left and the target.
 const OBJECTIVES_FILE = 'posture-objectives.rules.yml';
-const OBJECTIVE_RECORDS = new Set(['objective_error_ratio', 'objective_error_budget_remaining']);
+const OBJECTIVE_RECORDS = new Set(['objective_error_ratio', 'objective_error_budget_remaining', 'objective_target']);
 const rules = loadRuleExpressions();
 const alerts = rules.filter((r) => r.kind === 'alert');
 const records = rules.filter((r) => r.kind === 'record');

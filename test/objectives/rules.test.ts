@@ -75,6 +75,12 @@ describe('error ratios', () => {
     expect(budget.labels).toEqual({ objective: 'edr' });
   });
 
+  it('records the target as a series labelled with the objective, for dashboards (burn rate = error ratio / (1 - target))', () => {
+    const [group] = objectiveRuleGroups([objective({ name: 'edr', target: 0.995, window: '7d' })]);
+    const target = group!.rules.filter((r): r is RecordingRule => !isAlert(r)).filter((r) => r.record === 'posture:objective_target:ratio');
+    expect(target.map((r) => [r.expr.trim(), r.labels])).toEqual([['vector(0.995)', { objective: 'edr' }]]);
+  });
+
   it('leaves the integration matcher out for every integration', () => {
     const [group] = objectiveRuleGroups([objective({ name: 'all' })]);
     expect(group!.rules[0]!.expr).toContain('posture_vitals_compliant_devices{stage="configuration",tag=""}[5m]');
@@ -89,7 +95,8 @@ describe('error ratios', () => {
     const [group] = objectiveRuleGroups([objective({ name: 'day', window: '3d' })]);
     const names = group!.rules.filter((r): r is RecordingRule => !isAlert(r)).map((r) => r.record);
     expect(names.filter((n) => n === 'posture:objective_error_ratio:rate3d')).toHaveLength(1);
-    expect(names).toHaveLength(WINDOWS.length + 1);
+    // The seven alert windows, the budget left and the target.
+    expect(names).toHaveLength(WINDOWS.length + 2);
   });
 
   it('gives each objective its group, and no two rules of a file the same name and labels (promtool lint)', () => {

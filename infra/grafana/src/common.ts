@@ -5,6 +5,7 @@ import * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
 import * as stat from '@grafana/grafana-foundation-sdk/stat';
 import * as bargauge from '@grafana/grafana-foundation-sdk/bargauge';
+import { BUDGET_REMAINING } from '../../../src/objectives/rules.js';
 
 /** Every query goes to the data source chosen in the `datasource` variable. */
 export const DATASOURCE: dashboard.DataSourceRef = { type: 'prometheus', uid: '${datasource}' };
@@ -49,6 +50,14 @@ function portalVariable(): dashboard.QueryVariableBuilder {
 /** The `integration` variable: keys of the chosen portals' integrations with Vitals enabled. */
 export function integrationVariable(): dashboard.QueryVariableBuilder {
   return queryVariable('integration', 'Integration', 'label_values(posture_vitals_integration_info{portal=~"$portal",vitals_enabled="true"}, integration)')
+    .multi(true)
+    .includeAll(true)
+    .allValue('.*');
+}
+
+/** The `objective` variable: the posture objectives whose rules (posture-exporter rules) are loaded for the chosen portals. */
+export function objectiveVariable(): dashboard.QueryVariableBuilder {
+  return queryVariable('objective', 'Objective', `label_values(${BUDGET_REMAINING}{portal=~"$portal"}, objective)`)
     .multi(true)
     .includeAll(true)
     .allValue('.*');

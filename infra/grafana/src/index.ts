@@ -1,8 +1,10 @@
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import { exporterDashboard } from './exporter.js';
+import { objectivesDashboard } from './objectives.js';
 import { overviewDashboard } from './overview.js';
 
 export { EXPORTER_UID } from './exporter.js';
+export { OBJECTIVES_UID } from './objectives.js';
 export { OVERVIEW_UID } from './overview.js';
 
 /** A dashboard and the file (under infra/grafana/dashboards/) it is generated into. */
@@ -15,6 +17,7 @@ export interface DashboardSpec {
 export const DASHBOARDS: readonly DashboardSpec[] = [
   { file: 'posture-overview.json', build: overviewDashboard },
   { file: 'posture-exporter-health.json', build: exporterDashboard },
+  { file: 'posture-objectives.json', build: objectivesDashboard },
 ];
 
 /** The committed form of a dashboard: 2-space JSON with a final newline, nothing time-dependent. */

@@ -96,6 +96,7 @@ export function allDashboardQueries(): DashboardQuery[] {
 export const DEFAULT_VARIABLE_VALUES: Readonly<Record<string, string>> = {
   portal: '.*',
   integration: '.*',
+  objective: '.*',
   tag: '^$',
   __interval: '1m',
   __interval_ms: '60000',
@@ -129,9 +130,9 @@ export function unresolvedVariables(expr: string): string[] {
   return [...names];
 }
 
-/** Metric names an expression reads (the exporter's `posture_*` families, rule outputs, ALERTS). */
+/** Metric names an expression reads (the exporter's `posture_*` families, rule outputs such as `posture:objective_target:ratio`, ALERTS). */
 export function metricNames(expr: string): string[] {
   const names = new Set<string>();
-  for (const m of expr.matchAll(/(?<![A-Za-z0-9_:])((?:[a-z_]+:)?posture_[a-z0-9_]+(?::[a-z0-9_]+)?|ALERTS)(?![A-Za-z0-9_:])/g)) names.add(m[1]!);
+  for (const m of expr.matchAll(/(?<![A-Za-z0-9_:])((?:[a-z_]+:)?posture_[a-z0-9_]+(?::[a-z0-9_]+)?|posture:[a-z0-9_]+:[a-z0-9_]+|ALERTS)(?![A-Za-z0-9_:])/g)) names.add(m[1]!);
   return [...names];
 }
