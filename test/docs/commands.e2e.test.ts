@@ -284,7 +284,7 @@ const RUN: Readonly<Record<string, RunSpec>> = {
     setup: (ctx) => writeFileSync(join(ctx.cwd, 'posture.yaml'), 'objectives:\n  - {name: edr-configured, integration: crowdstrike|sentinelone, target: 0.95}\n'),
     check: (_r, ctx) => expect(readFileSync(join(ctx.cwd, 'posture-objectives.rules.yml'), 'utf8')).toContain('name: posture-objective-edr-configured'),
   },
-  'promtool check rules posture-objectives.rules.yml': { code: 0, check: (r) => expect(r.stdout).toContain('SUCCESS: 12 rules found') },
+  'promtool check rules posture-objectives.rules.yml': { code: 0, check: (r) => expect(r.stdout).toContain('SUCCESS: 13 rules found') },
   'curl --cacert server.crt https://127.0.0.1:9877/metrics': { code: 0, setup: webConfig },
   'curl --cacert server.crt -u prometheus:WRONG https://127.0.0.1:9877/metrics': { code: 0 },
   'curl --cacert server.crt -u prometheus:the-password https://127.0.0.1:9877/metrics': { code: 0, check: (r) => expect(r.stdout).toMatch(/^posture_collection_success\{/m) },

@@ -54,6 +54,7 @@ const CASES: Record<string, Case> = {
   '--portal': { args: ['--portal', 'prod-eu'], shows: 'portal prod-eu (' },
   '--requests-per-minute': { args: ['--requests-per-minute', '3'], shows: 'share 3 requests per 60 s' },
   '--max-series-per-family': { args: ['--max-series-per-family', '500'] },
+  '--alert-slas': { args: ['--alert-slas', 'red=4h,green=2w'], shows: 'alert SLAs: red 4h, amber 7d, green 14d' },
   '--page-size': { args: ['--page-size', '250'] },
   '--vitals-tags': { args: ['--vitals-tags', 'linux,windows'] },
   '--interval-seconds': { args: ['--interval-seconds', '900'], shows: 'devices every   900 s' },
