@@ -138,7 +138,7 @@ export function fixedColor(color: string): dashboard.DynamicConfigValue[] {
 }
 
 /** Colours of the alert severities, matching the portal's own. */
-export const SEVERITY_COLORS: ReadonlyArray<readonly [string, string]> = [
+const SEVERITY_COLORS: ReadonlyArray<readonly [string, string]> = [
   ['red', 'red'],
   ['amber', 'orange'],
   ['green', 'green'],
@@ -149,7 +149,7 @@ export const SEVERITY_COLORS: ReadonlyArray<readonly [string, string]> = [
 export const SPAN_NULLS_MS = 15 * 60 * 1000;
 
 /** Thresholds drawn as a dashed line on a time series: where an alert rule fires. */
-export function dashedThresholds(): common.GraphThresholdsStyleConfigBuilder {
+function dashedThresholds(): common.GraphThresholdsStyleConfigBuilder {
   return new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Dashed);
 }
 
@@ -224,6 +224,31 @@ export function quantityOverTime(spec: PanelSpec, unit: string): timeseries.Pane
   return timeSeriesPanel(spec).min(0).unit(unit).spanNulls(SPAN_NULLS_MS);
 }
 
+/**
+ * A time series' last field settings when an alert rule watches it: push-mode gaps spanned, and
+ * the rule's threshold drawn as a dashed line. Called after the panel's unit and axis range.
+ */
+export function withAlertLine(panel: timeseries.PanelBuilder, steps: dashboard.ThresholdsConfigBuilder): timeseries.PanelBuilder {
+  return panel.spanNulls(SPAN_NULLS_MS).thresholds(steps).thresholdsStyle(dashedThresholds());
+}
+
+/** Counts per label value stacked into their total (open alerts by severity, devices by activity). */
+export function stackedCounts(spec: PanelSpec): timeseries.PanelBuilder {
+  return timeSeriesPanel(spec)
+    .stacking(normalStacking())
+    .fillOpacity(40)
+    .min(0)
+    .unit('short')
+    .spanNulls(SPAN_NULLS_MS);
+}
+
+/** Alert counts stacked by severity, each severity in the portal's own colour. */
+export function severityStack(spec: PanelSpec): timeseries.PanelBuilder {
+  const panel = stackedCounts(spec);
+  for (const [severity, color] of SEVERITY_COLORS) panel.overrideByName(severity, fixedColor(color));
+  return panel;
+}
+
 /** How a stat's value reads: unit, text for no value, value-to-text mappings, colour steps. */
 export interface ValueFormat {
   readonly unit?: string;
@@ -248,6 +273,14 @@ export function statPanel(spec: PanelSpec, format: ValueFormat = {}): stat.Panel
     .reduceOptions(lastNotNull())
     .height(spec.size.h)
     .span(spec.size.w);
+}
+
+/**
+ * How long ago the oldest of some alerts was created (`time() - min(...timestamp...)` queries):
+ * orange after an hour, red after a day, `noValue` when there is none.
+ */
+export function alertAgeStat(spec: PanelSpec, noValue: string): stat.PanelBuilder {
+  return statPanel(spec, { unit: 's', noValue, thresholds: thresholds('green', [3600, 'orange'], [86400, 'red']) }).colorMode(common.BigValueColorMode.Value);
 }
 
 /**

@@ -7,8 +7,6 @@ import type * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
 import {
   DASHBOARD_TAG,
   PORTAL,
-  SPAN_NULLS_MS,
-  dashedThresholds,
   normalStacking,
   postureDashboard,
   promQuery,
@@ -18,6 +16,7 @@ import {
   thresholds,
   timeSeriesPanel,
   valueMapping,
+  withAlertLine,
   type PanelSize,
   type PanelSpec,
 } from './common.js';
@@ -47,17 +46,13 @@ const collectionSuccess = () =>
 
 function lastSuccessAge(): timeseries.PanelBuilder {
   const expr = `time() - max by (portal, source) (posture_collection_last_success_timestamp_seconds{${PORTAL}})`;
-  return timeSeriesPanel({
+  const panel = timeSeriesPanel({
     title: 'Age of the last successful collection',
     description: 'Seconds since each source was last collected successfully. Above the dashed line, PostureCollectionFailing fires.',
     targets: [promQuery('A', expr, '{{portal}} · {{source}}')],
     size: { h: 7, w: 12 },
-  })
-    .unit('s')
-    .min(0)
-    .spanNulls(SPAN_NULLS_MS)
-    .thresholds(thresholds('green', [COLLECTION_STALE_SECONDS, 'red']))
-    .thresholdsStyle(dashedThresholds());
+  });
+  return withAlertLine(panel.unit('s').min(0), thresholds('green', [COLLECTION_STALE_SECONDS, 'red']));
 }
 
 function apiRequests(): timeseries.PanelBuilder {

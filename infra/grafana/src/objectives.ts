@@ -8,19 +8,18 @@ import { ALERT_AGES } from '../../../src/sources/alerts/fold.js';
 import {
   DASHBOARD_TAG,
   PORTAL,
-  SEVERITY_COLORS,
   SPAN_NULLS_MS,
+  alertAgeStat,
   barGaugePanel,
-  dashedThresholds,
   fixedColor,
   integrationVariable,
-  normalStacking,
   objectiveVariable,
   postureDashboard,
   promQuery,
-  statPanel,
+  severityStack,
   thresholds,
   timeSeriesPanel,
+  withAlertLine,
 } from './common.js';
 
 /** Stable uid of the posture objectives dashboard. */
@@ -58,17 +57,13 @@ function budgetNow(): bargauge.PanelBuilder {
 }
 
 function budgetOverTime(): timeseries.PanelBuilder {
-  return timeSeriesPanel({
+  const panel = timeSeriesPanel({
     title: 'Error budget remaining over time',
     description: 'The budget left over the objective\'s window, per integration. Below the dashed line the budget is spent.',
     targets: [promQuery('A', budgetLeft, '{{objective}} · {{portal}} · {{integration}}')],
     size: { h: 9, w: 14 },
-  })
-    .unit('percentunit')
-    .max(1)
-    .spanNulls(SPAN_NULLS_MS)
-    .thresholds(thresholds('red', [0, 'green']))
-    .thresholdsStyle(dashedThresholds());
+  });
+  return withAlertLine(panel.unit('percentunit').max(1), thresholds('red', [0, 'green']));
 }
 
 function burnRateOverTime(): timeseries.PanelBuilder {
@@ -130,19 +125,12 @@ function sliLastDay(): bargauge.PanelBuilder {
 }
 
 function alertsOverSla(): timeseries.PanelBuilder {
-  const panel = timeSeriesPanel({
+  return severityStack({
     title: 'Alerts over SLA',
     description: 'Unresolved, unsnoozed alerts open longer than their severity\'s SLA (the exporter\'s alert_slas, default red 1d, amber 7d, green 30d), stacked by severity. PostureAlertsOverSla fires after 15 minutes above 0.',
     targets: [promQuery('A', `sum by (severity) (max by (portal, severity) (posture_alerts_over_sla{${PORTAL}}))`, '{{severity}}')],
     size: { h: 9, w: 10 },
-  })
-    .stacking(normalStacking())
-    .fillOpacity(40)
-    .min(0)
-    .unit('short')
-    .spanNulls(SPAN_NULLS_MS);
-  for (const [severity, color] of SEVERITY_COLORS) panel.overrideByName(severity, fixedColor(color));
-  return panel;
+  });
 }
 
 function alertsByAge(): bargauge.PanelBuilder {
@@ -158,17 +146,15 @@ function alertsByAge(): bargauge.PanelBuilder {
 }
 
 function oldestUnacknowledged(): stat.PanelBuilder {
-  return statPanel(
+  return alertAgeStat(
     {
       title: 'Oldest unacknowledged alert',
       description: 'How long ago the oldest unresolved alert nobody has acknowledged was created, by severity.',
       targets: [promQuery('A', `time() - min by (severity) (posture_alerts_oldest_unacknowledged_timestamp_seconds{${PORTAL}})`, '{{severity}}', true)],
       size: { h: 9, w: 6 },
     },
-    { unit: 's', noValue: 'none unacknowledged', thresholds: thresholds('green', [3600, 'orange'], [86400, 'red']) },
-  )
-    .colorMode(common.BigValueColorMode.Value)
-    .textMode(common.BigValueTextMode.ValueAndName);
+    'none unacknowledged',
+  ).textMode(common.BigValueTextMode.ValueAndName);
 }
 
 /** Posture objectives: error budget, burn rates and compliance per objective, and the alert SLAs. */

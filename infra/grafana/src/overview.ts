@@ -8,24 +8,24 @@ import {
   DASHBOARD_TAG,
   DATASOURCE,
   PORTAL,
-  SEVERITY_COLORS,
   SPAN_NULLS_MS,
   VITALS,
+  alertAgeStat,
   barGaugePanel,
-  dashedThresholds,
   fixedColor,
   integrationVariable,
   lastNotNull,
-  normalStacking,
   postureDashboard,
   promQuery,
   quantityOverTime,
+  severityStack,
+  stackedCounts,
   statPanel,
   tagVariable,
   thresholds,
   timeSeriesPanel,
   valueMapping,
-  type PanelSpec,
+  withAlertLine,
 } from './common.js';
 
 /** Stable uid of the posture overview dashboard. */
@@ -36,44 +36,26 @@ export const OVERVIEW_UID = 'posture-overview';
 const HEALTH_LOW = 0.9;
 const HEALTH_DROP = 0.05;
 
-/** Counts per label value stacked into their total (open alerts by severity, devices by activity). */
-function stackedCounts(spec: PanelSpec): timeseries.PanelBuilder {
-  return timeSeriesPanel(spec)
-    .stacking(normalStacking())
-    .fillOpacity(40)
-    .min(0)
-    .unit('short')
-    .spanNulls(SPAN_NULLS_MS);
-}
-
 function healthRatio(): timeseries.PanelBuilder {
-  return timeSeriesPanel({
+  const panel = timeSeriesPanel({
     title: 'Health ratio per integration',
     description: 'configurationCompliant / agentDeployedPossibleCompliant for the chosen view (tag All = whole portal). The dashed line is the PostureVitalsHealthLow threshold.',
     targets: [promQuery('A', `max by (portal, integration) (posture_vitals_health_ratio{${VITALS}})`, '{{portal}} · {{integration}}')],
     size: { h: 9, w: 12 },
-  })
-    .unit('percentunit')
-    .min(0)
-    .max(1)
-    .spanNulls(SPAN_NULLS_MS)
-    .thresholds(thresholds('red', [HEALTH_LOW, 'green']))
-    .thresholdsStyle(dashedThresholds());
+  });
+  return withAlertLine(panel.unit('percentunit').min(0).max(1), thresholds('red', [HEALTH_LOW, 'green']));
 }
 
 function healthChange(): timeseries.PanelBuilder {
   const now = `max by (portal, integration) (posture_vitals_health_ratio{${VITALS}})`;
   const dayAgo = `max by (portal, integration) (posture_vitals_health_ratio{${VITALS}} offset 24h)`;
-  return timeSeriesPanel({
+  const panel = timeSeriesPanel({
     title: 'Health ratio change against 24 hours earlier',
     description: 'Ratio points gained or lost since the same time yesterday. Below the dashed line for 30 minutes, PostureVitalsHealthRegression fires.',
     targets: [promQuery('A', `${now} - ${dayAgo}`, '{{portal}} · {{integration}}')],
     size: { h: 9, w: 12 },
-  })
-    .unit('percentunit')
-    .spanNulls(SPAN_NULLS_MS)
-    .thresholds(thresholds('red', [-HEALTH_DROP, 'green']))
-    .thresholdsStyle(dashedThresholds());
+  });
+  return withAlertLine(panel.unit('percentunit'), thresholds('red', [-HEALTH_DROP, 'green']));
 }
 
 /**
@@ -149,14 +131,12 @@ function activeAgents(): bargauge.PanelBuilder {
 }
 
 function alertsBySeverity(): timeseries.PanelBuilder {
-  const panel = stackedCounts({
+  return severityStack({
     title: 'Open alerts by severity',
     description: 'Unresolved alerts, stacked by severity, summed over the chosen portals.',
     targets: [promQuery('A', `sum by (severity) (max by (portal, severity) (posture_alerts_open{${PORTAL}}))`, '{{severity}}')],
     size: { h: 9, w: 12 },
   });
-  for (const [severity, color] of SEVERITY_COLORS) panel.overrideByName(severity, fixedColor(color));
-  return panel;
 }
 
 function alertsByIntegration(): bargauge.PanelBuilder {
@@ -172,15 +152,15 @@ function alertsByIntegration(): bargauge.PanelBuilder {
 }
 
 function oldestRedAlert(): stat.PanelBuilder {
-  return statPanel(
+  return alertAgeStat(
     {
       title: 'Oldest open red alert',
       description: 'Age of the oldest unresolved red alert per portal (its creation time).',
       targets: [promQuery('A', `time() - min by (portal) (posture_alerts_oldest_open_timestamp_seconds{${PORTAL},severity="red"})`, '{{portal}}', true)],
       size: { h: 9, w: 6 },
     },
-    { unit: 's', noValue: 'no open red alert', thresholds: thresholds('green', [3600, 'orange'], [86400, 'red']) },
-  ).colorMode(common.BigValueColorMode.Value);
+    'no open red alert',
+  );
 }
 
 function redAlertWork(): timeseries.PanelBuilder {
