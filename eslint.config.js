@@ -40,6 +40,8 @@ export default defineConfig(
       ...vitest.configs.recommended.rules,
       // Vitest's expect takes a message as its second argument.
       'vitest/valid-expect': ['error', { maxArgs: 2 }],
+      // Table helpers in test/support take their tests' title as an argument.
+      'vitest/valid-title': ['error', { allowArguments: true }],
       'vitest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*', 'assert*'] }],
       // Hooks run inside each test: an expectation there (no secret in the logs) fails that test.
       'vitest/no-standalone-expect': ['error', { additionalTestBlockFunctions: ['beforeAll', 'beforeEach', 'afterEach', 'afterAll'] }],

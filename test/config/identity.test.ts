@@ -4,9 +4,10 @@ import { loadConfig, type Config } from '../../src/config/load.js';
 import { ConfigErrors } from '../../src/errors.js';
 import { checkServeConfig } from '../../src/schedule/fit.js';
 import { explainPlan } from '../../src/schedule/explain.js';
+import { itMaps } from '../support/maps.js';
 
 describe('portalIdentity', () => {
-  it.each([
+  itMaps('%s is the portal %s', portalIdentity, [
     ['https://acme.example.com/public-api/v1', 'https://acme.example.com/public-api/v1'],
     ['https://ACME.Example.COM/public-api/v1', 'https://acme.example.com/public-api/v1'],
     ['https://acme.example.com:443/public-api/v1', 'https://acme.example.com/public-api/v1'],
@@ -14,9 +15,7 @@ describe('portalIdentity', () => {
     ['HTTPS://acme.example.com:443/public-api/v1//', 'https://acme.example.com/public-api/v1'],
     ['http://127.0.0.1:80/public-api/v1', 'http://127.0.0.1/public-api/v1'],
     ['https://acme.example.com:8443/public-api/v1', 'https://acme.example.com:8443/public-api/v1'],
-  ])('%s is the portal %s', (baseUrl, identity) => {
-    expect(portalIdentity(baseUrl)).toBe(identity);
-  });
+  ]);
 
   it('tells apart portals that differ in host, port or path', () => {
     const ids = ['https://acme.example.com/public-api/v1', 'https://globex.example.com/public-api/v1', 'https://acme.example.com:8443/public-api/v1', 'https://acme.example.com/other/public-api/v1'].map(portalIdentity);

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { asWritten } from '../../src/core/utf8.js';
+import { itMaps } from '../support/maps.js';
 
 /** What Node's own UTF-8 codec makes of a string: the oracle. */
 const roundTrip = (s: string) => Buffer.from(s, 'utf8').toString('utf8');
 
 describe('asWritten', () => {
-  it.each([
+  const CASES = [
     ['', ''],
     ['plain', 'plain'],
     ['X\ud800', 'X\ufffd'],
@@ -14,8 +15,9 @@ describe('asWritten', () => {
     ['\ude00\ud83d', '\ufffd\ufffd'],
     ['\ud83d\ud83d\ude00', '\ufffd\ud83d\ude00'],
     ['a\u0000b\nc"d\\e', 'a\u0000b\nc"d\\e'],
-  ])('writes %j as UTF-8 does', (s, want) => {
-    expect(asWritten(s)).toBe(want);
+  ] as const;
+  itMaps('writes %j as UTF-8 does', asWritten, CASES);
+  it.each(CASES.map(([s]) => s))('writes %j as the UTF-8 codec does', (s) => {
     expect(asWritten(s)).toBe(roundTrip(s));
   });
 

@@ -14,6 +14,7 @@ import {
   variableQueryToPromQL,
 } from '../../infra/grafana/src/queries.js';
 import { REPO_ROOT, loadRuleExpressions } from './support.js';
+import { itMaps } from '../support/maps.js';
 
 const GRAFANA_DIR = join(REPO_ROOT, 'infra/grafana');
 
@@ -224,7 +225,7 @@ describe('queries', () => {
 });
 
 describe('substituteVariables', () => {
-  it.each([
+  itMaps('%s -> %s', (expr: string) => substituteVariables(expr), [
     ['up{portal=~"$portal"}', 'up{portal=~".*"}'],
     ['up{portal=~"${portal}"}', 'up{portal=~".*"}'],
     ['up{portal=~"${portal:regex}"}', 'up{portal=~".*"}'],
@@ -235,9 +236,7 @@ describe('substituteVariables', () => {
     ['x / $__range_s', 'x / 3600'],
     ['x[$__interval]', 'x[1m]'],
     ['label_replace(x, "a", "$1", "b", "(.*)")', 'label_replace(x, "a", "$1", "b", "(.*)")'],
-  ])('%s -> %s', (input, output) => {
-    expect(substituteVariables(input)).toBe(output);
-  });
+  ]);
 
   it('takes overrides and leaves unknown variables for unresolvedVariables to report', () => {
     expect(substituteVariables('x{portal=~"$portal",tag=~"$tag"}', { portal: 'acme', tag: 'servers' })).toBe('x{portal=~"acme",tag=~"servers"}');
@@ -247,15 +246,13 @@ describe('substituteVariables', () => {
 });
 
 describe('variableQueryToPromQL', () => {
-  it.each([
+  itMaps('%s -> %s', variableQueryToPromQL, [
     ['label_values(posture_collection_success, portal)', 'group by (portal) (posture_collection_success)'],
     ['label_values(posture_vitals_integration_info{portal=~"$portal",vitals_enabled="true"}, integration)', 'group by (integration) (posture_vitals_integration_info{portal=~"$portal",vitals_enabled="true"})'],
     ['label_values(portal)', 'group by (portal) ({portal!=""})'],
     ['query_result(max by (portal) (up))', 'max by (portal) (up)'],
     ['up', 'up'],
-  ])('%s -> %s', (input, output) => {
-    expect(variableQueryToPromQL(input)).toBe(output);
-  });
+  ]);
 });
 
 describe('provisioning', () => {

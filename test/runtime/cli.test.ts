@@ -72,28 +72,15 @@ describe('posture-exporter check-config', () => {
     expect(r.stdout).toContain('\nalert SLAs: red 4h, amber 7d, green 30d (posture_alerts_over_sla)\n');
   });
 
-  it('refuses a bad alert SLA with one line naming the setting, exit 2', async () => {
-    const r = await cli(['check-config', '--alert-slas', 'red=tomorrow']);
+  it.each([
+    ['a bad alert SLA', ['--alert-slas', 'red=tomorrow'], {}, '--alert-slas: red="tomorrow" is not valid: give a Prometheus duration above 0, such as 12h, 1d or 3d (default red=1d).'],
+    ['an invalid objective', [], { POSTURE_CONFIG: JSON.stringify({ objectives: [{ name: 'edr', target: 95 }] }) }, 'POSTURE_CONFIG: objectives[0].target=95 is not valid: give a number between 0 and 1, both excluded (0.95 for 95 % of devices).'],
+    ['a base URL that does not end in /public-api/v1', [], { POSTURE_BASE_URL: 'https://acme.example.com/api/v1' }, 'POSTURE_BASE_URL="https://acme.example.com/api/v1" does not end in /public-api/v1: give https://<cloud_id>.<host>/public-api/v1 (the portal answers 404 elsewhere).'],
+    ['a key file it cannot read', [], { POSTURE_API_KEY: '', POSTURE_API_KEY_FILE: '/nonexistent/posture-key' }, 'cannot read the API key from POSTURE_API_KEY_FILE (/nonexistent/posture-key) (ENOENT): check it exists and the process may read it.'],
+  ])('refuses %s with one line naming the setting, exit 2', async (_what, flags: string[], env: Record<string, string>, line) => {
+    const r = await cli(['check-config', ...flags], env);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('config error: --alert-slas: red="tomorrow" is not valid: give a Prometheus duration above 0, such as 12h, 1d or 3d (default red=1d).\n');
-  });
-
-  it('refuses an invalid objective with one line naming it, exit 2', async () => {
-    const r = await cli(['check-config'], { POSTURE_CONFIG: JSON.stringify({ objectives: [{ name: 'edr', target: 95 }] }) });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toBe('config error: POSTURE_CONFIG: objectives[0].target=95 is not valid: give a number between 0 and 1, both excluded (0.95 for 95 % of devices).\n');
-  });
-
-  it('refuses a base URL that does not end in /public-api/v1, exit 2', async () => {
-    const r = await cli(['check-config'], { POSTURE_BASE_URL: 'https://acme.example.com/api/v1' });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toBe('config error: POSTURE_BASE_URL="https://acme.example.com/api/v1" does not end in /public-api/v1: give https://<cloud_id>.<host>/public-api/v1 (the portal answers 404 elsewhere).\n');
-  });
-
-  it('refuses a key file it cannot read, naming the setting', async () => {
-    const r = await cli(['check-config'], { POSTURE_API_KEY: '', POSTURE_API_KEY_FILE: '/nonexistent/posture-key' });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toBe('config error: cannot read the API key from POSTURE_API_KEY_FILE (/nonexistent/posture-key) (ENOENT): check it exists and the process may read it.\n');
+    expect(r.stderr).toBe(`config error: ${line}\n`);
   });
 
   it('refuses an interval that cannot fit the budget, naming the smallest that fits', async () => {
