@@ -29,6 +29,17 @@ export const SINK_NAMES = ['otlp', 'remote_write', 'pushgateway'] as const;
 /** Where serverless mode can push. */
 export type SinkName = (typeof SINK_NAMES)[number];
 
+/**
+ * The two settings that point at a secret kept in a store instead of given as a value: an SSM
+ * Parameter Store SecureString and a Secrets Manager secret (each fetched once and cached).
+ */
+function storedSecret<K extends string, S extends Scope>(key: K, scope: S, what: string) {
+  return [
+    { key: `${key}_ssm_parameter`, scope, kind: 'string', flag: true, doc: `An SSM Parameter Store SecureString holding ${what} (fetched once, cached).` },
+    { key: `${key}_secret_id`, scope, kind: 'string', flag: true, doc: `A Secrets Manager secret holding ${what} (fetched once, cached).` },
+  ] as const;
+}
+
 export const SETTINGS = [
   { key: 'config_file', scope: 'global', kind: 'string', flag: true, env: 'POSTURE_CONFIG_FILE', doc: 'A JSON or YAML file with settings and, for several portals, a `portals` list (flag `--config`).' },
   { key: 'config', scope: 'global', kind: 'string', flag: false, doc: 'The same as the config file, as inline JSON.' },
@@ -37,8 +48,7 @@ export const SETTINGS = [
   { key: 'api_host', scope: 'portal', kind: 'string', flag: true, doc: 'The portal\'s API host, used with `POSTURE_CLOUD_ID`.' },
   { key: 'api_key', scope: 'portal', kind: 'secret', flag: false, doc: 'The API key (prefer a file or a secret store).' },
   { key: 'api_key_file', scope: 'portal', kind: 'string', flag: true, doc: 'A file holding the API key (surrounding whitespace ignored).' },
-  { key: 'api_key_ssm_parameter', scope: 'portal', kind: 'string', flag: true, doc: 'An SSM Parameter Store SecureString holding the key (fetched once, cached).' },
-  { key: 'api_key_secret_id', scope: 'portal', kind: 'string', flag: true, doc: 'A Secrets Manager secret holding the key (fetched once, cached).' },
+  ...storedSecret('api_key', 'portal', 'the key'),
   { key: 'api_key_header', scope: 'portal', kind: 'string', default: 'X-Service-ApiKey', flag: true, doc: 'The header that carries the key.' },
   { key: 'portal', scope: 'portal', kind: 'string', default: 'the Cloud ID, else the base URL\'s host', flag: true, doc: 'The `portal` label on every series.' },
   { key: 'requests_per_minute', scope: 'portal', kind: 'int', default: 5, min: 1, max: 10, flag: true, doc: 'This exporter\'s share of the portal\'s budget of 10 requests per 60 s (shared by every client of the portal).' },
@@ -65,19 +75,16 @@ export const SETTINGS = [
   { key: 'remote_write_url', scope: 'global', kind: 'string', flag: true, doc: 'Prometheus remote-write endpoint (AMP, Grafana Cloud, Mimir, VictoriaMetrics, Prometheus).' },
   { key: 'remote_write_sigv4_region', scope: 'global', kind: 'string', flag: true, doc: 'Sign remote writes with SigV4 for Amazon Managed Service for Prometheus in this region (credentials from the role).' },
   { key: 'remote_write_bearer_token', scope: 'global', kind: 'secret', flag: false, doc: 'Bearer token for remote write (prefer its SSM parameter or secret).' },
-  { key: 'remote_write_bearer_token_ssm_parameter', scope: 'global', kind: 'string', flag: true, doc: 'An SSM Parameter Store SecureString holding the remote-write bearer token (fetched once, cached).' },
-  { key: 'remote_write_bearer_token_secret_id', scope: 'global', kind: 'string', flag: true, doc: 'A Secrets Manager secret holding the remote-write bearer token (fetched once, cached).' },
+  ...storedSecret('remote_write_bearer_token', 'global', 'the remote-write bearer token'),
   { key: 'remote_write_username', scope: 'global', kind: 'string', flag: true, doc: 'Basic-auth user for remote write (Grafana Cloud: the instance id).' },
   { key: 'remote_write_password', scope: 'global', kind: 'secret', flag: false, doc: 'Basic-auth password for remote write (Grafana Cloud: an access token; prefer its SSM parameter or secret).' },
-  { key: 'remote_write_password_ssm_parameter', scope: 'global', kind: 'string', flag: true, doc: 'An SSM Parameter Store SecureString holding the remote-write basic-auth password (fetched once, cached).' },
-  { key: 'remote_write_password_secret_id', scope: 'global', kind: 'string', flag: true, doc: 'A Secrets Manager secret holding the remote-write basic-auth password (fetched once, cached).' },
+  ...storedSecret('remote_write_password', 'global', 'the remote-write basic-auth password'),
   { key: 'remote_write_headers', scope: 'global', kind: 'secret', flag: false, doc: 'Extra headers on every remote write, `Name=value,Name2=value2` (values percent-decoded, e.g. `%2C` for a comma), such as `X-Scope-OrgID` for Mimir or a proxy\'s own credential; values are redacted from logs and errors.' },
   { key: 'pushgateway_url', scope: 'global', kind: 'string', flag: true, doc: 'Pushgateway base URL; one group per portal and source, replaced on each push.' },
   { key: 'pushgateway_job', scope: 'global', kind: 'string', default: 'posture-exporter', flag: true, doc: 'The Pushgateway `job` of the groups.' },
   { key: 'pushgateway_username', scope: 'global', kind: 'string', flag: true, doc: 'Basic-auth user for the Pushgateway (its `--web.config.file` `basic_auth_users`, or a proxy in front).' },
   { key: 'pushgateway_password', scope: 'global', kind: 'secret', flag: false, doc: 'Basic-auth password for the Pushgateway (prefer its SSM parameter or secret).' },
-  { key: 'pushgateway_password_ssm_parameter', scope: 'global', kind: 'string', flag: true, doc: 'An SSM Parameter Store SecureString holding the Pushgateway basic-auth password (fetched once, cached).' },
-  { key: 'pushgateway_password_secret_id', scope: 'global', kind: 'string', flag: true, doc: 'A Secrets Manager secret holding the Pushgateway basic-auth password (fetched once, cached).' },
+  ...storedSecret('pushgateway_password', 'global', 'the Pushgateway basic-auth password'),
   { key: 'push_timeout_seconds', scope: 'global', kind: 'int', default: '10; OTLP: OTEL_EXPORTER_OTLP_(METRICS_)TIMEOUT, else 10', min: 1, max: 300, flag: true, doc: 'Timeout of each push request (remote write, Pushgateway, OTLP), also bounded by the time left before the cycle\'s deadline.' },
   { key: 'push_max_retries', scope: 'global', kind: 'int', default: 3, min: 0, max: 10, flag: true, doc: 'Retries of a remote write or Pushgateway request after 429, 5xx or a network error (backoff, `Retry-After` honoured), while the deadline allows.' },
   { key: 'push_concurrency', scope: 'global', kind: 'int', default: 8, min: 1, max: 64, flag: true, doc: 'Most requests each sink has in flight at once (Pushgateway groups, remote-write requests, OTLP exports); the rest wait their turn, and whatever has not started when the push deadline passes is reported as not pushed.' },
