@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { editDistance, nearestName, prefixDistance, unknownSettingMessage, unknownSettings } from '../../src/config/unknown.js';
+import { itMaps } from '../support/maps.js';
 
 describe('editDistance', () => {
-  it.each([
+  const rows = [
     ['', '', 0],
     ['abc', 'abc', 0],
     ['abc', 'ab', 1],
@@ -10,10 +11,9 @@ describe('editDistance', () => {
     ['abc', 'axc', 1],
     ['abcd', 'abdc', 1],
     ['kitten', 'sitting', 3],
-  ])('%j to %j is %i', (a, b, d) => {
-    expect(editDistance(a, b)).toBe(d);
-    expect(editDistance(b, a)).toBe(d);
-  });
+  ] as const;
+  itMaps('%j to %j is %i', editDistance, rows);
+  itMaps('%j to %j is %i the other way too', (a: string, b: string) => editDistance(b, a), rows);
 });
 
 describe('unknownSettings', () => {
@@ -77,15 +77,13 @@ describe('unknownSettingMessage', () => {
 });
 
 describe('prefixDistance', () => {
-  it.each([
+  itMaps('%j to the nearest beginning of %j is %i', prefixDistance, [
     ['INTERVAL', 'INTERVAL_SECONDS', 0],
     ['INTERVL', 'INTERVAL_SECONDS', 1],
     ['INTERVALL', 'INTERVAL_SECONDS', 1],
     ['LISTEN', 'LISTEN', 0],
     ['INTERVL', 'LISTEN', 5],
-  ])('%j to the nearest beginning of %j is %i', (a, b, d) => {
-    expect(prefixDistance(a, b)).toBe(d);
-  });
+  ]);
 });
 
 describe('nearestName for flags', () => {

@@ -1,11 +1,12 @@
 import { expect, it } from 'vitest';
 
 /**
- * One test per row of a table of inputs and the output `fn` must give for each, written by hand
- * (from the spec or a reference, never from `fn`). `title` formats the row as `it.each` does.
+ * One test per row of a table: the row's arguments, then the output `fn` must give for them,
+ * written by hand (from the spec or a reference, never from `fn`). `title` formats the whole row
+ * as `it.each` does.
  */
-export function itMaps<I, O>(title: string, fn: (input: I) => O, rows: ReadonlyArray<readonly [I, O]>): void {
-  it.each(rows)(title, (input, want) => {
-    expect(fn(input)).toBe(want);
+export function itMaps<A extends unknown[], O>(title: string, fn: (...args: A) => O, rows: ReadonlyArray<readonly [...A, O]>): void {
+  it.each(rows.map((row): unknown[] => [...row]))(title, (...row) => {
+    expect(fn(...(row.slice(0, -1) as A))).toBe(row.at(-1));
   });
 }
