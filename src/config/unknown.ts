@@ -1,6 +1,6 @@
 /**
  * `POSTURE_*` environment variables that are not settings (typos such as POSTURE_INTERVAL_SECOND),
- * each with the nearest setting. Pure: the callers decide how to warn.
+ * each with the nearest setting. Pure: the callers refuse to start on them.
  */
 import { SETTINGS, envName } from './settings.js';
 
@@ -93,9 +93,12 @@ export function unknownSettings(env: Readonly<Record<string, string | undefined>
   return out;
 }
 
-/** One warning line for an unknown variable (names only, never values). */
+/**
+ * The line that refuses an unknown variable (names only, never values): a typo leaves the setting
+ * meant at its default, so every command and the Lambda refuse to start on it.
+ */
 export function unknownSettingMessage(u: UnknownSetting): string {
   return u.close
-    ? `${u.name} is not a setting and is ignored: did you mean ${u.nearest}?`
-    : `${u.name} is not a setting and is ignored (the nearest is ${u.nearest}; see posture-exporter --help).`;
+    ? `${u.name} is not a setting: did you mean ${u.nearest}? Rename it, or unset it.`
+    : `${u.name} is not a setting (the nearest is ${u.nearest}): unset it, or see posture-exporter --help for the settings.`;
 }

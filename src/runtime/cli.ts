@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config/load.js';
-import { refuseInvalid, startupProblems } from './startup.js';
+import { problemsFirst, problemsOf, refuseInvalid, startupProblems, unknownVariables } from './startup.js';
 import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingKey } from '../config/settings.js';
-import { nearestName, unknownSettingMessage, unknownSettings } from '../config/unknown.js';
+import { nearestName } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { CliIo } from '../core/io.js';
-import { createLogger, levelOr, redact, type Logger, type LogLevel } from '../core/log.js';
+import { createLogger, redact, type Logger } from '../core/log.js';
 import { ConfigError, ConfigErrors, ListenError } from '../errors.js';
 import { renderJson, renderText } from '../metrics/render.js';
 import { CATALOGUE } from '../collect/catalogue.js';
@@ -140,13 +140,11 @@ function simulatorOptions(sim: Partial<Record<(typeof SIM_FLAGS)[number], string
   return out;
 }
 
-function printProblems(err: unknown, io: CliIo): number {
-  if (err instanceof ConfigErrors) {
-    for (const p of err.problems) io.stderr(`config error: ${p.message}\n`);
-    return EXIT_USAGE;
-  }
-  if (err instanceof ConfigError) {
-    io.stderr(`config error: ${err.message}\n`);
+/** One `config error:` line per problem (`first`, the unknown variables, before the error's own), exit 2. */
+function printProblems(err: unknown, io: CliIo, first: readonly ConfigError[] = []): number {
+  const problems = problemsOf(err);
+  if (problems) {
+    for (const p of problemsFirst(first, problems)) io.stderr(`config error: ${p.message}\n`);
     return EXIT_USAGE;
   }
   if (err instanceof ListenError) {
@@ -184,19 +182,20 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return EXIT_USAGE;
   }
   const clock = io.clock ?? systemClock;
-  const unknown = warnUnknownSettings(parsed.command, io, clock);
+  // A POSTURE_* variable that is not a setting (a typo) leaves the setting meant unset: these commands refuse to start on it.
+  const unknown = ['once', 'serve', 'demo', 'check-config'].includes(parsed.command) ? unknownVariables(io.env) : [];
   try {
     switch (parsed.command) {
       case 'once':
-        return await runOnce(parsed.flags, io, clock);
+        return await runOnce(parsed.flags, io, clock, unknown);
       case 'serve':
-        return await runServe(parsed.flags, io, clock);
+        return await runServe(parsed.flags, io, clock, unknown);
       case 'check-config':
         return await runCheckConfig(parsed.flags, io, unknown);
       case 'simulate':
         return await (await import('../simulator/command.js')).simulateCommand({ listen: parsed.flags.listen, ...parsed.simulate }, simulatorOptions(parsed.sim), io, clock);
       case 'demo':
-        return await runDemo(parsed.flags, simulatorOptions(parsed.sim), io, clock);
+        return await runDemo(parsed.flags, simulatorOptions(parsed.sim), io, clock, unknown);
       case 'backfill':
         return await (await import('../backfill/command.js')).backfillCommand(parsed.flags, parsed.backfill, io, clock);
       case 'rules':
@@ -206,34 +205,20 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
         return EXIT_USAGE;
     }
   } catch (err) {
-    return printProblems(err, io);
+    // Settings that could not load, or a command's own refusal: the unknown variables are named too, first.
+    return printProblems(err, io, unknown);
   }
 }
 
-/** One warning per `POSTURE_*` variable that is not a setting (a typo would otherwise pass silently); returns how many. */
-function warnUnknownSettings(command: string, io: CliIo, clock: Clock): number {
-  if (!['once', 'serve', 'demo', 'check-config'].includes(command)) return 0;
-  const unknown = unknownSettings(io.env);
-  if (unknown.length === 0) return 0;
-  if (command === 'check-config') {
-    for (const u of unknown) io.stderr(`warning: ${unknownSettingMessage(u)}\n`);
-    return unknown.length;
-  }
-  // Before the settings are loaded (a typo may be why they are invalid), at the level asked for if it is valid.
-  const { logger } = makeLogger(undefined, io, clock, levelOr(io.env.POSTURE_LOG_LEVEL));
-  for (const u of unknown) logger.warn(unknownSettingMessage(u), { variable: u.name, nearest: u.nearest });
-  return unknown.length;
-}
-
-function makeLogger(config: Pick<Config, 'logLevel' | 'secrets'> | undefined, io: CliIo, clock: Clock, level?: LogLevel): { logger: Logger; secrets: string[] } {
-  const secrets = [...(config?.secrets ?? [])];
-  const logger = createLogger({ level: level ?? config?.logLevel ?? 'info', write: (l) => io.stderr(l + '\n'), secrets, clock });
+function makeLogger(config: Pick<Config, 'logLevel' | 'secrets'>, io: CliIo, clock: Clock): { logger: Logger; secrets: string[] } {
+  const secrets = [...config.secrets];
+  const logger = createLogger({ level: config.logLevel, write: (l) => io.stderr(l + '\n'), secrets, clock });
   return { logger, secrets };
 }
 
-async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, clock: Clock): Promise<number> {
+async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, clock: Clock, unknown: readonly ConfigError[]): Promise<number> {
   const config = loadConfig({ env: io.env, flags });
-  await refuseInvalid(config);
+  await refuseInvalid(config, unknown);
   const { logger, secrets } = makeLogger(config, io, clock);
   const { ledgerOf } = openState(config.stateDir, logger);
   const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (s) => secrets.push(s), ledgerOf });
@@ -274,10 +259,9 @@ function interrupted(io: CliIo): number {
 }
 
 /** `serve` until the stop signal; `onListening` runs once /metrics is really served (banners wait for it). */
-async function serveWith(config: Config, io: CliIo, clock: Clock, extraSecrets: string[] = [], portalUrl?: string, onListening?: (metricsUrl: string) => void): Promise<number> {
-  await refuseInvalid(config);
+async function serveWith(config: Config, io: CliIo, clock: Clock, unknown: readonly ConfigError[], portalUrl?: string, onListening?: (metricsUrl: string) => void): Promise<number> {
+  await refuseInvalid(config, unknown);
   const { logger, secrets } = makeLogger(config, io, clock);
-  secrets.push(...extraSecrets);
   const { ledgerOf } = openState(config.stateDir, logger);
   const handle = await startServe(config, { clock, logger, onSecret: (s) => secrets.push(s), ledgerOf });
   onListening?.(`${handle.url}/metrics`);
@@ -287,22 +271,17 @@ async function serveWith(config: Config, io: CliIo, clock: Clock, extraSecrets: 
   return EXIT_OK;
 }
 
-async function runServe(flags: Partial<Record<SettingKey, string>>, io: CliIo, clock: Clock): Promise<number> {
-  return serveWith(loadConfig({ env: io.env, flags }), io, clock);
+async function runServe(flags: Partial<Record<SettingKey, string>>, io: CliIo, clock: Clock, unknown: readonly ConfigError[]): Promise<number> {
+  return serveWith(loadConfig({ env: io.env, flags }), io, clock, unknown);
 }
 
-/** `check-config`: exit 0 only when nothing is wrong, not even a variable it warned about (`unknown`, the count). */
-async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: CliIo, unknown: number): Promise<number> {
+/** `check-config`: exit 0 only when nothing is wrong; else the plan on stdout and one line per problem, as once, serve and the Lambda refuse to start. */
+async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: CliIo, unknown: readonly ConfigError[]): Promise<number> {
   const config = loadConfig({ env: io.env, flags });
-  const problems = await startupProblems(config);
+  const problems = await startupProblems(config, unknown);
   if (problems.length) {
     io.stdout(`${explainPlan(config).join('\n')}\n`);
     throw new ConfigErrors(problems);
-  }
-  if (unknown > 0) {
-    // The warnings above are the problems: the settings meant there are not in effect.
-    io.stdout(`${explainPlan(config).join('\n')}\n`);
-    return EXIT_USAGE;
   }
   const { shard } = config;
   const owned = shard.total > 1 ? `\nshard ${shard.ordinal} of ${shard.total} owns ${config.portals.length} of ${shard.portalsInAll} portal(s)${config.portals.length ? `: ${config.portals.map((p) => p.name).join(', ')}` : ''}` : '';
@@ -312,9 +291,9 @@ async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: Cl
   return EXIT_OK;
 }
 
-async function runDemo(flags: Partial<Record<SettingKey, string>>, sim: SimulatorOptions, io: CliIo, clock: Clock): Promise<number> {
+async function runDemo(flags: Partial<Record<SettingKey, string>>, sim: SimulatorOptions, io: CliIo, clock: Clock, unknown: readonly ConfigError[]): Promise<number> {
   const configured = ['POSTURE_BASE_URL', 'POSTURE_CLOUD_ID', 'POSTURE_CONFIG', 'POSTURE_CONFIG_FILE'].some((k) => io.env[k]) || flags.base_url || flags.cloud_id || flags.config_file;
-  if (configured) return runServe(flags, io, clock);
+  if (configured) return runServe(flags, io, clock, unknown);
   // The simulated portal brings its own key: a key given without an address is a real portal's, its address mistyped or missing.
   const keyKeys: SettingKey[] = ['api_key', 'api_key_file', 'api_key_ssm_parameter', 'api_key_secret_id'];
   const keySet = keyKeys.filter((k) => io.env[envName(SETTING_BY_KEY[k])] || flags[k]);
@@ -322,6 +301,8 @@ async function runDemo(flags: Partial<Record<SettingKey, string>>, sim: Simulato
     const names = keySet.map((k) => (flags[k] ? `--${flagName(SETTING_BY_KEY[k])}` : envName(SETTING_BY_KEY[k]))).join(', ');
     throw new ConfigError('POSTURE_BASE_URL', `${names} is set but no portal address is: set POSTURE_BASE_URL (or POSTURE_CLOUD_ID and POSTURE_API_HOST) for the real portal, or unset ${names} for the simulated portal, which uses its own key.`);
   }
+  // Refused before the simulated portal starts, as serve refuses before it listens.
+  if (unknown.length > 0) throw new ConfigErrors([...unknown]);
   const { startSimulator } = await import('../simulator/index.js');
   const portal = await startSimulator({ ...sim, clock, host: '127.0.0.1', port: 0 });
   try {
@@ -335,7 +316,7 @@ async function runDemo(flags: Partial<Record<SettingKey, string>>, sim: Simulato
     };
     const config = loadConfig({ env, flags });
     // Only once /metrics is served: a busy port is one error line, not a banner then an error.
-    return await serveWith(config, io, clock, [], portal.baseUrl, (metricsUrl) =>
+    return await serveWith(config, io, clock, unknown, portal.baseUrl, (metricsUrl) =>
       io.stderr(
         `posture-exporter demo: simulated portal at ${portal.baseUrl}\n` +
           `  metrics:  ${metricsUrl} (collected every ${config.intervalSeconds} s)\n` +

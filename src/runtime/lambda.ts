@@ -1,7 +1,6 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { loadConfig, type Config } from '../config/load.js';
 import { SETTINGS, SETTING_BY_KEY, envName } from '../config/settings.js';
-import { unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, redact, type LogFields, type Logger } from '../core/log.js';
 import { ConfigError, ConfigErrors, PostureError } from '../errors.js';
@@ -15,6 +14,7 @@ import type { KeyStoreOptions } from '../config/secrets.js';
 import { buildBatches, sinksOf } from '../sinks/configured.js';
 import { portalIdentity } from '../config/identity.js';
 import { openState } from '../state/index.js';
+import { keyFileProblems, problemsFirst, problemsOf, settingsProblems, unknownVariables } from './startup.js';
 import { MAX_TOTAL_SHARDS, ownsPortal, parseShard, parseTotalShards } from '../config/shard.js';
 
 /** What one invocation did; returned to Lambda (visible in the console and in async destinations). */
@@ -184,18 +184,25 @@ interface HandlerEnv {
 /**
  * Settings parsed and validated once per container, and what lives as long as it: the exporter
  * (its schedulers keep the budget's history across warm invocations) and the sinks (a credential
- * from a store is read once). Invalid settings: one log line and InvocationFailedError.
+ * from a store is read once). Invalid settings (whatever check-config refuses, with the same
+ * lines): one log line and InvocationFailedError, before any request.
  */
-function startContainer(h: HandlerEnv, requestId: string): Container {
+async function startContainer(h: HandlerEnv, requestId: string): Promise<Container> {
+  // A POSTURE_* variable that is not a setting (a typo) leaves the setting meant unset: refused, as the CLI refuses it.
+  const unknown = unknownVariables(h.env);
   let config: Config;
   try {
     config = loadConfig({ env: h.env });
-    if (config.push.sinks.length === 0) throw new ConfigError('POSTURE_PUSH', 'POSTURE_PUSH is empty: the Lambda pushes its metrics, set it to any of otlp, remote_write, pushgateway.');
+    // The key files are checked per shard, when an event names one (exporterOf): a shard reads only its own portals' keys.
+    const problems = await settingsProblems(config, unknown);
+    if (config.push.sinks.length === 0) problems.push(new ConfigError('POSTURE_PUSH', 'POSTURE_PUSH is empty: the Lambda pushes its metrics, set it to any of otlp, remote_write, pushgateway.'));
+    if (problems.length > 0) throw new ConfigErrors(problems);
   } catch (err) {
-    const problems = err instanceof ConfigErrors ? err.problems : err instanceof ConfigError ? [err] : undefined;
-    if (!problems) throw err;
+    const own = problemsOf(err);
+    if (!own) throw err;
+    const problems = problemsFirst(unknown, own);
     // One line, so the Lambda console and the error metric's log show the whole reason.
-    const message = redact(`invalid settings: ${[...problems.map((p) => p.message), ...unknownSettings(h.env).map(unknownSettingMessage)].join(' | ')}`, envSecrets(h.env));
+    const message = redact(`invalid settings: ${problems.map((p) => p.message).join(' | ')}`, envSecrets(h.env));
     createLogger({ shape: 'powertools', secrets: envSecrets(h.env), clock: h.clock, base: { service: 'posture-exporter', function_request_id: requestId }, write: h.write }).error('invalid settings', {
       settings: problems.map((p) => p.setting),
       reason: message,
@@ -210,7 +217,6 @@ function startContainer(h: HandlerEnv, requestId: string): Container {
   };
   const base = createLogger({ level: config.logLevel, shape: 'powertools', secrets, clock: h.clock, base: { service: 'posture-exporter' }, write: h.write });
   const { logger, setContext } = swappableLogger(base);
-  for (const u of unknownSettings(h.env)) base.warn(unknownSettingMessage(u), { variable: u.name, nearest: u.nearest });
   // Requests are recorded only in a state directory that is set (serverless.yml: /tmp/posture-exporter): a Lambda's home is not writable.
   const ledgerOf = config.stateDirSet ? openState(config.stateDir, logger).ledgerOf : undefined;
   const newExporter = (selection: Config) => new Exporter(selection, { clock: h.clock, logger, runtime: 'lambda', keyStore: h.keyStore, onSecret, ledgerOf });
@@ -269,13 +275,16 @@ function failureOf(results: readonly CycleResult[], outcomes: readonly PushOutco
  * container's life while the same selection comes back, so warm invocations keep its budgets; a
  * different selection replaces it (the container then holds one shard's state, never a list of
  * every shard it ever served). A shard's exporter never holds another shard's portals, so their
- * keys are never read.
+ * keys are never read. Throws ConfigErrors, as check-config does for the same shard, when a key
+ * file of its portals cannot be read (nothing is kept, so the next invocation reads it again).
  */
-function exporterOf(c: Container, shard: EventShard | undefined): Exporter {
+async function exporterOf(c: Container, shard: EventShard | undefined, keyStore: KeyStoreOptions | undefined): Promise<Exporter> {
   const id = shard ? `${shard.shard}/${shard.totalShards}` : 'all';
   if (c.current?.id === id) return c.current.exporter;
   const portals = shard ? c.config.portals.filter((p) => ownsPortal(portalIdentity(p.baseUrl), shard.shard, shard.totalShards)) : c.config.portals;
   const selection: Config = shard ? { ...c.config, portals, shard: { ordinal: shard.shard, total: shard.totalShards, portalsInAll: c.config.portals.length } } : c.config;
+  const problems = await keyFileProblems(portals, keyStore);
+  if (problems.length > 0) throw new ConfigErrors(problems);
   if (c.current) c.logger.info('a different shard: the previous one\'s state is dropped', { previous: c.current.id, next: id });
   c.current = { id, exporter: c.newExporter(selection) };
   // The previous push was the previous selection's.
@@ -293,7 +302,7 @@ export function createHandler(deps: HandlerDeps = {}) {
     // The local clock's estimate needs this invocation's exporter, known once the event is read.
     const current: { exporter?: Exporter } = {};
     const context = contextOf(invocationContext, () => container, () => current.exporter);
-    const c = (container ??= startContainer(h, context.awsRequestId));
+    const c = (container ??= await startContainer(h, context.awsRequestId));
     c.setContext({
       cold_start: c.invocations++ === 0,
       function_request_id: context.awsRequestId,
@@ -313,7 +322,17 @@ export function createHandler(deps: HandlerDeps = {}) {
       logger.error('invocation failed', { reason: message, settings: [err.setting] });
       throw new InvocationFailedError(message, undefined, { cause: err });
     }
-    const exporter = (current.exporter = exporterOf(c, shard));
+    let exporter: Exporter;
+    try {
+      exporter = current.exporter = await exporterOf(c, shard, h.keyStore);
+    } catch (err) {
+      const problems = problemsOf(err);
+      if (!problems) throw err;
+      // The lines check-config prints for this shard's settings, before any request.
+      const message = `invalid settings: ${scrub(problems.map((p) => p.message).join(' | '))}`;
+      logger.error('invalid settings', { settings: problems.map((p) => p.setting), reason: message });
+      throw new InvocationFailedError(message, undefined, { cause: err });
+    }
     // The shard this invocation runs (the event's, or the settings'; 0 of 1 unsharded): its gauges go with every push.
     const { ordinal, total } = exporter.config.shard;
     const shardFacts = shard || total > 1 ? { shard: { shard: ordinal, totalShards: total, portals: exporter.portals.length } } : {};

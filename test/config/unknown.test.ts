@@ -65,13 +65,13 @@ describe('unknownSettingMessage', () => {
     const [u] = unknownSettings({ POSTURE_API_KEYS: 'very-secret-value' });
     expect(u).toBeDefined();
     const message = unknownSettingMessage(u!);
-    expect(message).toBe('POSTURE_API_KEYS is not a setting and is ignored: did you mean POSTURE_API_KEY?');
+    expect(message).toBe('POSTURE_API_KEYS is not a setting: did you mean POSTURE_API_KEY? Rename it, or unset it.');
     expect(message).not.toContain('very-secret-value');
   });
 
   it('says the nearest without guessing when nothing is close', () => {
     expect(unknownSettingMessage({ name: 'POSTURE_XYZZY_PLUGH_FOO', nearest: 'POSTURE_CONFIG', close: false })).toBe(
-      'POSTURE_XYZZY_PLUGH_FOO is not a setting and is ignored (the nearest is POSTURE_CONFIG; see posture-exporter --help).',
+      'POSTURE_XYZZY_PLUGH_FOO is not a setting (the nearest is POSTURE_CONFIG): unset it, or see posture-exporter --help for the settings.',
     );
   });
 });

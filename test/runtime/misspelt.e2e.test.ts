@@ -37,7 +37,7 @@ describe('the built CLI', () => {
   it('check-config: a mistyped variable exits 2; without it, 0', async () => {
     const bad = await run(['check-config'], { POSTURE_INTERVAL_SECOND: '600' });
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toBe('warning: POSTURE_INTERVAL_SECOND is not a setting and is ignored: did you mean POSTURE_INTERVAL_SECONDS?\n');
+    expect(bad.stderr).toBe('config error: POSTURE_INTERVAL_SECOND is not a setting: did you mean POSTURE_INTERVAL_SECONDS? Rename it, or unset it.\n');
     expect((await run(['check-config'], { POSTURE_INTERVAL_SECONDS: '600' })).code).toBe(0);
   });
 
