@@ -119,28 +119,15 @@ portals:
   });
 
   it.each([
-    ['a rate above the portal limit', { ...base, POSTURE_REQUESTS_PER_MINUTE: '12' }, 'POSTURE_REQUESTS_PER_MINUTE (--requests-per-minute)="12" is not valid: set a whole number from 1 to 10 (default 5).'],
-    ['a non-numeric page size', { ...base, POSTURE_PAGE_SIZE: 'lots' }, 'POSTURE_PAGE_SIZE (--page-size)="lots" is not valid: set a whole number from 1 to 100000 (default 500).'],
-    ['a zero interval', { ...base, POSTURE_INTERVAL_SECONDS: '0' }, 'POSTURE_INTERVAL_SECONDS (--interval-seconds)="0" is not valid: set a whole number from 10 to 86400 (default 300).'],
-    ['an unknown log level', { ...base, POSTURE_LOG_LEVEL: 'loud' }, 'POSTURE_LOG_LEVEL (--log-level)="loud" is not valid: use one of debug, info, warn, error.'],
-    ['an unknown format', { ...base, POSTURE_FORMAT: 'xml' }, 'POSTURE_FORMAT (--format)="xml" is not valid: use one of prometheus, openmetrics, json.'],
-    ['plain http to a remote host', { ...base, POSTURE_BASE_URL: 'http://acme.example.com/public-api/v1' }, 'POSTURE_BASE_URL must use https (plain http only for loopback addresses): got http://acme.example.com.'],
-    ['a base URL that is not a URL', { ...base, POSTURE_BASE_URL: 'acme' }, 'POSTURE_BASE_URL="acme" is not a URL: give the full https://<cloud_id>.<host>/public-api/v1.'],
-    ['a base URL not ending in the API root', { ...base, POSTURE_BASE_URL: 'https://acme.example.com/api/v1/' }, 'POSTURE_BASE_URL="https://acme.example.com/api/v1" does not end in /public-api/v1: give https://<cloud_id>.<host>/public-api/v1 (the portal answers 404 elsewhere).'],
     ['a listed portal whose base URL is the bare host', { POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }, { portal: 'b', base_url: 'https://b.example.com', api_key: 'k-5678' }] }) }, 'portals[1]: POSTURE_BASE_URL="https://b.example.com" does not end in /public-api/v1: give https://<cloud_id>.<host>/public-api/v1 (the portal answers 404 elsewhere).'],
     ['a Cloud ID that is not a DNS label', { POSTURE_CLOUD_ID: 'acme_corp', POSTURE_API_HOST: 'example.com', POSTURE_API_KEY: 'k-1234' }, 'POSTURE_CLOUD_ID="acme_corp" is not a valid DNS label: use letters, digits and inner hyphens, at most 63 characters.'],
     ['a Cloud ID without a host', { POSTURE_CLOUD_ID: 'acme', POSTURE_API_KEY: 'k-1234' }, 'POSTURE_API_HOST is missing: the Cloud ID and the API host go together (or give POSTURE_BASE_URL).'],
     ['both a base URL and a Cloud ID', { ...base, POSTURE_CLOUD_ID: 'acme', POSTURE_API_HOST: 'example.com' }, 'POSTURE_BASE_URL and POSTURE_CLOUD_ID/POSTURE_API_HOST are both set: give either the base URL or the Cloud ID and host.'],
     ['no portal', {}, 'no portal is configured: set POSTURE_BASE_URL, or POSTURE_CLOUD_ID and POSTURE_API_HOST (or run `npm start` for the simulated portal).'],
     ['no API key', { POSTURE_BASE_URL: base.POSTURE_BASE_URL }, 'no API key: set POSTURE_API_KEY, POSTURE_API_KEY_FILE, POSTURE_API_KEY_SSM_PARAMETER or POSTURE_API_KEY_SECRET_ID.'],
-    ['two key sources', { ...base, POSTURE_API_KEY_FILE: '/k' }, 'more than one API key source is set (value, file): keep exactly one of POSTURE_API_KEY, POSTURE_API_KEY_FILE, POSTURE_API_KEY_SSM_PARAMETER, POSTURE_API_KEY_SECRET_ID.'],
-    ['a bad header name', { ...base, POSTURE_API_KEY_HEADER: 'X Key' }, 'POSTURE_API_KEY_HEADER="X Key" is not a valid HTTP header name.'],
-    ['a bad listen address', { ...base, POSTURE_LISTEN: 'localhost' }, 'POSTURE_LISTEN (--listen)="localhost" is not HOST:PORT: give e.g. 0.0.0.0:9877 or 127.0.0.1:9877.'],
-    ['an unknown sink', { ...base, POSTURE_PUSH: 'kafka' }, 'POSTURE_PUSH (--push)="kafka" is not valid: use a comma-separated subset of otlp, remote_write, pushgateway.'],
     ['remote write without a URL', { ...base, POSTURE_PUSH: 'remote_write' }, "POSTURE_PUSH includes remote_write but POSTURE_REMOTE_WRITE_URL is not set: give the receiver's remote-write URL."],
     ['a pushgateway URL that is not a URL', { ...base, POSTURE_PUSHGATEWAY_URL: 'pgw:9091' }, 'POSTURE_PUSHGATEWAY_URL="pgw:9091" is not an http(s) URL: give the receiver\'s full URL.'],
     ['two remote-write auth methods', { ...base, POSTURE_REMOTE_WRITE_SIGV4_REGION: 'eu-west-1', POSTURE_REMOTE_WRITE_BEARER_TOKEN: 'tok-123456' }, 'remote write has more than one auth method set (sigv4, bearer): keep one of POSTURE_REMOTE_WRITE_SIGV4_REGION, POSTURE_REMOTE_WRITE_BEARER_TOKEN, POSTURE_REMOTE_WRITE_USERNAME+PASSWORD.'],
-    ['a basic-auth user without a password', { ...base, POSTURE_REMOTE_WRITE_USERNAME: 'u' }, 'POSTURE_REMOTE_WRITE_USERNAME and POSTURE_REMOTE_WRITE_PASSWORD go together: set both for basic auth.'],
     ['both inline config and a config file', { ...base, POSTURE_CONFIG: '{}', POSTURE_CONFIG_FILE: '/x.yaml' }, 'POSTURE_CONFIG and POSTURE_CONFIG_FILE (--config) are both set: keep one of them.'],
     ['inline config that is not JSON', { ...base, POSTURE_CONFIG: '{nope' }, expect.stringMatching(/^POSTURE_CONFIG is not valid JSON( at character \d+)?: fix the syntax there\.$/)],
     ['inline JSON whose error would quote a key', { ...base, POSTURE_CONFIG: '{"api_key":sim-secret-abc}' }, expect.stringMatching(/^POSTURE_CONFIG is not valid JSON( at character \d+)?: fix the syntax there\.$/)],
@@ -150,20 +137,40 @@ portals:
     ['an empty portals list', { POSTURE_CONFIG: JSON.stringify({ portals: [] }) }, expect.stringMatching(/^POSTURE_CONFIG: `portals` must be a non-empty list of mappings\.$/)],
     ['a setting of the wrong shape in the file', { ...base, POSTURE_CONFIG: JSON.stringify({ page_size: { many: true } }) }, 'POSTURE_CONFIG: page_size must be a string, a number or a list.'],
     ...remoteWriteCredentialCases(),
-    ['a remote-write header without a value', { ...base, POSTURE_REMOTE_WRITE_HEADERS: 'X-Scope-OrgID=t1,X-Token' }, 'POSTURE_REMOTE_WRITE_HEADERS: entry 2 is not Name=value with a valid header name: give e.g. X-Scope-OrgID=tenant-1,Name2=value2.'],
-    ['a remote-write header name with a space', { ...base, POSTURE_REMOTE_WRITE_HEADERS: 'X Token=hdr-secret-1234' }, 'POSTURE_REMOTE_WRITE_HEADERS: entry 1 is not Name=value with a valid header name: give e.g. X-Scope-OrgID=tenant-1,Name2=value2.'],
-    ['an Authorization remote-write header', { ...base, POSTURE_REMOTE_WRITE_HEADERS: 'authorization=Bearer hdr-secret-1234' }, 'POSTURE_REMOTE_WRITE_HEADERS: the authorization header is set by the exporter itself (use the remote-write bearer token, basic-auth or SigV4 settings): remove it.'],
-    ['a remote-write header the sink sets', { ...base, POSTURE_REMOTE_WRITE_HEADERS: 'Content-Encoding=gzip' }, 'POSTURE_REMOTE_WRITE_HEADERS: the Content-Encoding header is set by the exporter itself: remove it.'],
-    ['a repeated remote-write header', { ...base, POSTURE_REMOTE_WRITE_HEADERS: 'X-Scope-OrgID=a1,x-scope-orgid=b2' }, 'POSTURE_REMOTE_WRITE_HEADERS: the x-scope-orgid header is given more than once: keep one.'],
-    ['a bad percent-escape in a remote-write header', { ...base, POSTURE_REMOTE_WRITE_HEADERS: 'X-Token=hdr-secret-%zz' }, 'POSTURE_REMOTE_WRITE_HEADERS: the value of X-Token has an invalid percent-escape: write a literal % as %25.'],
-    ['a Pushgateway user without a password', { ...base, POSTURE_PUSHGATEWAY_USERNAME: 'pusher' }, 'POSTURE_PUSHGATEWAY_USERNAME and POSTURE_PUSHGATEWAY_PASSWORD go together: set both for basic auth.'],
-    ['a Pushgateway password from SSM without a user', { ...base, POSTURE_PUSHGATEWAY_PASSWORD_SSM_PARAMETER: '/posture/pgw' }, 'POSTURE_PUSHGATEWAY_USERNAME and POSTURE_PUSHGATEWAY_PASSWORD_SSM_PARAMETER go together: set both for basic auth.'],
     ['two Pushgateway password sources', { ...base, POSTURE_PUSHGATEWAY_USERNAME: 'pusher', POSTURE_PUSHGATEWAY_PASSWORD: 'pg-secret-1234', POSTURE_PUSHGATEWAY_PASSWORD_SECRET_ID: 'posture/pgw' }, 'more than one Pushgateway password source is set (value, secret): keep exactly one of POSTURE_PUSHGATEWAY_PASSWORD, POSTURE_PUSHGATEWAY_PASSWORD_SSM_PARAMETER, POSTURE_PUSHGATEWAY_PASSWORD_SECRET_ID.'],
-    ['a zero push timeout', { ...base, POSTURE_PUSH_TIMEOUT_SECONDS: '0' }, 'POSTURE_PUSH_TIMEOUT_SECONDS (--push-timeout-seconds)="0" is not valid: set a whole number from 1 to 300 (default 10; OTLP: OTEL_EXPORTER_OTLP_(METRICS_)TIMEOUT, else 10).'],
-    ['too many push retries', { ...base, POSTURE_PUSH_MAX_RETRIES: '11' }, 'POSTURE_PUSH_MAX_RETRIES (--push-max-retries)="11" is not valid: set a whole number from 0 to 10 (default 3).'],
     ['two portals with one name', { POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }, { base_url: base.POSTURE_BASE_URL, api_key: 'k-5678' }] }) }, 'POSTURE_CONFIG: portals[1] repeats the portal name "acme.example.com": give each portal a distinct `portal`.'],
   ])('refuses %s with one line naming the setting and the fix', (_what, env, expected) => {
     expect(problems({ env })).toEqual([expected]);
+  });
+
+  /** One variable refused beside a valid portal: what it is, the variable, its value, the line. */
+  const ALONE: Array<[string, string, string, string]> = [
+    ['a rate above the portal limit', 'POSTURE_REQUESTS_PER_MINUTE', '12', 'POSTURE_REQUESTS_PER_MINUTE (--requests-per-minute)="12" is not valid: set a whole number from 1 to 10 (default 5).'],
+    ['a non-numeric page size', 'POSTURE_PAGE_SIZE', 'lots', 'POSTURE_PAGE_SIZE (--page-size)="lots" is not valid: set a whole number from 1 to 100000 (default 500).'],
+    ['a zero interval', 'POSTURE_INTERVAL_SECONDS', '0', 'POSTURE_INTERVAL_SECONDS (--interval-seconds)="0" is not valid: set a whole number from 10 to 86400 (default 300).'],
+    ['an unknown log level', 'POSTURE_LOG_LEVEL', 'loud', 'POSTURE_LOG_LEVEL (--log-level)="loud" is not valid: use one of debug, info, warn, error.'],
+    ['an unknown format', 'POSTURE_FORMAT', 'xml', 'POSTURE_FORMAT (--format)="xml" is not valid: use one of prometheus, openmetrics, json.'],
+    ['plain http to a remote host', 'POSTURE_BASE_URL', 'http://acme.example.com/public-api/v1', 'POSTURE_BASE_URL must use https (plain http only for loopback addresses): got http://acme.example.com.'],
+    ['a base URL that is not a URL', 'POSTURE_BASE_URL', 'acme', 'POSTURE_BASE_URL="acme" is not a URL: give the full https://<cloud_id>.<host>/public-api/v1.'],
+    ['a base URL not ending in the API root', 'POSTURE_BASE_URL', 'https://acme.example.com/api/v1/', 'POSTURE_BASE_URL="https://acme.example.com/api/v1" does not end in /public-api/v1: give https://<cloud_id>.<host>/public-api/v1 (the portal answers 404 elsewhere).'],
+    ['two key sources', 'POSTURE_API_KEY_FILE', '/k', 'more than one API key source is set (value, file): keep exactly one of POSTURE_API_KEY, POSTURE_API_KEY_FILE, POSTURE_API_KEY_SSM_PARAMETER, POSTURE_API_KEY_SECRET_ID.'],
+    ['a bad header name', 'POSTURE_API_KEY_HEADER', 'X Key', 'POSTURE_API_KEY_HEADER="X Key" is not a valid HTTP header name.'],
+    ['a bad listen address', 'POSTURE_LISTEN', 'localhost', 'POSTURE_LISTEN (--listen)="localhost" is not HOST:PORT: give e.g. 0.0.0.0:9877 or 127.0.0.1:9877.'],
+    ['an unknown sink', 'POSTURE_PUSH', 'kafka', 'POSTURE_PUSH (--push)="kafka" is not valid: use a comma-separated subset of otlp, remote_write, pushgateway.'],
+    ['a basic-auth user without a password', 'POSTURE_REMOTE_WRITE_USERNAME', 'u', 'POSTURE_REMOTE_WRITE_USERNAME and POSTURE_REMOTE_WRITE_PASSWORD go together: set both for basic auth.'],
+    ['a remote-write header without a value', 'POSTURE_REMOTE_WRITE_HEADERS', 'X-Scope-OrgID=t1,X-Token', 'POSTURE_REMOTE_WRITE_HEADERS: entry 2 is not Name=value with a valid header name: give e.g. X-Scope-OrgID=tenant-1,Name2=value2.'],
+    ['a remote-write header name with a space', 'POSTURE_REMOTE_WRITE_HEADERS', 'X Token=hdr-secret-1234', 'POSTURE_REMOTE_WRITE_HEADERS: entry 1 is not Name=value with a valid header name: give e.g. X-Scope-OrgID=tenant-1,Name2=value2.'],
+    ['an Authorization remote-write header', 'POSTURE_REMOTE_WRITE_HEADERS', 'authorization=Bearer hdr-secret-1234', 'POSTURE_REMOTE_WRITE_HEADERS: the authorization header is set by the exporter itself (use the remote-write bearer token, basic-auth or SigV4 settings): remove it.'],
+    ['a remote-write header the sink sets', 'POSTURE_REMOTE_WRITE_HEADERS', 'Content-Encoding=gzip', 'POSTURE_REMOTE_WRITE_HEADERS: the Content-Encoding header is set by the exporter itself: remove it.'],
+    ['a repeated remote-write header', 'POSTURE_REMOTE_WRITE_HEADERS', 'X-Scope-OrgID=a1,x-scope-orgid=b2', 'POSTURE_REMOTE_WRITE_HEADERS: the x-scope-orgid header is given more than once: keep one.'],
+    ['a bad percent-escape in a remote-write header', 'POSTURE_REMOTE_WRITE_HEADERS', 'X-Token=hdr-secret-%zz', 'POSTURE_REMOTE_WRITE_HEADERS: the value of X-Token has an invalid percent-escape: write a literal % as %25.'],
+    ['a Pushgateway user without a password', 'POSTURE_PUSHGATEWAY_USERNAME', 'pusher', 'POSTURE_PUSHGATEWAY_USERNAME and POSTURE_PUSHGATEWAY_PASSWORD go together: set both for basic auth.'],
+    ['a Pushgateway password from SSM without a user', 'POSTURE_PUSHGATEWAY_PASSWORD_SSM_PARAMETER', '/posture/pgw', 'POSTURE_PUSHGATEWAY_USERNAME and POSTURE_PUSHGATEWAY_PASSWORD_SSM_PARAMETER go together: set both for basic auth.'],
+    ['a zero push timeout', 'POSTURE_PUSH_TIMEOUT_SECONDS', '0', 'POSTURE_PUSH_TIMEOUT_SECONDS (--push-timeout-seconds)="0" is not valid: set a whole number from 1 to 300 (default 10; OTLP: OTEL_EXPORTER_OTLP_(METRICS_)TIMEOUT, else 10).'],
+    ['too many push retries', 'POSTURE_PUSH_MAX_RETRIES', '11', 'POSTURE_PUSH_MAX_RETRIES (--push-max-retries)="11" is not valid: set a whole number from 0 to 10 (default 3).'],
+  ];
+  it.each(ALONE)('refuses %s with one line naming the setting and the fix', (_what, name, value, expected) => {
+    expect(problems({ env: { ...base, [name]: value } })).toEqual([expected]);
   });
 
   it('takes a remote-write credential from SSM or Secrets Manager as a source to read later, and a plain one as a secret', () => {
