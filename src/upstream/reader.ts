@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { finished } from 'node:stream';
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../core/clock.js';
 import { parseRetryAfter } from '../core/retry.js';
@@ -200,25 +201,41 @@ export class PortalReader {
     }
   }
 
-  /** Streams the body through the envelope parser; a body that ends inside the JSON is a TruncatedBodyError. */
+  /**
+   * Streams the body through the envelope parser; a body that ends inside the JSON is a
+   * TruncatedBodyError. Chunks are parsed in the body's 'data' events, as they arrive: an async
+   * iterator over the same body costs a promise per chunk and concatenates chunks that wait, about
+   * 30 ms of CPU on a 60 MB list (docs/performance.md).
+   */
   private async stream(endpoint: string, body: Dispatcher.ResponseData['body'], onRecord: (raw: unknown) => void, signal: AbortSignal | undefined): Promise<RawEnvelope> {
     const parser = new EnvelopeParser(endpoint, onRecord);
     // undici stops a body read on abort only between chunks; a body that drips must be cut now.
     const cut = () => body.destroy(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
     signal?.addEventListener('abort', cut, { once: true });
     try {
-      const chunks = body[Symbol.asyncIterator]();
-      for (;;) {
-        let step: IteratorResult<unknown>;
-        try {
-          step = await chunks.next();
-        } catch (err) {
-          throw this.transportError(endpoint, err, 'body');
-        }
-        if (step.done) break;
-        // Malformed JSON and the sink's own errors surface from here unchanged.
-        parser.write(step.value as Uint8Array);
-      }
+      await new Promise<void>((resolve, reject) => {
+        let settled = false;
+        const settle = (err?: unknown) => {
+          if (settled) return;
+          settled = true;
+          body.off('data', onData);
+          stop();
+          if (err === undefined) resolve();
+          else reject(err);
+        };
+        const onData = (chunk: Uint8Array) => {
+          if (settled) return;
+          try {
+            parser.write(chunk);
+          } catch (err) {
+            // Malformed JSON and the sink's own errors surface unchanged.
+            settle(err);
+          }
+        };
+        // The end of the body, or why it failed; a body destroyed before its end is a premature close.
+        const stop = finished(body, { writable: false }, (err) => settle(err ? this.transportError(endpoint, err, 'body') : undefined));
+        body.on('data', onData);
+      });
     } finally {
       signal?.removeEventListener('abort', cut);
       if (!body.destroyed) body.destroy();
