@@ -19,12 +19,15 @@ const banner =
 
 /**
  * Packages the code in src/ imports statically but many commands never use: an import from src/
- * resolves to a stand-in in scripts/lazy/ that require()s the real package on first use; esbuild
- * bundles that package in a lazily evaluated wrapper. check-config sends no request and renders
- * nothing, so undici, prom-client and yaml cost it nothing; a Lambda invocation loads them when
- * it gets there. (zod stays eager: the configuration schemas are built when their module loads.)
+ * resolves to a stand-in in scripts/lazy/ that loads the real package on first use from a file of
+ * its own, chunks/<name>.cjs (buildLazy below). check-config sends no request and renders nothing,
+ * so undici, prom-client and yaml cost it nothing; a Lambda cold start compiles none of them at
+ * import and loads undici with its first request. (zod stays eager: the configuration schemas are
+ * built when their module loads.)
  */
 const LAZY = ['undici', 'prom-client', 'yaml'];
+/** What each chunks/<name>.cjs is built from. */
+const LAZY_ENTRY = { undici: 'scripts/lazy/undici-parts.cjs', 'prom-client': 'prom-client', yaml: 'yaml' };
 const lazyPackages = {
   name: 'lazy-packages',
   setup(b) {
@@ -48,12 +51,13 @@ const common = {
   minify: process.env.BUILD_NO_MINIFY !== "1",
   keepNames: true,
   logLevel: 'warning',
+  metafile: true,
   // The AWS SDK is only loaded for SSM / Secrets Manager keys; the Lambda runtime ships it.
   external: ['@aws-sdk/*'],
 };
 // Code splitting keeps what a command does not use (the simulator, the push sinks) out of its
 // start-up: `once` must stay small in memory.
-await build({
+const cli = await build({
   ...common,
   entryPoints: { cli: 'src/runtime/bin.ts', index: 'src/index.ts' },
   outdir: 'dist',
@@ -64,7 +68,7 @@ await build({
 });
 // The Lambda bundle is split too, so the AWS SDK (for SSM / Secrets Manager keys) is imported
 // only by the invocations that need it, not at every cold start.
-await build({
+const lambda = await build({
   ...common,
   entryPoints: { index: 'src/runtime/lambda.ts' },
   outdir: 'dist/lambda',
@@ -74,7 +78,28 @@ await build({
   target: 'node22',
   banner: { js: banner },
 });
+await buildLazy(cli.metafile, 'dist', 'node20');
+await buildLazy(lambda.metafile, 'dist/lambda', 'node22');
 chmodSync('dist/cli.js', 0o755);
+
+/**
+ * chunks/<name>.cjs of each lazily loaded package a bundle's stand-ins load (scripts/lazy/load.js),
+ * one CommonJS file each: required, not imported, so the stand-ins stay synchronous.
+ */
+async function buildLazy(metafile, outdir, target) {
+  const inputs = Object.values(metafile.outputs).flatMap((o) => Object.keys(o.inputs));
+  const used = LAZY.filter((name) => inputs.some((i) => i.endsWith(`scripts/lazy/${name}.js`)));
+  await build({
+    ...common,
+    plugins: [],
+    metafile: false,
+    entryPoints: Object.fromEntries(used.map((name) => [`chunks/${name}`, LAZY_ENTRY[name]])),
+    outdir,
+    format: 'cjs',
+    outExtension: { '.js': '.cjs' },
+    target,
+  });
+}
 
 /**
  * dist/types/: declarations of src/index.ts and what its types reach, for the package's `types`.

@@ -1,7 +1,10 @@
-// Build-time stand-in for 'prom-client' in the bundles (see scripts/build.mjs): evaluated on first
-// use, so check-config and `once` do not load it (only serve's process metrics use it). Only what src/ uses is here.
+// Build-time stand-in for 'prom-client' in the bundles (see scripts/build.mjs): chunks/prom-client.cjs
+// is loaded on first use, so check-config and `once` do not load it (only serve's process metrics
+// use it). Only what src/ uses is here.
+import { loadLazy } from './load.js';
+
 let real;
-const prom = () => (real ??= require('prom-client'));
+const prom = () => (real ??= loadLazy('prom-client'));
 
 export class Registry {
   constructor(...args) {

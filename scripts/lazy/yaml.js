@@ -1,11 +1,13 @@
-// Build-time stand-in for 'yaml' in the bundles (see scripts/build.mjs): evaluated when a YAML
-// configuration file is read. Only what src/ uses is here.
+// Build-time stand-in for 'yaml' in the bundles (see scripts/build.mjs): chunks/yaml.cjs is loaded
+// when a YAML file is read or written. Only what src/ uses is here.
+import { loadLazy } from './load.js';
+
 let real;
 
 export function parse(...args) {
-  return (real ??= require('yaml')).parse(...args);
+  return (real ??= loadLazy('yaml')).parse(...args);
 }
 
 export function stringify(...args) {
-  return (real ??= require('yaml')).stringify(...args);
+  return (real ??= loadLazy('yaml')).stringify(...args);
 }

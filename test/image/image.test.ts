@@ -118,7 +118,7 @@ describe('the image', () => {
     expect(paths).not.toContain('src/');
     const app = paths.filter((p) => p.startsWith('app/'));
     expect(app).toContain('app/cli.js');
-    expect(app.filter((p) => !/^app\/(|cli\.js|package\.json|chunks\/|chunks\/[\w-]+\.js)$/.test(p))).toEqual([]);
+    expect(app.filter((p) => !/^app\/(|cli\.js|package\.json|chunks\/|chunks\/[\w-]+\.c?js)$/.test(p))).toEqual([]);
     expect(statSync(join(rootfs, 'app/cli.js')).size).toBeGreaterThan(0);
   });
 

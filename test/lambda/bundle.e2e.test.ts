@@ -6,7 +6,7 @@
  * portal, pushing to Debian's Pushgateway and Prometheus's remote-write receiver at once. The values
  * are queried back through the receivers' HTTP APIs and must equal the portal's data exactly.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -187,6 +187,15 @@ describe('the built Lambda bundle, invoked in a fresh process', () => {
     expect(inv.logs.length).toBeGreaterThan(0);
     for (const line of inv.logs) expect(line).toMatchObject({ service: 'posture-exporter', function_request_id: 'e2e-request-1', cold_start: true });
     expect(inv.stdout).not.toContain(KEY);
+  });
+
+  it('reads a YAML config file (the bundle loads its YAML parser, a file of its own, when it reads one)', async () => {
+    const { sim, at } = await frozenPortal({ alerts: 300, devices: 400 });
+    const file = join(work, 'portals.yaml');
+    writeFileSync(file, `# one portal\nportals:\n  - portal: bundle-yaml\n    base_url: ${sim.baseUrl}\n    api_key: ${KEY}\n`);
+    const inv = await invokeBundle({ POSTURE_CONFIG_FILE: file, POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: pgw.url });
+    expect(inv.result.ok && inv.result.summary.portals.map((p) => [p.portal, p.sources])).toEqual([['bundle-yaml', { vitals: 'ok', alerts: 'ok', devices: 'ok' }]]);
+    expect(await fromPushgateway('bundle-yaml')).toEqual(expectedSet(sim, at));
   });
 
   it('fails a bad setting with InvocationFailedError, named as such in the minified bundle', async () => {
