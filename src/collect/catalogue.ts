@@ -98,15 +98,15 @@ const EXPORTER_FAMILIES = [
   },
   {
     name: 'posture_exporter_shard_ordinal',
-    help: 'This process\'s shard (POSTURE_SHARD, or the Lambda event\'s shard): it collects the portals whose name hashes to it; no portal label.',
+    help: 'This process\'s shard (POSTURE_SHARD, or the Lambda event\'s shard): it collects the portals whose base URL hashes to it; no portal label.',
     type: 'gauge', unit: '1', labels: [], noPortal: true, origin: 'exporter', combine: 'max',
-    doc: '`serve` and the Lambda: this process\'s shard, 0 unsharded (no `portal` label: a shard that owns no portal still has it; a push labels it `shard`).',
+    doc: '`serve`, and every push (the Lambda, `once`): this process\'s shard, 0 unsharded (no `portal` label: a shard that owns no portal still has it; a push labels it `shard`).',
   },
   {
     name: 'posture_exporter_total_shards',
     help: 'How many shards split the portals (POSTURE_TOTAL_SHARDS, or the Lambda event\'s totalShards); every shard must say the same; no portal label.',
     type: 'gauge', unit: '1', labels: [], noPortal: true, origin: 'exporter', combine: 'max',
-    doc: '`serve` and the Lambda: the shard count, 1 unsharded (no `portal` label; a push labels it `shard`); shards that disagree, or fewer shards up than this, are alerts (docs/sharding.md).',
+    doc: '`serve`, and every push (the Lambda, `once`): the shard count, 1 unsharded (no `portal` label; a push labels it `shard`); shards that disagree, or fewer shards up than this, are alerts (docs/sharding.md).',
   },
 ] as const satisfies readonly MetricDef[];
 

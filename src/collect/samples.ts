@@ -65,7 +65,7 @@ export interface ExporterFacts {
   readonly runtime: 'once' | 'serve' | 'lambda';
   /** Outcome of the previous push per sink (push mode only). */
   readonly push?: ReadonlyArray<{ sink: string; ok: boolean; durationMs: number }>;
-  /** serve and the Lambda: this process's shard of the portals (its series have no portal label). */
+  /** serve, and every push (the Lambda, once): this process's shard of the portals (its series have no portal label). */
   readonly shard?: { readonly ordinal: number; readonly total: number };
 }
 

@@ -10,6 +10,7 @@ import { ConfigError, ConfigErrors, ListenError } from '../errors.js';
 import { renderJson, renderText } from '../metrics/render.js';
 import { CATALOGUE } from '../collect/catalogue.js';
 import type { SimulatorOptions } from '../simulator/index.js';
+import type { PushOutcome } from '../sinks/index.js';
 import { Exporter, failedSources, failureReasons } from '../exporter/exporter.js';
 import { VERSION } from '../version.js';
 import { explainPlan } from '../schedule/explain.js';
@@ -230,15 +231,19 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   const results = await exporter.collect({ signal: stop.signal });
   if (stop.signal.aborted) return interrupted(io);
   const facts = { version: VERSION, runtime: 'once' as const };
-  let samples = exporter.samplesOf(results, facts);
+  let push: PushOutcome[] | undefined;
   if (config.push.sinks.length > 0) {
     // Loaded only when pushing: the OpenTelemetry SDK and the AWS signer are large.
     const { pushAll } = await import('../sinks/index.js');
     const { buildBatches, sinksOf } = await import('../sinks/configured.js');
-    const outcomes = await pushAll(sinksOf(config, { onSecret: (s) => secrets.push(s) }), buildBatches(results, samples), { clock, logger, deadline: clock.monotonic() + (config.cycleTimeoutSeconds ?? 60) * 1000, signal: stop.signal, env: io.env });
+    // Every shard's push carries its shard gauges, as the Lambda's does (0 of 1 unsharded; alone from a shard that owns no portal),
+    // so the shard rules see shards run from cron; stdout stays the portals' series and the process's own.
+    const own = { ordinal: shard.ordinal, total: shard.total };
+    const batches = buildBatches(results, exporter.samplesOf(results, { ...facts, shard: own }), { ...own, at: clock.now() });
+    push = await pushAll(sinksOf(config, { onSecret: (s) => secrets.push(s) }), batches, { clock, logger, deadline: clock.monotonic() + (config.cycleTimeoutSeconds ?? 60) * 1000, signal: stop.signal, env: io.env });
     if (stop.signal.aborted) return interrupted(io);
-    samples = exporter.samplesOf(results, { ...facts, push: outcomes });
   }
+  const samples = exporter.samplesOf(results, push ? { ...facts, push } : facts);
   const collectedAt = Math.max(...results.map((r) => r.finishedAt), 0);
   io.stdout(config.format === 'json' ? renderJson(samples, collectedAt, CATALOGUE) : await renderText(samples, config.format, CATALOGUE));
   const failed = failedSources(results);
