@@ -107,18 +107,23 @@ describe('variables', () => {
 });
 
 describe('panels', () => {
-  const titles = (uid: string): string[] => flatPanels(byUid(uid)).map((p) => p.title ?? '');
+  /** Each row's title with the titles of the panels under it, top to bottom ('' before the first row). */
+  const rows = (uid: string): Array<[string, string[]]> => {
+    const out: Array<[string, string[]]> = [['', []]];
+    for (const p of byUid(uid).panels) {
+      if (p.type === 'row') out.push([p.title ?? '', (p.panels ?? []).map((x) => x.title ?? '')]);
+      else out.at(-1)![1].push(p.title ?? '');
+    }
+    return out;
+  };
 
-  it('covers Vitals, alerts and devices on the overview', () => {
-    expect(titles(OVERVIEW_UID)).toEqual(expect.arrayContaining([
-      'Health ratio per integration',
-      'Funnel: $integration',
-      'Stage compliance trends',
-      'Open alerts by severity',
-      'Open alerts by integration',
-      'Oldest open red alert',
-      'Active and inactive devices',
-    ]));
+  it('covers Vitals, alerts and devices on the overview, each in its row', () => {
+    expect(Object.fromEntries(rows(OVERVIEW_UID))).toMatchObject({
+      Vitals: expect.arrayContaining(['Health ratio per integration', 'Stage compliance trends']),
+      'Funnel per integration': ['Funnel: $integration'],
+      Alerts: expect.arrayContaining(['Open alerts by severity', 'Open alerts by integration', 'Oldest open red alert']),
+      Devices: expect.arrayContaining(['Active and inactive devices']),
+    });
     const funnel = flatPanels(byUid(OVERVIEW_UID)).find((p) => p.title === 'Funnel: $integration')!;
     expect(funnel.repeat).toBe('integration');
     // Funnel order: eligible then compliant for deployment, function, configuration.
@@ -127,31 +132,20 @@ describe('panels', () => {
     ]);
   });
 
-  it('covers the exporter health', () => {
-    expect(titles(EXPORTER_UID)).toEqual(expect.arrayContaining([
-      'Collection success per source',
-      'Age of the last successful collection',
-      'API requests per minute',
-      'Rate-limited requests (429) per run',
-      'Invalid records per source',
-      'Alerts page size',
-      'Share of the portal budget (requests per 60 s)',
-      '429 responses in the last hour',
-      'Run duration per source',
-    ]));
+  it('covers the exporter health, collection and the API budget each in its row', () => {
+    expect(Object.fromEntries(rows(EXPORTER_UID))).toMatchObject({
+      Collection: expect.arrayContaining(['Collection success per source', 'Age of the last successful collection', 'Invalid records per source', 'Run duration per source']),
+      'Portal API budget': expect.arrayContaining(['API requests per minute', 'Rate-limited requests (429) per run', 'Alerts page size', 'Share of the portal budget (requests per 60 s)', '429 responses in the last hour']),
+    });
   });
 
-  it('covers each objective\'s budget, burn rates and compliance, and the alerts against their SLAs', () => {
-    expect(titles(OBJECTIVES_UID).filter((t) => !['Error budget', 'Burn rate', 'Compliance (SLI)', 'Alert SLAs'].includes(t))).toEqual([
-      'Error budget remaining',
-      'Error budget remaining over time',
-      'Burn rate over the alert windows',
-      'Burn rate now, every window (worst integration)',
-      'Compliance over the objective\'s window',
-      'Compliance over the last day',
-      'Alerts over SLA',
-      'Open alerts by age',
-      'Oldest unacknowledged alert',
+  it('covers each objective\'s budget, burn rates and compliance, and the alerts against their SLAs, each in its row', () => {
+    expect(rows(OBJECTIVES_UID)).toEqual([
+      ['', []],
+      ['Error budget', ['Error budget remaining', 'Error budget remaining over time']],
+      ['Burn rate', ['Burn rate over the alert windows', 'Burn rate now, every window (worst integration)']],
+      ['Compliance (SLI)', ['Compliance over the objective\'s window', 'Compliance over the last day']],
+      ['Alert SLAs', ['Alerts over SLA', 'Open alerts by age', 'Oldest unacknowledged alert']],
     ]);
   });
 
