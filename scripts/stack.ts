@@ -450,6 +450,8 @@ class StackRun {
       ...this.childEnv,
       POSTURE_BASE_URL: this.portalUrl,
       POSTURE_API_KEY_FILE: this.keyFile,
+      // The stack's portal is new each time and the exporter its only client: its requests are recorded with the stack, not in your state directory.
+      POSTURE_STATE_DIR: join(this.dir!, 'state'),
     });
   }
 

@@ -4,7 +4,7 @@
  * then stopped with SIGTERM.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -213,6 +213,8 @@ describe('npm run stack', () => {
     const key = readFileSync(join(dir, 'portal-api-key'), 'utf8').trim();
     expect(key.length).toBeGreaterThan(8);
     expect(output).not.toContain(key);
+    // Its requests are recorded with the stack (its portal is new each run), not in the user's state directory.
+    expect(readdirSync(join(dir, 'state', 'sends'))).toHaveLength(1);
 
     const commands = children.map(commandOf);
     expect(commands.some((c) => c.includes('dist/cli.js simulate'))).toBe(true);

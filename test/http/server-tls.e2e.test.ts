@@ -12,6 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/core/log.js';
 import { ConfigError } from '../../src/errors.js';
 import { main } from '../../src/runtime/cli.js';
+import { withOwnState } from '../support/cli.js';
 import { startMetricsServer, type MetricsSource } from '../../src/http/server.js';
 import { startSimulator } from '../../src/simulator/index.js';
 
@@ -236,7 +237,7 @@ describe('serve with POSTURE_WEB_CONFIG_FILE', () => {
     const results: CurlResult[] = [];
     try {
       const code = await main(['serve', '--listen', '127.0.0.1:0', '--web-config-file', path], {
-        env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey },
+        env: withOwnState({ POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey }),
         stdout: () => {},
         stderr: () => {},
         stopSignal: new Promise<void>((r) => (stop = r)),

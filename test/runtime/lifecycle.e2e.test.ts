@@ -61,7 +61,8 @@ describe('npm start', () => {
     dir = projectCopy();
     const port = await freePort();
     let output = '';
-    const started = spawn('npm', ['start'], { cwd: dir, env: cleanEnv({ POSTURE_LISTEN: `127.0.0.1:${port}` }), stdio: ['ignore', 'pipe', 'pipe'] });
+    // A state directory of its own: npm needs the user's HOME, the demo must not write there.
+    const started = spawn('npm', ['start'], { cwd: dir, env: cleanEnv({ POSTURE_LISTEN: `127.0.0.1:${port}`, POSTURE_STATE_DIR: join(dir, 'state') }), stdio: ['ignore', 'pipe', 'pipe'] });
     child = started;
     started.stdout!.on('data', (d) => (output += String(d)));
     started.stderr!.on('data', (d) => (output += String(d)));
@@ -167,7 +168,8 @@ describe('once stopped by a signal', () => {
     try {
       // Every request waits out a 60 s Retry-After: without the signal the run would take minutes.
       sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 429, retryAfter: '60' } });
-      const child = spawn(process.execPath, [BUILT_CLI, 'once'], { env: withOwnState(cleanEnv({ POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey })), stdio: ['ignore', 'pipe', 'pipe'] });
+      // Not the user's environment: its HOME would hold the state directory.
+      const child = spawn(process.execPath, [BUILT_CLI, 'once'], { env: withOwnState({ PATH: process.env.PATH, POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: sim.apiKey }), stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

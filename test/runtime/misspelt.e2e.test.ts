@@ -1,17 +1,13 @@
 // Through the built CLI (`npm run build`): a misspelt flag gets one line naming the flag meant, check-config
 // exits 2 on a mistyped variable and on an overspending interval, and its suggestion applied alone passes.
-import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { runBuiltCli, type Ran } from '../support/cli.js';
 
-const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
-const ENV = { PATH: process.env.PATH ?? '', POSTURE_BASE_URL: 'http://127.0.0.1:9/public-api/v1', POSTURE_API_KEY: 'misspelt-e2e-key-0123456789' };
+const ENV = { POSTURE_BASE_URL: 'http://127.0.0.1:9/public-api/v1', POSTURE_API_KEY: 'misspelt-e2e-key-0123456789' };
 
-function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...ENV, ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
+/** The built CLI with ENV and `env` (and a state directory of its own). */
+function run(args: string[], env: Record<string, string> = {}): Promise<Ran> {
+  return runBuiltCli(args, { ...ENV, ...env });
 }
 
 describe('the built CLI', () => {

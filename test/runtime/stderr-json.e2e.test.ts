@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUILT_CLI } from '../support/cli.js';
+import { BUILT_CLI, withOwnState } from '../support/cli.js';
 import { freePort } from '../support/peers.js';
 import { until } from '../support/processes.js';
 
@@ -34,7 +34,7 @@ afterAll(async () => {
 
 /** Starts the built CLI with `args`, collecting stderr; `stop()` ends it with SIGTERM and resolves with its exit code and stderr. */
 function start(nodeArgs: string[], args: string[], env: Record<string, string>): { stderr: () => string; stop: () => Promise<{ code: number | null; stderr: string }> } {
-  const child = spawn(process.execPath, [...nodeArgs, BUILT_CLI, ...args], { env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, BUILT_CLI, ...args], { env: withOwnState({ PATH: process.env.PATH!, ...env }), stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));

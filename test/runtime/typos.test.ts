@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { portalForAll } from '../support/closing.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { main } from '../../src/runtime/cli.js';
+import { withOwnState } from '../support/cli.js';
 import { createHandler, InvocationFailedError } from '../../src/runtime/lambda.js';
 
 const KEY = 'sim-typo-key-0123456789abcdef';
@@ -13,7 +14,7 @@ async function cli(argv: string[], env: Record<string, string>, stopSignal?: Pro
   let stdout = '';
   let stderr = '';
   const code = await main(argv, {
-    env: { POSTURE_BASE_URL: sim().baseUrl, POSTURE_API_KEY: KEY, ...env },
+    env: withOwnState({ POSTURE_BASE_URL: sim().baseUrl, POSTURE_API_KEY: KEY, ...env }),
     stdout: (t) => (stdout += t),
     stderr: (t) => (stderr += t),
     stopSignal,
@@ -72,7 +73,7 @@ describe('unknown POSTURE_* variables', () => {
     let ready = false;
     let stderr = '';
     const r = await main(['serve'], {
-      env: { POSTURE_BASE_URL: sim().baseUrl, POSTURE_API_KEY: KEY, POSTURE_INTERVAL_SECOND: '120', POSTURE_LISTEN: '127.0.0.1:0' },
+      env: withOwnState({ POSTURE_BASE_URL: sim().baseUrl, POSTURE_API_KEY: KEY, POSTURE_INTERVAL_SECOND: '120', POSTURE_LISTEN: '127.0.0.1:0' }),
       stdout: () => undefined,
       stderr: (t) => (stderr += t),
       onReady: () => (ready = true),
