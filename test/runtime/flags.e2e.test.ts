@@ -1,11 +1,10 @@
 // Every flag the README's configuration table lists, run through the built CLI (`npm run build`).
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runBuiltCli, type Ran } from '../support/cli.js';
 
-const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const dir = mkdtempSync(join(tmpdir(), 'posture-flags-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -85,22 +84,21 @@ const CASES: Record<string, Case> = {
   '--pushgateway-password-secret-id': { args: ['--pushgateway-password-secret-id', 'pgw', '--pushgateway-username', 'pusher', '--pushgateway-url', 'http://127.0.0.1:9091', '--push', 'pushgateway'] },
   '--push-timeout-seconds': { args: ['--push-timeout-seconds', '20'] },
   '--push-max-retries': { args: ['--push-max-retries', '1'] },
+  '--push-concurrency': { args: ['--push-concurrency', '2', '--push', 'pushgateway', '--pushgateway-url', 'http://127.0.0.1:9091'], shows: 'push to pushgateway' },
+  '--state-dir': { args: ['--state-dir', join(dir, 'state')], shows: `state directory: ${join(dir, 'state')}\n` },
   '--web-config-file': { args: ['--web-config-file', webConfig] },
   '--shard': { args: ['--shard', 'posture-exporter-1', '--total-shards', '2'], shows: 'shard 1 of 2 owns' },
   '--total-shards': { args: ['--total-shards', '2', '--shard', '0'], shows: 'shard 0 of 2 owns' },
 };
 
-function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const full: Record<string, string> = { PATH: process.env.PATH ?? '', POSTURE_BASE_URL: BASE, POSTURE_API_KEY: KEY };
+/** The built CLI with the portal defaults and `env` (a state directory of its own: runBuiltCli). */
+function run(args: string[], env: Record<string, string> = {}): Promise<Ran> {
+  const full: Record<string, string> = { POSTURE_BASE_URL: BASE, POSTURE_API_KEY: KEY };
   for (const [k, v] of Object.entries(env)) {
     if (v === '') delete full[k];
     else full[k] = v;
   }
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: full, timeout: 20_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
+  return runBuiltCli(args, full);
 }
 
 describe('every flag in the README configuration table', () => {
