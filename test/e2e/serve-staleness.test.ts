@@ -40,6 +40,15 @@ async function waitForText(url: string, ok: (text: string) => boolean, ms = 15_0
   }
 }
 
+/** Waits (polling, up to `ms`) until `done()` holds. */
+async function waitUntil(done: () => boolean, what: string, ms = 15_000): Promise<void> {
+  const start = Date.now();
+  while (!done()) {
+    if (Date.now() - start > ms) throw new Error(`timed out waiting for ${what}\n${stderr.slice(-2000)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 const portalData = ['posture_vitals_eligible_devices{', 'posture_devices{', 'posture_alerts_open{'];
 const hasAll = (text: string, families: readonly string[]) => families.every((f) => text.includes(f));
 const lastSuccess = (text: string, source: string) => Number(new RegExp(`^posture_collection_last_success_timestamp_seconds\\{portal="e2e",source="${source}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
@@ -64,6 +73,9 @@ describe('serve on real time through the built CLI', () => {
     sim = await startSimulator({ keys: [{ key: KEY }], alerts: 100, devices: 500, moving: false });
     sim.addFault({ path: '/alerts', times: 1, fault: { kind: 'status', status: 429, retryAfter: '60' } });
     const { metrics, healthz } = await serve(sim, ['--interval-seconds', '300']);
+    // Requests go one at a time, /alerts after the last page of /devices: the device series can be
+    // served a moment before /alerts reaches the portal. Read the page once the 429 was answered.
+    await waitUntil(() => sim!.requests.some((q) => q.path === '/alerts' && q.status === 429), 'the 429 of /alerts');
     const text = await waitForText(metrics, (t) => hasAll(t, ['posture_vitals_eligible_devices{', 'posture_devices{']));
     expect(text).toMatch(/^posture_exporter_build_info\{[^}]*runtime="serve"[^}]*\} 1$/m);
     expect(text).toMatch(/^posture_collection_success\{portal="e2e",source="vitals"\} 1$/m);
