@@ -1,4 +1,4 @@
-import type { Clock } from '../core/clock.js';
+import { wallIso, type Clock } from '../core/clock.js';
 import { silentLogger, type Logger } from '../core/log.js';
 import { LateError } from '../errors.js';
 import type { SendLedger } from './ledger.js';
@@ -82,6 +82,8 @@ export class PortalScheduler {
   private throttled: number[] = [];
   /** 429s received since this scheduler was created. */
   private throttledTotal = 0;
+  /** Whether the first request was granted, or its wait for other processes' requests was logged: that line comes once. */
+  private firstSettled = false;
 
   constructor(options: SchedulerOptions) {
     const windowMs = options.windowMs ?? WINDOW_MS;
@@ -246,6 +248,20 @@ export class PortalScheduler {
     });
   }
 
+  /**
+   * The process's first request must wait for the window: before it, only requests other
+   * processes (or an earlier run) recorded can fill it. One info line says so, with the wall time
+   * the request can go, or a run that waits up to a window prints nothing and looks hung.
+   */
+  private announceFirstWait(now: number, slot: number): void {
+    this.firstSettled = true;
+    this.logger.info('the share of this window was already spent by requests other processes (or an earlier run) recorded in the state directory: the first request waits for its slot', {
+      spentInWindow: this.window.countAt(now),
+      share: this.share.effective,
+      firstRequestAt: wallIso(this.clock, slot),
+    });
+  }
+
   /** Serves the queue; sleeps on the clock until the next slot, or until something changes. */
   private async pump(): Promise<void> {
     if (this.pumping) return;
@@ -270,9 +286,11 @@ export class PortalScheduler {
           continue;
         }
         if (slot <= now) {
+          this.firstSettled = true;
           this.grant(head, now);
           continue;
         }
+        if (!this.firstSettled && this.window.nextSlot(now, this.share.effective) > now) this.announceFirstWait(now, slot);
         const stop = new AbortController();
         this.wakePump = () => stop.abort();
         try {

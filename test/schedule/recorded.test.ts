@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
+import { memoryLogger } from '../../src/core/log.js';
 import type { SendLedger } from '../../src/schedule/ledger.js';
 import { PortalScheduler } from '../../src/schedule/scheduler.js';
 import { placeRecorded, SlidingWindow } from '../../src/schedule/window.js';
@@ -62,3 +63,57 @@ describe('PortalScheduler and its ledger', () => {
     b.done();
   });
 });
+
+describe('the line a first request that waits for other processes\' requests logs', () => {
+  /** A ledger holding `others` (wall ms) as other processes' requests; records nothing. */
+  const ledgerOf = (others: number[]): SendLedger => ({ others: () => others, record: () => {}, release: () => {} });
+  const WAITS = 'the share of this window was already spent by requests other processes (or an earlier run) recorded in the state directory: the first request waits for its slot';
+
+  it('says once, naming the portal, how much of the share is spent and the wall time the first request goes', async () => {
+    // A process's clocks: its monotonic clock started far from the wall clock, which reads WALL.
+    const clock = new FakeClock(7_000, { autoAdvance: true });
+    clock.stepWall(WALL - 7_000);
+    const logger = memoryLogger();
+    // An earlier run sent 5 requests, 3 of them 20 s ago and 2 of them 10 s ago: a share of 5 is spent until the oldest leaves the window.
+    const ledger = ledgerOf([WALL - 20_000, WALL - 20_000, WALL - 20_000, WALL - 10_000, WALL - 10_000]);
+    const sched = new PortalScheduler({ share: 5, clock, ledger, logger: logger.child({ portal: 'acme' }) });
+    const starts = await spend(sched, 4);
+    // The three oldest leave the window 60 s + 1 s after they started: 41 s from now. The fourth
+    // request waits for the two others that leave 10 s later.
+    expect(starts).toEqual([7_000 + 41_000, 7_000 + 41_000, 7_000 + 41_000, 7_000 + 51_000]);
+    const goes = WALL - 20_000 + MINUTE + 1_000;
+    const lines = logger.records().filter((r) => r.msg === WAITS);
+    expect(lines).toEqual([expect.objectContaining({ level: 'info', portal: 'acme', spentInWindow: 5, share: 5, firstRequestAt: new Date(goes).toISOString() })]);
+    // The fourth waited for the others' requests too: no more lines.
+    expect(logger.lines).toHaveLength(1);
+  });
+
+  it('says nothing when the waits are only this process\'s own spacing', async () => {
+    const clock = new FakeClock(WALL, { autoAdvance: true });
+    const logger = memoryLogger();
+    const sched = new PortalScheduler({ share: 2, clock, ledger: ledgerOf([]), logger });
+    const starts = await spend(sched, 5);
+    expect(starts).toEqual([WALL, WALL, WALL + MINUTE + 1_000, WALL + MINUTE + 1_000, WALL + 2 * (MINUTE + 1_000)]);
+    expect(logger.lines).toEqual([]);
+  });
+
+  it('says nothing when the others left the first request a slot, though later ones wait for their requests', async () => {
+    const clock = new FakeClock(WALL, { autoAdvance: true });
+    const logger = memoryLogger();
+    const sched = new PortalScheduler({ share: 3, clock, ledger: ledgerOf([WALL - 5_000, WALL - 5_000]), logger });
+    const starts = await spend(sched, 2);
+    expect(starts).toEqual([WALL, WALL - 5_000 + MINUTE + 1_000]);
+    expect(logger.lines).toEqual([]);
+  });
+});
+
+/** Grants `n` slots of `sched` one after another; returns when each started (monotonic). */
+async function spend(sched: PortalScheduler, n: number): Promise<number[]> {
+  const starts: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const permit = await sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity });
+    starts.push(permit.startedAt);
+    permit.done();
+  }
+  return starts;
+}

@@ -65,6 +65,24 @@ describe('the share across processes, through the state directory', () => {
     expect(sim.requests.every((q) => q.status === 200)).toBe(true);
   });
 
+  it('a once started right after another says, in one line, that its first request waits for the window and when it goes', async () => {
+    const { clock, sim, config } = await portalWithConfig(closing, [KEY], { moving: false }, { POSTURE_REQUESTS_PER_MINUTE: '4', POSTURE_STATE_DIR: dir });
+    // Loggers that redact nothing: the key must not reach them at all.
+    const firstLog = memoryLogger();
+    await new Exporter(config, { clock, logger: firstLog, runtime: 'once', ledgerOf: openState(config.stateDir, firstLog).ledgerOf }).collect();
+    // vitals 1 + devices 2 + alerts 1 at T0 spend the share of 4; the first run waited for nothing.
+    expect(sim.requests.map((q) => q.time)).toEqual([T0, T0, T0, T0]);
+    const waits = (log: ReturnType<typeof memoryLogger>) => log.records().filter((l) => String(l.msg).includes('the first request waits'));
+    expect(waits(firstLog)).toEqual([]);
+    clock.advance(15_000);
+    const secondLog = memoryLogger();
+    const [r] = await new Exporter(config, { clock, logger: secondLog, runtime: 'once', ledgerOf: openState(config.stateDir, secondLog).ledgerOf }).collect();
+    expect([r!.vitals.ok, r!.devices.ok, r!.alerts.ok]).toEqual([true, true, true]);
+    expect(sim.requests.map((q) => q.time).slice(4)).toEqual([T0 + SLOT, T0 + SLOT, T0 + SLOT, T0 + SLOT]);
+    expect(waits(secondLog)).toEqual([expect.objectContaining({ level: 'info', portal: 'test', spentInWindow: 4, share: 4, firstRequestAt: new Date(T0 + SLOT).toISOString() })]);
+    expect(secondLog.lines.join('\n')).not.toContain(KEY);
+  });
+
   it('without a shared state directory the same restart sends 8 requests in one window (what the directory prevents)', async () => {
     const { clock, sim, logger, config } = await portalWithConfig(closing, [KEY], { moving: false, rateLimit: false }, { POSTURE_REQUESTS_PER_MINUTE: '5' });
     await new Exporter(config, { clock, logger, runtime: 'once' }).collect();
