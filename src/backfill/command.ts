@@ -5,7 +5,7 @@ import type { SettingKey } from '../config/settings.js';
 import type { Clock } from '../core/clock.js';
 import type { CliIo } from '../core/io.js';
 import { createLogger } from '../core/log.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, ConfigErrors } from '../errors.js';
 import { safeUrl } from '../sinks/http.js';
 import { RemoteWriteSink } from '../sinks/remote-write.js';
 import { daysToFetch } from './plan.js';
@@ -29,8 +29,12 @@ export interface BackfillFlags {
   state?: string;
 }
 
-/** Runs `backfill`; returns the exit code (0 every day written, 1 some not); throws ConfigError(s) for bad flags and settings (exit 2). */
-export async function backfillCommand(flags: Partial<Record<SettingKey, string>>, bf: BackfillFlags, io: CliIo, clock: Clock): Promise<number> {
+/**
+ * Runs `backfill`; returns the exit code (0 every day written, 1 some not); throws ConfigError(s)
+ * for bad flags and settings (exit 2), and for `unknown`, the environment's `POSTURE_*` variables
+ * that are not settings, before it sends or writes anything.
+ */
+export async function backfillCommand(flags: Partial<Record<SettingKey, string>>, bf: BackfillFlags, io: CliIo, clock: Clock, unknown: readonly ConfigError[]): Promise<number> {
   const days = daysToFetch(bf, clock.now());
   // Only --push on the command line sends history somewhere: a POSTURE_PUSH meant for the Lambda must not.
   const push = flags.push?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
@@ -38,6 +42,8 @@ export async function backfillCommand(flags: Partial<Record<SettingKey, string>>
   if (other.length) throw new ConfigError('--push', `backfill --push takes only remote_write (got ${other.join(', ')}): OTLP and the Pushgateway cannot carry past timestamps.`);
   if (bf.output === undefined && push.length === 0) throw new ConfigError('--output', 'backfill needs somewhere to write: --output FILE (OpenMetrics for promtool) and/or --push remote_write.');
   const config = loadConfig({ env: io.env, flags: { ...flags, push: push.join(',') } });
+  // A typo leaves the setting meant at its default: a backfill must not run on it, as once must not.
+  if (unknown.length) throw new ConfigErrors([...unknown]);
 
   // On a terminal the bar is redrawn in place: a log line first clears it, then the bar comes back.
   const isTTY = io.stderrIsTTY === true;

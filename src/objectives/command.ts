@@ -3,11 +3,15 @@ import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { loadObjectives } from '../config/load.js';
 import { flagName, SETTING_BY_KEY, type SettingKey } from '../config/settings.js';
 import type { CliIo } from '../core/io.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, ConfigErrors } from '../errors.js';
 import { objectiveRulesYaml } from './rules.js';
 
-/** Runs `rules`; returns the exit code (0); throws ConfigError(s) for bad flags and objectives (exit 2). */
-export function rulesCommand(flags: Partial<Record<SettingKey, string>>, other: Readonly<Record<string, unknown>>, io: CliIo): number {
+/**
+ * Runs `rules`; returns the exit code (0); throws ConfigError(s) for bad flags and objectives
+ * (exit 2), and for `unknown`, the environment's `POSTURE_*` variables that are not settings (a
+ * mistyped POSTURE_CONFIG_FILE would write the rules of no file).
+ */
+export function rulesCommand(flags: Partial<Record<SettingKey, string>>, other: Readonly<Record<string, unknown>>, io: CliIo, unknown: readonly ConfigError[]): number {
   // Only what the command reads: another flag given here would be silently ignored.
   const stray = [
     ...Object.keys(flags).filter((k) => k !== 'config_file').map((k) => `--${flagName(SETTING_BY_KEY[k as SettingKey])}`),
@@ -15,6 +19,7 @@ export function rulesCommand(flags: Partial<Record<SettingKey, string>>, other: 
   ];
   if (stray.length) throw new ConfigError(stray[0]!, `rules takes only --config and --output: drop ${stray.join(', ')}.`);
   const text = objectiveRulesYaml(loadObjectives({ env: io.env, flags }));
+  if (unknown.length) throw new ConfigErrors([...unknown]);
   const output = other.output as string | undefined;
   if (output === undefined) {
     io.stdout(text);

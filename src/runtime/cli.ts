@@ -183,8 +183,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return EXIT_USAGE;
   }
   const clock = io.clock ?? systemClock;
-  // A POSTURE_* variable that is not a setting (a typo) leaves the setting meant unset: these commands refuse to start on it.
-  const unknown = ['once', 'serve', 'demo', 'check-config'].includes(parsed.command) ? unknownVariables(io.env) : [];
+  // A POSTURE_* variable that is not a setting (a typo) leaves the setting meant unset: every command refuses to start on it.
+  const unknown = unknownVariables(io.env);
   try {
     switch (parsed.command) {
       case 'once':
@@ -194,13 +194,13 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       case 'check-config':
         return await runCheckConfig(parsed.flags, io, unknown);
       case 'simulate':
-        return await (await import('../simulator/command.js')).simulateCommand({ listen: parsed.flags.listen, ...parsed.simulate }, simulatorOptions(parsed.sim), io, clock);
+        return await (await import('../simulator/command.js')).simulateCommand({ listen: parsed.flags.listen, ...parsed.simulate }, simulatorOptions(parsed.sim), io, clock, unknown);
       case 'demo':
         return await runDemo(parsed.flags, simulatorOptions(parsed.sim), io, clock, unknown);
       case 'backfill':
-        return await (await import('../backfill/command.js')).backfillCommand(parsed.flags, parsed.backfill, io, clock);
+        return await (await import('../backfill/command.js')).backfillCommand(parsed.flags, parsed.backfill, io, clock, unknown);
       case 'rules':
-        return (await import('../objectives/command.js')).rulesCommand(parsed.flags, { ...parsed.backfill }, io);
+        return (await import('../objectives/command.js')).rulesCommand(parsed.flags, { ...parsed.backfill }, io, unknown);
       default:
         io.stderr(`usage error: unknown command ${JSON.stringify(parsed.command)}: use once, serve, simulate, demo, check-config, backfill or rules (see --help)\n`);
         return EXIT_USAGE;

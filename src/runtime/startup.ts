@@ -3,7 +3,8 @@
  * `serve`, `demo` and the Lambda handler refuse to start on them, with the same lines (exit 2).
  * Loading the settings (`loadConfig`) already refuses what the settings alone show; these need
  * more: the environment's unknown `POSTURE_*` variables, each portal's plan against its share, a
- * key file's contents, a web config file.
+ * key file's contents, a web config file. `backfill`, `rules` and `simulate` refuse the unknown
+ * variables too, with the same lines (they have no plan to check).
  */
 import type { Config, PortalConfig } from '../config/load.js';
 import { resolveSecret, type KeyStoreOptions } from '../config/secrets.js';

@@ -8,7 +8,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { parseListen } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { CliIo } from '../core/io.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, ConfigErrors } from '../errors.js';
 import { asListenError } from '../http/server.js';
 import { startFleet } from './fleet.js';
 import { startSimulator, type SimulatorOptions } from './index.js';
@@ -67,13 +67,18 @@ function writeFleetConfig(file: string, portals: readonly Served[], command: str
   return keysDir;
 }
 
-/** Runs `simulate` until the stop signal; returns the exit code. */
-export async function simulateCommand(flags: SimulateFlags, sim: SimulatorOptions, io: CliIo, clock: Clock): Promise<number> {
+/**
+ * Runs `simulate` until the stop signal; returns the exit code. Refuses (ConfigErrors, exit 2)
+ * `unknown`, the environment's `POSTURE_*` variables that are not settings: it reads POSTURE_LISTEN.
+ */
+export async function simulateCommand(flags: SimulateFlags, sim: SimulatorOptions, io: CliIo, clock: Clock, unknown: readonly ConfigError[]): Promise<number> {
   const listen = flags.listen ?? io.env.POSTURE_LISTEN ?? '127.0.0.1:9878';
   // The simulated portal stays on loopback unless a host is named.
   const address = parseListen(listen, '127.0.0.1');
   if (!address) throw new ConfigError('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listen)} is not HOST:PORT: give e.g. 127.0.0.1:9878.`);
   const count = flags.portals === undefined ? undefined : portalCount(flags.portals);
+  // A mistyped POSTURE_LISTEN would serve on the default address: nothing starts on a typo.
+  if (unknown.length) throw new ConfigErrors([...unknown]);
   const served: Served[] = [];
   let close: () => Promise<void>;
   let url: string;

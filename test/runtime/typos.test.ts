@@ -1,4 +1,7 @@
-// A `POSTURE_*` variable that is not a setting is refused, with the nearest setting, by every command that reads the settings and by the Lambda handler.
+// A `POSTURE_*` variable that is not a setting is refused, with the nearest setting, by every command (each reads settings from the environment) and by the Lambda handler.
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { portalForAll } from '../support/closing.js';
 import { FakeClock } from '../../src/core/clock.js';
@@ -80,6 +83,51 @@ describe('unknown POSTURE_* variables', () => {
     });
     expect({ code: r, stderr, ready }).toEqual({ code: 2, stderr: `config error: ${TYPO}\n`, ready: false });
     expect(sim().requests.length).toBe(sent);
+  });
+
+  it('backfill refuses to start: the one line, exit 2, nothing on stdout, no request, nothing written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'posture-typo-backfill-'));
+    try {
+      const sent = sim().requests.length;
+      const output = join(dir, 'history.om');
+      const state = join(dir, 'state');
+      const r = await cli(['backfill', '--days', '2', '--output', output], { POSTURE_INTERVAL_SECOND: '120', POSTURE_STATE_DIR: state });
+      expect(r).toEqual({ code: 2, stdout: '', stderr: `config error: ${TYPO}\n` });
+      expect(sim().requests.length).toBe(sent);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('backfill names the typo before the problem it causes, with the lines check-config prints', async () => {
+    const env = { POSTURE_BASE_URL: '', POSTURE_BASE_ULR: sim().baseUrl };
+    const backfill = await cli(['backfill', '--days', '1', '--output', join(tmpdir(), 'posture-typo-never-written.om')], env);
+    expect(backfill.code).toBe(2);
+    expect(backfill.stderr.trim().split('\n')).toHaveLength(2);
+    expect(backfill.stderr).toBe((await cli(['check-config'], env)).stderr);
+  });
+
+  it('backfill names the typo before a problem of its own flags', async () => {
+    const r = await cli(['backfill', '--days', '1'], { POSTURE_PAGESIZE: '10' });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      'config error: POSTURE_PAGESIZE is not a setting: did you mean POSTURE_PAGE_SIZE? Rename it, or unset it.',
+      'config error: backfill needs somewhere to write: --output FILE (OpenMetrics for promtool) and/or --push remote_write.',
+    ]);
+  });
+
+  it('rules refuses a mistyped POSTURE_CONFIG_FILE instead of writing the rules of no file', async () => {
+    const r = await cli(['rules'], { POSTURE_CONFIG_FIEL: '/etc/posture-exporter/config.yaml' });
+    expect(r).toEqual({ code: 2, stdout: '', stderr: 'config error: POSTURE_CONFIG_FIEL is not a setting: did you mean POSTURE_CONFIG_FILE? Rename it, or unset it.\n' });
+  });
+
+  it('simulate refuses a mistyped POSTURE_LISTEN before it starts a portal', async () => {
+    let ready = false;
+    let stdout = '';
+    let stderr = '';
+    const code = await main(['simulate'], { env: { POSTURE_LISTN: '127.0.0.1:0' }, stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), onReady: () => (ready = true), stopSignal: Promise.resolve() });
+    expect({ code, stdout, stderr, ready }).toEqual({ code: 2, stdout: '', stderr: 'config error: POSTURE_LISTN is not a setting: did you mean POSTURE_LISTEN? Rename it, or unset it.\n', ready: false });
   });
 
   it('names the setting that begins with what was typed, not a shorter one nearer in letters', async () => {
