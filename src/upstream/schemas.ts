@@ -67,10 +67,20 @@ function kindOf(v: unknown): string {
 export function checkAlertRecord(raw: unknown): AlertRecord | string {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || raw instanceof OversizedValue) return `(record): expected object, received ${kindOf(raw)}`;
   const r = raw as Record<string, unknown>;
-  // The usual case, every field of its type, in one pass without allocating.
-  let valid = true;
-  for (const [field, type] of ALERT_FIELDS) if (typeof r[field] !== type) valid = false;
-  if (valid) return raw as AlertRecord;
+  // The usual case, every field of ALERT_FIELDS of its type, read by name: a read by a computed
+  // name (r[field] in a loop) is a dictionary lookup each, which made this check half the fold's CPU.
+  if (
+    typeof r.state === 'string' &&
+    typeof r.product === 'string' &&
+    typeof r.status === 'string' &&
+    typeof r.ownerName === 'string' &&
+    typeof r.timestamp === 'string' &&
+    typeof r.resolved === 'boolean' &&
+    typeof r.acknowledged === 'boolean' &&
+    typeof r.inactiveUntil === 'string'
+  ) {
+    return raw as AlertRecord;
+  }
   const problems: string[] = [];
   for (const [field, type] of ALERT_FIELDS) {
     const v = r[field];

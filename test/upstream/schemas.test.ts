@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeIssues, VitalsRecordSchema } from '../../src/upstream/schemas.js';
+import { checkAlertRecord, describeIssues, VitalsRecordSchema } from '../../src/upstream/schemas.js';
 import { OversizedValue } from '../../src/upstream/limits.js';
 
 /** What the log says about an invalid Vitals record (zod/mini with its English messages). */
@@ -39,5 +39,53 @@ describe('Vitals record schema', () => {
   it('names a value too large to keep instead of its type', () => {
     const big = new OversizedValue(70_000, 'string');
     expect(why({ ...enabled, name: big })).toBe(`name: ${big.describe()}`);
+  });
+});
+
+/** An alert record of spec 2.6, every field of its type. */
+const alert = {
+  state: 'Red',
+  product: 'Okta, MFA',
+  status: 'Incident',
+  item: 'Zoë Yilmaz',
+  issue: 'MFA not enrolled',
+  details: 'No authenticator.',
+  itemEntityType: 'user',
+  ownerName: '',
+  timestamp: '2026-11-20T08:00:00.0000000',
+  acknowledgedTime: '0001-01-01T00:00:00.0000000',
+  assignedTime: '0001-01-01T00:00:00.0000000',
+  resolved: false,
+  acknowledged: false,
+  resolvedBy: '',
+  resolvedTime: '0001-01-01T00:00:00.0000000',
+  itemId: '45b69422-5cc4-446f-b7ba-48a4cbbb01c8',
+  inactiveUntil: '0001-01-01T00:00:00.0000000',
+  hasLinkedDevice: true,
+};
+
+describe('alert record check', () => {
+  it('accepts a record of spec 2.6 as it is', () => {
+    expect(checkAlertRecord(alert)).toBe(alert);
+  });
+
+  // The fields the folds read, with their types in spec 2.6; the others may be anything.
+  it.each([
+    ['state', 'string'],
+    ['product', 'string'],
+    ['status', 'string'],
+    ['ownerName', 'string'],
+    ['timestamp', 'string'],
+    ['resolved', 'boolean'],
+    ['acknowledged', 'boolean'],
+    ['inactiveUntil', 'string'],
+  ])('refuses a record whose %s is not a %s, or is missing', (field, type) => {
+    expect(checkAlertRecord({ ...alert, [field]: 5 })).toBe(`${field}: expected ${type}, received number`);
+    const { [field as keyof typeof alert]: _left, ...without } = alert;
+    expect(checkAlertRecord(without)).toBe(`${field}: expected ${type}, received undefined`);
+  });
+
+  it.each(['item', 'issue', 'details', 'itemEntityType', 'acknowledgedTime', 'assignedTime', 'resolvedBy', 'resolvedTime', 'itemId', 'hasLinkedDevice'])('does not check %s, which no fold reads', (field) => {
+    expect(checkAlertRecord({ ...alert, [field]: null })).toEqual({ ...alert, [field]: null });
   });
 });
