@@ -2,8 +2,9 @@
 // CLI against the simulated portal on 127.0.0.1, beside a naive peer exporter in the same run.
 // Exits non-zero when a target is missed. `BENCH_ONLY=compare,growth,huge,start,fleet` runs a subset.
 import { spawn } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
-import { dirname, resolve as resolvePath } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseApiTimestamp } from '../src/upstream/timestamps.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../src/simulator/index.js';
@@ -45,7 +46,20 @@ function measure(args: string[], env: Record<string, string>): Promise<Run> {
 }
 
 const simEnv = (sim: Simulator, extra: Record<string, string> = {}) => ({ POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_LOG_LEVEL: 'warn', ...extra });
-const runOnce = (sim: Simulator, extra?: Record<string, string>) => measure([CLI, 'once', '--format', 'json'], simEnv(sim, extra));
+
+/**
+ * One `once`, with a state directory of its own: sharing one, each run would count the requests of
+ * the runs before it against the portal's budget and wait up to a minute for the window (an idle
+ * minute after which V8 has shrunk the heap, so the run collects more often: 10 to 20 % more CPU).
+ */
+async function runOnce(sim: Simulator, extra?: Record<string, string>): Promise<Run> {
+  const stateDir = mkdtempSync(join(tmpdir(), 'bench-state-'));
+  try {
+    return await measure([CLI, 'once', '--format', 'json'], simEnv(sim, { POSTURE_STATE_DIR: stateDir, ...extra }));
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
 const runNaive = (sim: Simulator) => measure([NAIVE], simEnv(sim));
 
 interface Expected { open: Record<string, number>; active: number; inactive: number }
@@ -131,7 +145,7 @@ async function compare(): Promise<void> {
     console.log(`| CPU (user+sys) | ${cpu[0].toFixed(2)} s    | ${cpu[1].toFixed(2)} s     | ${ratio.toFixed(2)}  |`);
     console.log(`| peak RSS       | ${rss[0].toFixed(0)} MB     | ${rss[1].toFixed(0)} MB     | ${(rss[0] / rss[1]).toFixed(2)}  |`);
     console.log(`  pairs (once / peer CPU): ${ours.map((r, i) => `${r.cpuS.toFixed(2)}/${peer[i]!.cpuS.toFixed(2)}=${ratios[i]!.toFixed(2)}`).join('  ')}\n`);
-    check('100k+100k: CPU of once / naive peer (median of the pairs\' ratios)', '≤ 0.75', `${ratio.toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`, ratio <= 0.75);
+    check('100k+100k: CPU of once / naive peer (median of the pairs\' ratios)', '≤ 0.50', `${ratio.toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`, ratio <= 0.5);
     check('100k+100k: peak RSS of once / naive peer', '≤ 0.40', (rss[0] / rss[1]).toFixed(2), rss[0] / rss[1] <= 0.4);
     check('100k+100k: peak RSS of once', '≤ 128 MB', mb(rss[0]), rss[0] <= 128);
   });
@@ -211,7 +225,7 @@ async function startup(): Promise<void> {
   const lambda = median(importMs);
   const cc = median(times.checkConfig!) - median(times.bare!);
   console.log(`\nCold start: import of the Lambda bundle ${importMs.map((t) => t.toFixed(0)).join(', ')} ms (median ${lambda.toFixed(0)}); check-config +${cc.toFixed(0)} ms above bare node (median of 10)\n`);
-  check('cold start: import of dist/lambda/index.mjs, inside the process (median of 5)', '≤ 100 ms', `${lambda.toFixed(0)} ms`, lambda <= 100);
+  check('cold start: import of dist/lambda/index.mjs, inside the process (median of 5)', '≤ 60 ms', `${lambda.toFixed(0)} ms`, lambda <= 60);
   check('cold start: check-config above bare node', '≤ 100 ms', `${cc.toFixed(0)} ms`, cc <= 100);
   const kb = staticClosureBytes(new URL(LAMBDA).pathname) / 1024;
   check('Lambda bundle compiled at import (entry and its static imports, minified)', '≤ 800 KB', `${kb.toFixed(0)} KB`, kb <= 800);
