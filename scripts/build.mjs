@@ -70,7 +70,7 @@ const cli = await build({
 // only by the invocations that need it, not at every cold start.
 const lambda = await build({
   ...common,
-  entryPoints: { index: 'src/runtime/lambda.ts' },
+  entryPoints: { index: 'src/runtime/lambda-entry.ts' },
   outdir: 'dist/lambda',
   splitting: true,
   outExtension: { '.js': '.mjs' },

@@ -1,14 +1,11 @@
 import { setFlagsFromString } from 'node:v8';
 import { createLogger, levelOr } from '../core/log.js';
 import { main } from './cli.js';
+import { tuneCompilerForShortRuns } from './v8-flags.js';
 
 // A collector streams large lists through short-lived objects: keep the heap small rather than fast.
 setFlagsFromString('--optimize-for-size');
-// undici parses HTTP with llhttp compiled to WebAssembly. V8 recompiles its hot functions with
-// TurboFan on background threads, which cost about a third of the CPU of receiving a 60 MB body
-// (docs/performance.md); parsing headers and skipping over body chunks gains nothing measurable
-// from the faster code, so it stays with the baseline compiler.
-setFlagsFromString('--wasm-tiering-budget=2000000000');
+tuneCompilerForShortRuns();
 
 // Node's own warnings (a deprecation, a listener leak) become log lines like any other, instead of
 // Node's text on stderr: stderr stays one JSON object a line.

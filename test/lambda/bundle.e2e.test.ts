@@ -226,7 +226,7 @@ describe('the built Lambda bundle, invoked in a fresh process', () => {
     const memorySize = Number(/memorySize: \$\{param:memorySize, (\d+)\}/.exec(readFileSync(join(ROOT, 'serverless.yml'), 'utf8'))?.[1]);
     expect(memorySize).toBeGreaterThan(0);
     const peakMb = inv.peakRssKb! / 1024;
-    // At least a third of the function's memory stays free at the peak (measured about 115 MB).
+    // At least a third of the function's memory stays free at the peak (measured 68 MB).
     process.stderr.write(`lambda 100k invocation: peak RSS ${peakMb.toFixed(1)} MB of ${memorySize} MB\n`);
     expect(peakMb, `peak RSS ${peakMb.toFixed(1)} MB of ${memorySize} MB`).toBeLessThanOrEqual((memorySize * 2) / 3);
   }, 60_000);
