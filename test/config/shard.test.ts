@@ -4,7 +4,8 @@ import {
   jumpHash, MAX_TOTAL_SHARDS, ownsPortal, parseShard, parseTotalShards, portalKey, shardOf, SHARD_SETTING, TOTAL_SHARDS_SETTING, validateShards,
 } from '../../src/config/shard.js';
 import { configErrorOf } from '../support/errors.js';
-import { referenceJumpHash, referencePortalKey, referenceShard } from '../support/shards.js';
+import { portalIdentity } from '../../src/config/identity.js';
+import { referenceIdentity, referenceJumpHash, referencePortalKey, referenceShard } from '../support/shards.js';
 
 const names = (n: number, prefix = 'customer-') => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
@@ -91,7 +92,7 @@ describe('shardOf', () => {
     }
   });
 
-  it('gives every portal the shard of the documented rule (jump hash of SHA-256 of the UTF-8 name), for many names and totals', () => {
+  it('gives every portal the shard of the documented rule (jump hash of SHA-256 of the UTF-8 identity), for many identities and totals', () => {
     const portals = [...names(500, 'portal-'), 'a', 'acme-eu-west', 'Café Müller', '東京', 'emoji-\u{1f512}', 'x'.repeat(300), ' spaced name '];
     for (const p of portals) {
       expect(portalKey(p), JSON.stringify(p)).toBe(referencePortalKey(p));
@@ -99,12 +100,26 @@ describe('shardOf', () => {
     }
   });
 
-  it('tells names of the same length apart: their shards follow the hash of the whole name', () => {
+  it('tells identities of the same length apart: their shards follow the hash of the whole text', () => {
     // Thirty names of 11 characters each; a rule that looked only at the length would give them all one shard.
     const same = names(30, 'tenant-').map((p) => p.padEnd(11, 'x'));
     const shards = same.map((p) => shardOf(p, 3));
     expect(shards).toEqual(same.map((p) => referenceShard(p, 3)));
     expect(new Set(shards)).toEqual(new Set([0, 1, 2]));
+  });
+
+  it('puts every entry of one portal on one shard, however its base URL is written', () => {
+    const written = [
+      'https://acme.example.com/public-api/v1',
+      'HTTPS://ACME.example.com/public-api/v1/',
+      'https://Acme.Example.Com:443/public-api/v1//',
+    ];
+    const identity = referenceIdentity(written[0]!);
+    for (const url of written) expect(portalIdentity(url), url).toBe(identity);
+    for (const n of [2, 3, 7, 1000]) {
+      const shards = written.map((url) => shardOf(portalIdentity(url), n));
+      expect(shards, `of ${n}`).toEqual(written.map(() => referenceShard(identity, n)));
+    }
   });
 
   it('is stable: the same name gives the same shard every time', () => {

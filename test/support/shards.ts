@@ -1,8 +1,9 @@
 /**
  * Shard ownership computed as docs/sharding.md ("How portals are assigned") documents it, written
- * apart from the exporter's code so that tests compare with an independent reading: the key is the first 8 bytes
- * (big-endian) of SHA-256 of the portal name's UTF-8; the shard is Lamping & Veach's jump
- * consistent hash of that key ("A Fast, Minimal Memory, Consistent Hash Algorithm", 2014, figure 1).
+ * apart from the exporter's code so that tests compare with an independent reading: the portal's
+ * identity is its normalised base URL; the key is the first 8 bytes (big-endian) of SHA-256 of the
+ * identity's UTF-8; the shard is Lamping & Veach's jump consistent hash of that key ("A Fast,
+ * Minimal Memory, Consistent Hash Algorithm", 2014, figure 1).
  */
 import { createHash } from 'node:crypto';
 
@@ -21,15 +22,28 @@ export function referenceJumpHash(key: bigint, numBuckets: number): number {
   return b;
 }
 
-/** The documented key of a portal name: SHA-256 of its UTF-8, first 8 bytes read big-endian. */
-export function referencePortalKey(name: string): bigint {
-  const digest = createHash('sha256').update(new TextEncoder().encode(name)).digest();
+/** The documented key of a portal identity: SHA-256 of its UTF-8, first 8 bytes read big-endian. */
+export function referencePortalKey(identity: string): bigint {
+  const digest = createHash('sha256').update(Buffer.from(identity, 'utf8')).digest();
   let key = 0n;
   for (let i = 0; i < 8; i++) key = key * 256n + BigInt(digest[i]!);
   return key;
 }
 
-/** The shard (0-based) of `totalShards` that collects `name`, by the documented rule. */
-export function referenceShard(name: string, totalShards: number): number {
-  return referenceJumpHash(referencePortalKey(name), totalShards);
+/**
+ * The documented identity of the portal at `baseUrl` (scheme://host[:port]/path): scheme and host
+ * in lower case, the scheme's default port and trailing slashes dropped.
+ */
+export function referenceIdentity(baseUrl: string): string {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/:]+)(?::(\d+))?(\/.*)?$/.exec(baseUrl);
+  if (!m) throw new Error(`referenceIdentity: not a URL the tests use: ${baseUrl}`);
+  const scheme = m[1]!.toLowerCase();
+  const defaultPort = { http: '80', https: '443' }[scheme];
+  const port = m[3] === undefined || m[3] === defaultPort ? '' : `:${m[3]}`;
+  return `${scheme}://${m[2]!.toLowerCase()}${port}${(m[4] ?? '').replace(/\/+$/, '')}`;
+}
+
+/** The shard (0-based) of `totalShards` that collects the portal of identity `identity`, by the documented rule. */
+export function referenceShard(identity: string, totalShards: number): number {
+  return referenceJumpHash(referencePortalKey(identity), totalShards);
 }
