@@ -12,8 +12,5 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     ...UNIT,
-    // The test files of one run share their modules instead of importing src/ afresh each: ten
-    // times faster per mutant. Each run (one mutant) still starts from freshly loaded modules.
-    isolate: false,
   },
 });
