@@ -14,9 +14,10 @@ export const PARTS = {
   collect: ['src/collect/**/*.ts'],
 };
 
-// Set by scripts/mutation.mjs; without it (`npx stryker run`) every part at once.
-const part = process.env.POSTURE_MUTATION_PART;
-if (part !== undefined && !(part in PARTS)) throw new Error(`POSTURE_MUTATION_PART: '${part}' is not a part: give one of ${Object.keys(PARTS).join(', ')}`);
+// Set by scripts/mutation.mjs (not a POSTURE_* name: the exporter refuses POSTURE_* variables that are
+// not its settings, and some unit tests hand the environment on); without it (`npx stryker run`) every part at once.
+const part = process.env.MUTATION_PART;
+if (part !== undefined && !(part in PARTS)) throw new Error(`MUTATION_PART: '${part}' is not a part: give one of ${Object.keys(PARTS).join(', ')}`);
 const out = `reports/mutation/${part ?? 'all'}`;
 
 /** StrykerJS options (its PartialStrykerOptions). */

@@ -30,7 +30,7 @@ let failed = false;
 const rows = [];
 for (const part of parts.length > 0 ? parts : Object.keys(PARTS)) {
   console.log(`\n== mutation: ${part} (${PARTS[part].join(', ')})`);
-  const run = spawnSync('node_modules/.bin/stryker', ['run', 'stryker.config.mjs', ...flags], { stdio: 'inherit', env: { ...process.env, POSTURE_MUTATION_PART: part } });
+  const run = spawnSync('node_modules/.bin/stryker', ['run', 'stryker.config.mjs', ...flags], { stdio: 'inherit', env: { ...process.env, MUTATION_PART: part } });
   if (run.status !== 0) failed = true;
   rows.push({ part, ...scoreOf(part) });
 }
