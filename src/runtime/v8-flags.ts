@@ -1,11 +1,11 @@
-import { setFlagsFromString } from 'node:v8';
-
 /**
  * V8's tiering tuned for this exporter's work, bursts of hot code well under a second long (a list
  * read and folded, in a `once`, a Lambda invocation or a serve cycle); the entry points set it
- * before any request. Measured in docs/performance.md.
+ * before their first request. Measured in docs/performance.md.
  */
 export function tuneCompilerForShortRuns(): void {
+  // Loaded when called, not imported: the Lambda sets these at its first invocation, and its import does not load node:v8.
+  const { setFlagsFromString } = process.getBuiltinModule('node:v8');
   // undici parses HTTP with llhttp compiled to WebAssembly. V8 recompiles its hot functions with
   // TurboFan on background threads: about 60 ms of CPU per process and 30 MB of peak RSS (or, with
   // only a larger tiering budget, the same 30 MB a second into a list of a million alerts), for no
