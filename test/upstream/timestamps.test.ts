@@ -53,3 +53,98 @@ describe('parseApiTimestamp', () => {
     }
   });
 });
+
+describe('parseApiTimestamp, field by field', () => {
+  const VALID = '2026-11-22T12:34:56.1234567';
+  const SECONDS = utc(2026, 11, 22, 12, 34, 56) + 0.1234567;
+
+  it('trims exactly the whitespace JavaScript trims, on either side', () => {
+    // The oracle is String.prototype.trim: every BMP code unit it treats as whitespace, and no other.
+    for (let c = 0; c <= 0xffff; c++) {
+      const ch = String.fromCharCode(c);
+      const space = ch.trim() === '';
+      // Z after the value is the zone suffix.
+      const want = space ? SECONDS : undefined;
+      expect(parseApiTimestamp(`${ch}${VALID}`), `U+${c.toString(16)} before`).toBe(want);
+      expect(parseApiTimestamp(`${VALID}${ch}`), `U+${c.toString(16)} after`).toBe(c === 0x5a ? SECONDS : want);
+    }
+    const spaces = Array.from({ length: 0x10000 }, (_, c) => String.fromCharCode(c)).filter((ch) => ch.trim() === '');
+    expect(spaces.length).toBeGreaterThan(20);
+    for (const ch of spaces) {
+      const hex = `U+${ch.charCodeAt(0).toString(16)}`;
+      expect(parseApiTimestamp(`${ch}${VALID}`), `${hex} before`).toBeCloseTo(SECONDS, 6);
+      expect(parseApiTimestamp(`${VALID}${ch}${ch}`), `${hex} after`).toBeCloseTo(SECONDS, 6);
+      expect(parseApiTimestamp(`${ch}${VALID}Z${ch}`), `${hex} around, with Z`).toBeCloseTo(SECONDS, 6);
+    }
+  });
+
+  it.each([4, 7, 10, 13, 16, 19])('rejects another character where the separator at %i belongs', (at) => {
+    const others = ['0', '/', ' ', 'x', '.', ':', '-', 'T'].filter((c) => c !== VALID[at]);
+    for (const other of others) {
+      const text = VALID.slice(0, at) + other + VALID.slice(at + 1);
+      expect(parseApiTimestamp(text), text).toBeUndefined();
+    }
+  });
+
+  it('rejects a character that is not a digit in any digit position, just below 0 or above 9', () => {
+    const positions = [...VALID].flatMap((ch, i) => (/\d/.test(ch) ? [i] : []));
+    expect(positions).toHaveLength(21);
+    for (const i of positions) {
+      // (A space is whitespace, trimmed at either end: the trimming test covers it.)
+      for (const bad of ['/', ':', 'a', '+', '-']) {
+        const text = VALID.slice(0, i) + bad + VALID.slice(i + 1);
+        expect(parseApiTimestamp(text), text).toBeUndefined();
+      }
+    }
+  });
+
+  it.each([
+    ['2026-11-22T12:34:5', 'a second of one digit'],
+    ['2026-11-22T12:34', 'no seconds'],
+    ['2026-11-22', 'a date alone'],
+    ['2026-11-22T12:34:56.', 'a point without digits'],
+    ['2026-11-22T12:34:56.12345678', 'eight fraction digits'],
+    ['2026-11-22T12:34:56,1234567', 'a comma for the point'],
+    ['2026-11-22T12:34:56Z.1', 'the zone before the fraction'],
+    ['2026-11-22T12:34:56ZZ', 'two zones'],
+    ['2026-11-22T12:34:56+00:00', 'an offset'],
+    ['0000-01-01T00:00:00', 'year 0'],
+    ['2026-00-22T12:34:56', 'month 0'],
+    ['2026-13-22T12:34:56', 'month 13'],
+    ['2026-11-00T12:34:56', 'day 0'],
+    ['2026-11-31T12:34:56', 'November 31'],
+    ['2026-12-32T12:34:56', 'December 32'],
+    ['2026-11-22T24:00:00', 'hour 24'],
+    ['2026-11-22T12:60:56', 'minute 60'],
+    ['2026-11-22T12:34:60', 'second 60'],
+    ['1900-02-29T00:00:00', 'February 29 of a century that is not a leap year'],
+    ['2023-02-29T00:00:00', 'February 29 of a common year'],
+    ['2024-04-31T00:00:00', 'April 31 in a leap year'],
+  ])('rejects %j (%s)', (text) => {
+    expect(parseApiTimestamp(text)).toBeUndefined();
+  });
+
+  it.each([
+    ['2000-02-29T00:00:00', utc(2000, 2, 29)],
+    ['2400-02-29T23:59:59', utc(2400, 2, 29, 23, 59, 59)],
+    ['2024-02-29T00:00:00', utc(2024, 2, 29)],
+    ['2026-12-31T23:59:59', utc(2026, 12, 31, 23, 59, 59)],
+    ['2026-01-31T00:00:00', utc(2026, 1, 31)],
+    ['9999-12-31T23:59:59.9999999', utc(9999, 12, 31, 23, 59, 59) + 0.9999999],
+    ['0004-02-29T00:00:00', utc(4, 2, 29)],
+    ['2026-11-22T12:34:56.1', utc(2026, 11, 22, 12, 34, 56) + 0.1],
+    ['2026-11-22T12:34:56.12', utc(2026, 11, 22, 12, 34, 56) + 0.12],
+    ['2026-11-22T12:34:56.123', utc(2026, 11, 22, 12, 34, 56) + 0.123],
+    ['2026-11-22T12:34:56.000001Z', utc(2026, 11, 22, 12, 34, 56) + 0.000001],
+  ])('reads the edge value %j', (text, seconds) => {
+    expect(parseApiTimestamp(text)).toBeCloseTo(seconds, 6);
+  });
+
+  it('reads every fraction length from 0 to 7 digits as that many decimals', () => {
+    for (let n = 0; n <= 7; n++) {
+      const digits = '9876543'.slice(0, n);
+      const text = `2026-11-22T12:34:56${n ? `.${digits}` : ''}`;
+      expect(parseApiTimestamp(text), text).toBeCloseTo(utc(2026, 11, 22, 12, 34, 56) + (n ? Number(`0.${digits}`) : 0), 7);
+    }
+  });
+});
