@@ -4,6 +4,7 @@ import { memoryLogger } from '../../src/core/log.js';
 import type { SendLedger } from '../../src/schedule/ledger.js';
 import { PortalScheduler } from '../../src/schedule/scheduler.js';
 import { placeRecorded, SlidingWindow } from '../../src/schedule/window.js';
+import { spendSlots } from '../support/slots.js';
 
 const WALL = Date.UTC(2026, 10, 22, 12, 0, 0);
 const MINUTE = 60_000;
@@ -77,7 +78,7 @@ describe('the line a first request that waits for other processes\' requests log
     // An earlier run sent 5 requests, 3 of them 20 s ago and 2 of them 10 s ago: a share of 5 is spent until the oldest leaves the window.
     const ledger = ledgerOf([WALL - 20_000, WALL - 20_000, WALL - 20_000, WALL - 10_000, WALL - 10_000]);
     const sched = new PortalScheduler({ share: 5, clock, ledger, logger: logger.child({ portal: 'acme' }) });
-    const starts = await spend(sched, 4);
+    const starts = await spendSlots(sched, 4);
     // The three oldest leave the window 60 s + 1 s after they started: 41 s from now. The fourth
     // request waits for the two others that leave 10 s later.
     expect(starts).toEqual([7_000 + 41_000, 7_000 + 41_000, 7_000 + 41_000, 7_000 + 51_000]);
@@ -92,7 +93,7 @@ describe('the line a first request that waits for other processes\' requests log
     const clock = new FakeClock(WALL, { autoAdvance: true });
     const logger = memoryLogger();
     const sched = new PortalScheduler({ share: 2, clock, ledger: ledgerOf([]), logger });
-    const starts = await spend(sched, 5);
+    const starts = await spendSlots(sched, 5);
     expect(starts).toEqual([WALL, WALL, WALL + MINUTE + 1_000, WALL + MINUTE + 1_000, WALL + 2 * (MINUTE + 1_000)]);
     expect(logger.lines).toEqual([]);
   });
@@ -101,19 +102,8 @@ describe('the line a first request that waits for other processes\' requests log
     const clock = new FakeClock(WALL, { autoAdvance: true });
     const logger = memoryLogger();
     const sched = new PortalScheduler({ share: 3, clock, ledger: ledgerOf([WALL - 5_000, WALL - 5_000]), logger });
-    const starts = await spend(sched, 2);
+    const starts = await spendSlots(sched, 2);
     expect(starts).toEqual([WALL, WALL - 5_000 + MINUTE + 1_000]);
     expect(logger.lines).toEqual([]);
   });
 });
-
-/** Grants `n` slots of `sched` one after another; returns when each started (monotonic). */
-async function spend(sched: PortalScheduler, n: number): Promise<number[]> {
-  const starts: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const permit = await sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity });
-    starts.push(permit.startedAt);
-    permit.done();
-  }
-  return starts;
-}

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spendSlots } from '../support/slots.js';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { Exporter } from '../../src/exporter/exporter.js';
@@ -33,17 +34,6 @@ function portalFiles(): string[] {
   const folders = readdirSync(join(dir, 'sends'));
   expect(folders).toHaveLength(1);
   return readdirSync(join(dir, 'sends', folders[0]!)).map((f) => join(dir, 'sends', folders[0]!, f));
-}
-
-/** Grants `n` slots of `sched` one after another; returns when each started. */
-async function spendSlots(sched: PortalScheduler, n: number): Promise<number[]> {
-  const starts: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const permit = await sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity });
-    starts.push(permit.startedAt);
-    permit.done();
-  }
-  return starts;
 }
 
 describe('the share across processes, through the state directory', () => {

@@ -70,16 +70,8 @@ describe('alert record check', () => {
   });
 
   // The fields the folds read, with their types in spec 2.6; the others may be anything.
-  it.each([
-    ['state', 'string'],
-    ['product', 'string'],
-    ['status', 'string'],
-    ['ownerName', 'string'],
-    ['timestamp', 'string'],
-    ['resolved', 'boolean'],
-    ['acknowledged', 'boolean'],
-    ['inactiveUntil', 'string'],
-  ])('refuses a record whose %s is not a %s, or is missing', (field, type) => {
+  const read = { state: 'string', product: 'string', status: 'string', ownerName: 'string', timestamp: 'string', resolved: 'boolean', acknowledged: 'boolean', inactiveUntil: 'string' };
+  it.each(Object.entries(read))('refuses a record whose %s is not a %s, or is missing', (field, type) => {
     expect(checkAlertRecord({ ...alert, [field]: 5 })).toBe(`${field}: expected ${type}, received number`);
     const { [field as keyof typeof alert]: _left, ...without } = alert;
     expect(checkAlertRecord(without)).toBe(`${field}: expected ${type}, received undefined`);
