@@ -39,6 +39,21 @@ const lazyPackages = {
   },
 };
 
+/**
+ * undici's HTTP/2 client requires node:http2 when it loads, only for constants until a connection
+ * negotiates HTTP/2 (the Agent option allowH2, which src/ leaves off): scripts/lazy/http2.cjs holds
+ * those and loads the module then.
+ */
+const http2StandIn = {
+  name: 'http2-stand-in',
+  setup(b) {
+    b.onResolve({ filter: /^node:http2$/ }, (args) => {
+      if (!/[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h2\.js$/.test(args.importer)) return undefined;
+      return { path: fileURLToPath(new URL('./lazy/http2.cjs', import.meta.url)) };
+    });
+  },
+};
+
 rmSync('dist', { recursive: true, force: true });
 const common = {
   plugins: [lazyPackages],
@@ -91,7 +106,7 @@ async function buildLazy(metafile, outdir, target) {
   const used = LAZY.filter((name) => inputs.some((i) => i.endsWith(`scripts/lazy/${name}.js`)));
   await build({
     ...common,
-    plugins: [],
+    plugins: [http2StandIn],
     metafile: false,
     entryPoints: Object.fromEntries(used.map((name) => [`chunks/${name}`, LAZY_ENTRY[name]])),
     outdir,
