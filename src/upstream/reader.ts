@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { finished } from 'node:stream';
-import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../core/clock.js';
 import { parseRetryAfter } from '../core/retry.js';
 import { redact, silentLogger, type Logger } from '../core/log.js';
@@ -51,6 +50,14 @@ export interface PortalReaderOptions {
 }
 
 const BODY_SNIPPET_BYTES = 64 * 1024;
+
+/** How one request was answered: the status, and the parser its 2xx body went through or the start of another body. */
+interface Answer {
+  status: number;
+  retryAfter: string | string[] | undefined;
+  parser: EnvelopeParser | undefined;
+  snippet: string;
+}
 
 /** The status of a response whose body then failed (cut, stalled, invalid, refused by the sink), by the error thrown. */
 const answeredWith = new WeakMap<object, number>();
@@ -148,18 +155,19 @@ export class PortalReader {
     const started = performance.now();
     let status: number | 'error' = 'error';
     let records = 0;
+    let sink: RecordSink<T> | undefined;
     try {
-      const res = await this.send(req, signal);
-      status = res.statusCode;
-      if (status < 200 || status >= 300) {
-        const text = await readSnippet(res.body);
-        throw this.httpError(req.endpoint, status, text, res.headers['retry-after']);
-      }
-      const sink = newSink();
-      const envelope = await this.stream(req.endpoint, res.body, (raw) => {
-        sink.record(raw);
-        records++;
-      }, signal);
+      const answer = await this.exchange(req, signal, (code) => {
+        status = code;
+        if (code < 200 || code >= 300) return undefined;
+        const into = (sink = newSink());
+        return new EnvelopeParser(req.endpoint, (raw) => {
+          into.record(raw);
+          records++;
+        });
+      });
+      if (answer.parser === undefined || sink === undefined) throw this.httpError(req.endpoint, answer.status, answer.snippet, answer.retryAfter);
+      const envelope = this.ended(req.endpoint, answer.parser);
       const { total, offset, limit } = this.validate(req.endpoint, req, envelope);
       return { total, offset, limit, received: envelope.dataCount, result: sink.finish() };
     } catch (err) {
@@ -178,68 +186,112 @@ export class PortalReader {
     return status === undefined ? 'error' : String(status);
   }
 
-  private url(req: ListRequest): string {
+  private url(req: ListRequest): URL {
     const path = '/' + req.endpoint.replace(/^\/+/, '');
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(req.query)) if (v !== undefined) params.append(k, String(v));
     const qs = params.toString();
-    return this.baseUrl + path + (qs ? '?' + qs : '');
-  }
-
-  private async send(req: ListRequest, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
-    try {
-      return await undiciRequest(this.url(req), {
-        method: 'GET',
-        dispatcher: this.dispatcher,
-        headers: { [this.apiKeyHeader]: this.apiKey, accept: 'application/json', 'user-agent': USER_AGENT },
-        headersTimeout: this.headersTimeoutMs,
-        bodyTimeout: this.bodyTimeoutMs,
-        signal,
-      });
-    } catch (err) {
-      throw this.transportError(req.endpoint, err, 'request');
-    }
+    return new URL(this.baseUrl + path + (qs ? '?' + qs : ''));
   }
 
   /**
-   * Streams the body through the envelope parser; a body that ends inside the JSON is a
-   * TruncatedBodyError. Chunks are parsed in the body's 'data' events, as they arrive: an async
-   * iterator over the same body costs a promise per chunk and concatenates chunks that wait, about
-   * 30 ms of CPU on a 60 MB list (docs/performance.md).
+   * Sends the request through the dispatcher and reads the answer in its handler's callbacks. At the
+   * status, `onStatus` gives the parser of a body to stream (a 2xx) or nothing (the first
+   * BODY_SNIPPET_BYTES are then kept, for the portal's message). Each chunk is parsed in the
+   * callback that delivers it: undici's `request` wraps the same callbacks in a Readable body, a
+   * stream event and often a tick per chunk, about 10 ms of CPU on a 60 MB list (docs/performance.md).
+   * Resolves at the body's end; rejects with a typed error (src/errors.ts), the parser's or the
+   * sink's own error (the connection is then cut), or the signal's reason.
    */
-  private async stream(endpoint: string, body: Dispatcher.ResponseData['body'], onRecord: (raw: unknown) => void, signal: AbortSignal | undefined): Promise<RawEnvelope> {
-    const parser = new EnvelopeParser(endpoint, onRecord);
-    // undici stops a body read on abort only between chunks; a body that drips must be cut now.
-    const cut = () => body.destroy(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
-    signal?.addEventListener('abort', cut, { once: true });
-    try {
-      await new Promise<void>((resolve, reject) => {
-        let settled = false;
-        const settle = (err?: unknown) => {
-          if (settled) return;
-          settled = true;
-          body.off('data', onData);
-          stop();
-          if (err === undefined) resolve();
-          else reject(err);
-        };
-        const onData = (chunk: Uint8Array) => {
-          if (settled) return;
+  private exchange(req: ListRequest, signal: AbortSignal | undefined, onStatus: (status: number) => EnvelopeParser | undefined): Promise<Answer> {
+    const { endpoint } = req;
+    return new Promise<Answer>((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | undefined;
+      let settled = false;
+      let status = 0;
+      let retryAfter: string | string[] | undefined;
+      let parser: EnvelopeParser | undefined;
+      const snippet: Buffer[] = [];
+      let snippetBytes = 0;
+      const settle = (err?: unknown): void => {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        if (err !== undefined) reject(err);
+        else resolve({ status, retryAfter, parser, snippet: Buffer.concat(snippet).toString('utf8', 0, Math.min(snippetBytes, BODY_SNIPPET_BYTES)) });
+      };
+      /** Ends the exchange with `err` and cuts the request (a body that drips is cut now, not at its next chunk). */
+      const cut = (err: unknown): void => {
+        settle(err);
+        if (controller && !controller.aborted) controller.abort(err instanceof Error ? err : new Error(String(err)));
+      };
+      const onAbort = (): void => cut(signal?.reason ?? new Error('aborted'));
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart: (c) => {
+          controller = c;
+          if (settled) c.abort(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+        },
+        onResponseStart: (_c, statusCode, headers) => {
+          // 1xx (informational) answers come before the real one.
+          if (statusCode < 200 || settled) return;
+          status = statusCode;
+          retryAfter = headers['retry-after'];
           try {
-            parser.write(chunk);
+            parser = onStatus(statusCode);
           } catch (err) {
-            // Malformed JSON and the sink's own errors surface unchanged.
-            settle(err);
+            cut(err);
           }
-        };
-        // The end of the body, or why it failed; a body destroyed before its end is a premature close.
-        const stop = finished(body, { writable: false }, (err) => settle(err ? this.transportError(endpoint, err, 'body') : undefined));
-        body.on('data', onData);
-      });
-    } finally {
-      signal?.removeEventListener('abort', cut);
-      if (!body.destroyed) body.destroy();
-    }
+        },
+        onResponseData: (_c, chunk) => {
+          if (settled) return;
+          if (parser !== undefined) {
+            try {
+              parser.write(chunk);
+            } catch (err) {
+              // Malformed JSON and the sink's own errors surface unchanged.
+              cut(err);
+            }
+            return;
+          }
+          snippet.push(chunk);
+          snippetBytes += chunk.length;
+          // Enough of an error body for the portal's message: the rest is dropped with the connection.
+          if (snippetBytes >= BODY_SNIPPET_BYTES) {
+            settle();
+            controller?.abort(new Error('the rest of an error body is not read'));
+          }
+        },
+        onResponseEnd: () => settle(),
+        onResponseError: (_c, err) => {
+          if (status === 0) settle(this.transportError(endpoint, err, 'request'));
+          // An error status is what matters: a broken error body is not worth reporting.
+          else if (parser === undefined) settle();
+          else settle(this.transportError(endpoint, err, 'body'));
+        },
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const url = this.url(req);
+      try {
+        this.dispatcher.dispatch(
+          {
+            origin: url.origin,
+            path: url.pathname + url.search,
+            method: 'GET',
+            headers: { [this.apiKeyHeader]: this.apiKey, accept: 'application/json', 'user-agent': USER_AGENT },
+            headersTimeout: this.headersTimeoutMs,
+            bodyTimeout: this.bodyTimeoutMs,
+          },
+          handler,
+        );
+      } catch (err) {
+        settle(this.transportError(endpoint, err, 'request'));
+      }
+    });
+  }
+
+  /** The envelope of a body read to its end; a clean end inside the JSON is a TruncatedBodyError. */
+  private ended(endpoint: string, parser: EnvelopeParser): RawEnvelope {
     try {
       return parser.end();
     } catch (err) {
@@ -373,23 +425,4 @@ export class PortalReader {
     }
     return reason ?? err;
   }
-}
-
-/** Reads at most BODY_SNIPPET_BYTES of an error body (for the portal's message), then drops the rest. */
-async function readSnippet(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      const buf = chunk as Buffer;
-      parts.push(buf);
-      size += buf.length;
-      if (size >= BODY_SNIPPET_BYTES) break;
-    }
-  } catch {
-    // The status is what matters; a broken error body is not worth reporting.
-  } finally {
-    if (!body.destroyed) body.destroy();
-  }
-  return Buffer.concat(parts).toString('utf8', 0, Math.min(size, BODY_SNIPPET_BYTES));
 }
