@@ -190,7 +190,11 @@ export class AlertsSink {
         for (let i = 0; i < AGE_SECONDS.length && age > AGE_SECONDS[i]!; i++) buckets[i]!++;
       }
       const sla = this.slas[sev as keyof AlertSlas] as number | undefined;
-      if (!snoozed && sla !== undefined && age > sla) bump(this.overSla, sev);
+      // Added as 0 or 1, not bumped under a condition: the first alert past its SLA often comes
+      // thousands of records in, after TurboFan compiled this function without that branch, and
+      // reaching it threw the compiled code away and compiled it again (docs/performance.md).
+      // overSla holds red, amber and green from the start, the severities with an SLA.
+      if (sla !== undefined) this.overSla[sev] = this.overSla[sev]! + (!snoozed && age > sla ? 1 : 0);
     }
     this.labels.cell(a.product, sev, a.status).n++;
   }
