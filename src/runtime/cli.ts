@@ -19,7 +19,6 @@ import type { SimulateFlags } from '../simulator/command.js';
 import { alertSlaLines } from '../config/alert-slas.js';
 import { describeObjective } from '../config/objectives.js';
 import { openState } from '../state/index.js';
-import { startServe } from './serve.js';
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
@@ -268,6 +267,8 @@ async function serveWith(config: Config, io: CliIo, clock: Clock, unknown: reado
   await refuseInvalid(config, unknown);
   const { logger, secrets } = makeLogger(config, io, clock);
   const { ledgerOf } = openState(config.stateDir, logger);
+  // Loaded by the commands that serve: the HTTP server and its TLS and web config are no part of once or check-config.
+  const { startServe } = await import('./serve.js');
   const handle = await startServe(config, { clock, logger, onSecret: (s) => secrets.push(s), ledgerOf });
   onListening?.(`${handle.url}/metrics`);
   io.onReady?.({ metricsUrl: `${handle.url}/metrics`, portalUrl });
