@@ -82,6 +82,7 @@ const ASSIGNMENTS_ONLY = /^(?:[A-Z_][A-Z0-9_]*=\S*\s*)+$/;
 /** Commands that cannot run here, and why. Each entry must still match some command of the docs. */
 const NOT_RUN: ReadonlyArray<{ match: RegExp; reason: string }> = [
   { match: /^npm test$/, reason: 'the whole suite, this file included (minutes: docs/testing.md)' },
+  { match: /^npm run mutation\b/, reason: 'mutation testing: the unit tier once per mutant, an hour and more of CPU on a fresh checkout (docs/testing.md)' },
   { match: /^npm ci\b/, reason: 'npm ci reinstalls node_modules from the registry; the part after && runs below' },
   { match: /<cloud_id>|<region>|<id>|<account>/, reason: 'a real portal or AWS account, named by <placeholders>' },
   { match: /^aws /, reason: 'AWS CLI against a real account' },
