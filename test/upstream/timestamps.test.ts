@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseApiTimestamp } from '../../src/upstream/timestamps.js';
+import { casesOr } from '../support/mutation.js';
 
 /** Unix seconds of a proleptic Gregorian UTC date, independently of Date.UTC's 1900 offset for years 0-99. */
 function utc(year: number, month: number, day: number, h = 0, m = 0, s = 0): number {
@@ -60,7 +61,7 @@ describe('parseApiTimestamp, field by field', () => {
 
   it('trims exactly the whitespace JavaScript trims, on either side', () => {
     // The oracle is String.prototype.trim: every BMP code unit it treats as whitespace, and no other.
-    for (let c = 0; c <= 0xffff; c++) {
+    for (let c = 0; c <= 0xffff; c += casesOr(1, 7)) {
       const ch = String.fromCharCode(c);
       const space = ch.trim() === '';
       // Z after the value is the zone suffix.
