@@ -129,12 +129,12 @@ export function toSamples(views: readonly PortalView[], exporter: ExporterFacts)
 
 /** Request counts keyed `endpoint\u0000code` (our own words, never portal text), sorted. */
 function byEndpointAndCode(requests: ReadonlyMap<string, number>): Array<[string, string, number]> {
-  return [...requests]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([key, n]) => {
-      const [endpoint, code] = key.split('\u0000') as [string, string];
-      return [endpoint, code, n];
-    });
+  // Stryker disable next-line EqualityOperator: equivalent, the keys of a Map are distinct, so a <= b is a < b
+  const sorted = [...requests].sort(([a], [b]) => (a < b ? -1 : 1));
+  return sorted.map(([key, n]) => {
+    const [endpoint, code] = key.split('\u0000') as [string, string];
+    return [endpoint, code, n];
+  });
 }
 
 /** The samples of one source's value, if it has one. */
