@@ -65,7 +65,12 @@ export class PortalState {
     const viewOf = <T>(source: Source): SourceView<T> => {
       const k = this.sources[source];
       if (k.success === undefined) return {};
-      const kept = k.success || (limit(source) > 0 && k.lastSuccessMonotonic !== undefined && now - k.lastSuccessMonotonic <= limit(source));
+      const kept =
+        k.success ||
+        (limit(source) > 0 &&
+          // Stryker disable next-line ConditionalExpression: equivalent, a source that never succeeded has no value to keep (and now - undefined is NaN, never within the limit)
+          k.lastSuccessMonotonic !== undefined &&
+          now - k.lastSuccessMonotonic <= limit(source));
       return { value: kept ? (k.value as T) : undefined, success: k.success, lastSuccessAt: k.lastSuccessAt, invalid: k.invalid };
     };
     const requests = new Map<string, number>();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { foldAlerts } from '../../src/sources/alerts/fold.js';
-import type { SourceResult, SourceRun } from '../../src/collect/cycle.js';
+import { cycleOf, type SourceResult, type SourceRun } from '../../src/collect/cycle.js';
 import { toSamples } from '../../src/collect/samples.js';
 import { PortalState } from '../../src/collect/state.js';
 import { foldVitals } from '../../src/sources/vitals.js';
@@ -83,6 +83,56 @@ describe('PortalState views', () => {
     state.recordRun(run('alerts', T0 + 60_000, false));
     expect(state.collected).toBe(true);
     expect(series(state, T0 + 60_000, 5_000, 'posture_collection_success').map((s) => `${s.labels.source}=${s.value}`)).toEqual(['vitals=1', 'alerts=0', 'devices=1']);
+  });
+});
+
+describe('PortalState views, more', () => {
+  it('keeps a failed source\'s values for a limit given as one number for every source', () => {
+    const state = new PortalState('acme');
+    state.recordRun(run('vitals', T0, true));
+    state.recordRun(run('vitals', T0 + 30_000, false));
+    expect(state.view(T0 + 120_000, 120_000).vitals.value).toBe(VALUES.vitals);
+    expect(state.view(T0 + 120_001, 120_000).vitals.value).toBeUndefined();
+  });
+
+  it.each([
+    ['one number', 0],
+    ['per source', { vitals: 60_000, alerts: 60_000, devices: 0 }],
+  ] as const)('with a limit of 0 (%s), drops a source whose run failed in the same millisecond as its last success', (_, limit) => {
+    const state = new PortalState('acme');
+    state.recordRun(run('devices', T0, true));
+    state.recordRun(run('devices', T0, false));
+    expect(state.view(T0, limit).devices).toEqual({ value: undefined, success: false, lastSuccessAt: T0, invalid: undefined });
+    expect(series(state, T0, limit, 'posture_devices')).toEqual([]);
+  });
+
+  it('gives a source that has not run an empty view, and no duration', () => {
+    const state = new PortalState('acme');
+    state.recordRun(run('devices', T0, true));
+    const view = state.view(T0, 5_000);
+    expect(view.vitals).toStrictEqual({});
+    expect(view.alerts).toStrictEqual({});
+    expect(view.cycle?.durations).toStrictEqual({ devices: 1000 });
+  });
+
+  it('keeps the last /alerts page size through runs of the other sources, and takes each new one, 0 included', () => {
+    const state = new PortalState('acme');
+    const pageSize = () => series(state, T0 + 60_000, 5_000, 'posture_collection_alerts_page_size').map((s) => s.value);
+    state.recordRun({ ...run('alerts', T0, true), alertsPageSize: 500 });
+    state.recordRun(run('vitals', T0 + 1_000, true));
+    state.recordRun(run('devices', T0 + 2_000, true));
+    expect(state.view(T0 + 2_000, 5_000).cycle?.alertsPageSize).toBe(500);
+    expect(pageSize()).toEqual([500]);
+    state.recordRun({ ...run('alerts', T0 + 60_000, true), alertsPageSize: 0 });
+    expect(pageSize()).toEqual([0]);
+  });
+
+  it('keeps the last /alerts page size when a later one-shot run of every source did not page /alerts', () => {
+    const state = new PortalState('acme');
+    const runs = (at: number, alerts: SourceRun) => [run('vitals', at, true), alerts, run('devices', at, true)];
+    state.record(cycleOf('acme', runs(T0, { ...run('alerts', T0, true), alertsPageSize: 250 })));
+    state.record(cycleOf('acme', runs(T0 + 60_000, run('alerts', T0 + 60_000, false))));
+    expect(state.view(T0 + 60_000, 5_000).cycle?.alertsPageSize).toBe(250);
   });
 });
 
