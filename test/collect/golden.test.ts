@@ -6,30 +6,31 @@ import { readFixture, samplesOf, valueOf } from './pipeline.js';
 
 const dir = (scenario: string) => new URL(`../fixtures/${scenario}/`, import.meta.url).pathname;
 
+// The samples are made inside each test, not when the file is collected, so that mutation testing
+// sees which tests run which code.
 describe.each(['basic', 'tricky'])('scenario %s', (scenario) => {
   const input = readFixture(scenario);
-  const samples = samplesOf(input);
 
   it('renders the Prometheus text exposition exactly as the golden file', async () => {
-    expectGolden(dir(scenario) + 'expected.prom', await renderText(samples, 'prometheus', CATALOGUE));
+    expectGolden(dir(scenario) + 'expected.prom', await renderText(samplesOf(input), 'prometheus', CATALOGUE));
   });
 
   it('renders OpenMetrics exactly as the golden file', async () => {
-    expectGolden(dir(scenario) + 'expected.om', await renderText(samples, 'openmetrics', CATALOGUE));
+    expectGolden(dir(scenario) + 'expected.om', await renderText(samplesOf(input), 'openmetrics', CATALOGUE));
   });
 
   it('renders JSON exactly as the golden file', () => {
-    expectGolden(dir(scenario) + 'expected.json', renderJson(samples, Date.parse(input.now), CATALOGUE));
+    expectGolden(dir(scenario) + 'expected.json', renderJson(samplesOf(input), Date.parse(input.now), CATALOGUE));
   });
 
   it('emits no series twice', () => {
-    const keys = samples.map((s) => s.name + JSON.stringify(Object.entries(s.labels).sort()));
+    const keys = samplesOf(input).map((s) => s.name + JSON.stringify(Object.entries(s.labels).sort()));
     expect(new Set(keys).size).toBe(keys.length);
   });
 });
 
 describe('basic values', () => {
-  const s = samplesOf(readFixture('basic'));
+  const input = readFixture('basic');
   const p = { portal: 'acme' };
   it.each([
     ['posture_vitals_health_ratio', { integration: 'crowdstrike' }, 0.75],
@@ -60,20 +61,23 @@ describe('basic values', () => {
     ['posture_devices', { activity: 'active' }, 950],
     ['posture_devices', { activity: 'inactive' }, 50],
   ] as const)('%s %j = %d', (name, labels, value) => {
+    const s = samplesOf(input);
     expect(valueOf(s, name, { ...p, ...labels })).toBe(value);
   });
 
   it('leaves the health ratio out when nothing is eligible (no division by zero)', () => {
+    const s = samplesOf(input);
     expect(valueOf(s, 'posture_vitals_health_ratio', { ...p, integration: 'jamf' })).toBeUndefined();
   });
 
   it('has no oldest-alert series for a severity with no open alerts', () => {
+    const s = samplesOf(input);
     expect(valueOf(s, 'posture_alerts_oldest_open_timestamp_seconds', { ...p, severity: 'green' })).toBeUndefined();
   });
 });
 
 describe('tricky values', () => {
-  const s = samplesOf(readFixture('tricky'));
+  const input = readFixture('tricky');
   const p = { portal: 'eu "prod"' };
   it.each([
     ['posture_vitals_health_ratio', { integration: 'defender' }, 0.8],
@@ -99,15 +103,18 @@ describe('tricky values', () => {
     ['posture_alerts_oldest_open_timestamp_seconds', { severity: 'unknown' }, Date.UTC(2026, 10, 1) / 1000],
     ['posture_devices', { activity: 'active' }, 0],
   ] as const)('%s %j = %d', (name, labels, value) => {
+    const s = samplesOf(input);
     expect(valueOf(s, name, { ...p, ...labels })).toBeCloseTo(value, 9);
   });
 
   it('skips the mistyped and the repeated Vitals records rather than guessing', () => {
+    const s = samplesOf(input);
     expect(valueOf(s, 'posture_vitals_health_ratio', { ...p, integration: 'sentinelone' })).toBeUndefined();
     expect(s.filter((x) => x.name === 'posture_vitals_integration_info' && x.labels.integration === 'defender' && !x.labels.tag)).toHaveLength(1);
   });
 
   it('keeps quotes, backslashes, newlines and non-ASCII in label values, escaped in the text format', async () => {
+    const s = samplesOf(input);
     const text = await renderText(s, 'prometheus', CATALOGUE);
     expect(text).toContain('name="Defender \\"ATP\\" \\\\ Plan 2\\nß"');
     expect(text).toContain('portal="eu \\"prod\\""');
