@@ -94,59 +94,112 @@ export function integrationOf(product: string): string {
   return name === '' ? 'unknown' : asWritten(name);
 }
 
-const zeroCounts = (): Counts => ({ red: 0, amber: 0, green: 0 });
-
 /** Distinct inputs a sink remembers the labels of; past it, labels are computed afresh (same result, slower). */
 const LABEL_CACHE_LIMIT = 10_000;
 
+/** Severity labels by their index while folding: the severities with an SLA (red, amber, green), then unknown. */
+const SEVERITY_LABELS: readonly string[] = [...SEVERITIES, 'unknown'];
+/** Type labels by their index while folding. */
+const TYPE_LABELS: readonly string[] = [...KNOWN_TYPES, 'unknown'];
+const SEVERITY_COUNT = SEVERITY_LABELS.length;
+const AGE_COUNT = AGE_SECONDS.length;
+
+// Where each count of a severity index s sits in AlertsSink's one array of counts.
+const OPEN = 0;
+const UNACKNOWLEDGED = SEVERITY_COUNT;
+const UNASSIGNED = 2 * SEVERITY_COUNT;
+const SNOOZED = 3 * SEVERITY_COUNT;
+const OVER_SLA = 4 * SEVERITY_COUNT;
+/** The age buckets: ALERT_AGES' counts of severity s from OLDER_THAN + s * AGE_COUNT. */
+const OLDER_THAN = 5 * SEVERITY_COUNT;
+const COUNT_SLOTS = OLDER_THAN + SEVERITY_COUNT * AGE_COUNT;
+// The oldest creation times: of any alert, then of an unacknowledged one (Infinity: none yet).
+const OLDEST = 0;
+const OLDEST_UNACKNOWLEDGED = SEVERITY_COUNT;
+
+/** Slots of the product cache of Labels (a power of two). */
+const PRODUCT_SLOTS = 256;
+
+/** The cache slot of `product`: from its length and three of its characters (not a hash of all of them). */
+function productSlot(product: string): number {
+  const n = product.length;
+  if (n === 0) return 0;
+  return (Math.imul(n, 0x9e3779b1) ^ Math.imul(product.charCodeAt(n - 1), 0x85ebca6b) ^ Math.imul(product.charCodeAt(n >> 1), 0xc2b2ae35) ^ product.charCodeAt(0)) >>> 24;
+}
+
 /**
- * Remembers the labels of the values seen so far: a list of 100,000 alerts has a few dozen
- * distinct `state`/`product`/`status` values, and computing the labels and finding their count
- * per alert (lower-casing, trimming, three map lookups) showed in the CPU profile.
+ * Remembers the labels of the values seen so far, as indexes: a list of 100,000 alerts has a few
+ * dozen distinct `state`/`product`/`status` values, and computing the labels and finding their
+ * count per alert (lower-casing, trimming, lookups by label) showed in the CPU profile.
  */
 class Labels {
-  private readonly severities = new Map<string, string>();
-  /** product → status → severity → the cell of its series. */
-  private readonly cells = new Map<string, Map<string, Map<string, Cell>>>();
+  private readonly severities = new Map<string, number>();
+  private readonly types = new Map<string, number>();
+  /** product → the open counts of its integration. */
+  private readonly products = new Map<string, Float64Array>();
+  /**
+   * A direct-mapped cache in front of `products`, by productSlot: each alert's product is a new
+   * string, and a Map lookup hashes every character of it (most of the cost of finding the counts,
+   * in the CPU profile); comparing with the product last seen in its slot reads a few.
+   */
+  private readonly recentProducts = new Array<string>(PRODUCT_SLOTS).fill('');
+  private readonly recentCounts = new Array<Float64Array | undefined>(PRODUCT_SLOTS).fill(undefined);
   private size = 0;
 
-  constructor(private readonly counts: Cells) {}
+  /** `integrations`: integration label → its open counts, by type index × SEVERITY_COUNT + severity index. */
+  constructor(private readonly integrations: Map<string, Float64Array>) {}
 
-  severity(state: string): string {
+  /** The severity index of `state`. */
+  severity(state: string): number {
     let sev = this.severities.get(state);
     if (sev === undefined) {
-      sev = severityOf(state);
+      sev = SEVERITY_LABELS.indexOf(severityOf(state));
       if (this.size++ < LABEL_CACHE_LIMIT) this.severities.set(state, sev);
     }
     return sev;
   }
 
-  cell(product: string, sev: string, status: string): Cell {
-    let byStatus = this.cells.get(product);
-    let bySev = byStatus?.get(status);
-    let cell = bySev?.get(sev);
-    if (cell !== undefined) return cell;
-    cell = cellOf(this.counts, integrationOf(product), sev, typeOf(status));
-    if (this.size++ < LABEL_CACHE_LIMIT) {
-      if (!byStatus) this.cells.set(product, (byStatus = new Map()));
-      if (!bySev) byStatus.set(status, (bySev = new Map()));
-      bySev.set(sev, cell);
+  /** The type index of `status`. */
+  type(status: string): number {
+    let type = this.types.get(status);
+    if (type === undefined) {
+      type = TYPE_LABELS.indexOf(typeOf(status));
+      if (this.size++ < LABEL_CACHE_LIMIT) this.types.set(status, type);
     }
-    return cell;
+    return type;
+  }
+
+  /** The open counts of the integration of `product`. */
+  counts(product: string): Float64Array {
+    const slot = productSlot(product);
+    const recent = this.recentCounts[slot];
+    if (recent !== undefined && this.recentProducts[slot] === product) return recent;
+    let counts = this.products.get(product);
+    if (counts === undefined) {
+      const integration = integrationOf(product);
+      counts = this.integrations.get(integration);
+      if (counts === undefined) this.integrations.set(integration, (counts = new Float64Array(TYPE_LABELS.length * SEVERITY_COUNT)));
+      if (this.size++ < LABEL_CACHE_LIMIT) this.products.set(product, counts);
+    }
+    this.recentProducts[slot] = product;
+    this.recentCounts[slot] = counts;
+    return counts;
   }
 }
 
-/** Folds a stream of alert records (one page or one whole list) into an AlertsAggregate. */
+/**
+ * Folds a stream of alert records (one page or one whole list) into an AlertsAggregate. While
+ * folding, the counts are indexed by number (severity index, then age or type), not by label: a
+ * lookup by a label that varies per alert is a generic (megamorphic) property load or a hash lookup;
+ * finish() gives them their labels.
+ */
 export class AlertsSink {
-  private readonly open = zeroCounts();
-  private readonly unacknowledged = zeroCounts();
-  private readonly unassigned = zeroCounts();
-  private readonly snoozed = zeroCounts();
-  private readonly oldest: Record<string, number> = {};
-  private readonly olderThan: Record<string, number[]> = {};
-  private readonly overSla = zeroCounts();
-  private readonly oldestUnacknowledged: Record<string, number> = {};
-  private readonly byIntegration: Cells = new Map();
+  /** Every count per severity, at the offsets above. */
+  private readonly counts = new Float64Array(COUNT_SLOTS);
+  private readonly oldest = new Float64Array(2 * SEVERITY_COUNT).fill(Infinity);
+  /** SLA seconds by severity index; unknown has none (Infinity: never over it). */
+  private readonly slaSeconds: Float64Array;
+  private readonly byIntegration = new Map<string, Float64Array>();
   private readonly invalid: InvalidRecords;
   private readonly labels = new Labels(this.byIntegration);
   /** Records seen so far (valid or not): the next one's index within this page. */
@@ -157,9 +210,10 @@ export class AlertsSink {
     private readonly nowSeconds: number,
     logger?: Logger,
     private readonly offset = 0,
-    private readonly slas: AlertSlas = DEFAULT_ALERT_SLAS,
+    slas: AlertSlas = DEFAULT_ALERT_SLAS,
   ) {
     this.invalid = new InvalidRecords('alerts', logger);
+    this.slaSeconds = Float64Array.from(SEVERITY_LABELS, (sev) => (slas as Readonly<Record<string, number | undefined>>)[sev] ?? Infinity);
   }
 
   record(raw: unknown): void {
@@ -175,41 +229,79 @@ export class AlertsSink {
     // The list asked for unresolved alerts; one flagged resolved is not open, whatever the filter did.
     if (a.resolved) return;
     const sev = this.labels.severity(a.state);
-    bump(this.open, sev);
-    if (!a.acknowledged) bump(this.unacknowledged, sev);
-    if (a.ownerName === '') bump(this.unassigned, sev);
+    const counts = this.counts;
+    counts[OPEN + sev]++;
+    const unacknowledged = !a.acknowledged;
+    if (unacknowledged) counts[UNACKNOWLEDGED + sev]++;
+    if (a.ownerName === '') counts[UNASSIGNED + sev]++;
     const snoozed = until !== null && until > this.nowSeconds;
-    if (snoozed) bump(this.snoozed, sev);
+    if (snoozed) counts[SNOOZED + sev]++;
     if (created !== null) {
-      if (this.oldest[sev] === undefined || created < this.oldest[sev]!) this.oldest[sev] = created;
-      if (!a.acknowledged && (this.oldestUnacknowledged[sev] === undefined || created < this.oldestUnacknowledged[sev]!)) this.oldestUnacknowledged[sev] = created;
+      const oldest = this.oldest;
+      if (created < oldest[OLDEST + sev]!) oldest[OLDEST + sev] = created;
+      if (unacknowledged && created < oldest[OLDEST_UNACKNOWLEDGED + sev]!) oldest[OLDEST_UNACKNOWLEDGED + sev] = created;
       const age = this.nowSeconds - created;
-      if (age > AGE_SECONDS[0]!) {
-        const buckets = (this.olderThan[sev] ??= AGE_SECONDS.map(() => 0));
-        // Ages ascend: an alert older than one is older than every shorter one.
-        for (let i = 0; i < AGE_SECONDS.length && age > AGE_SECONDS[i]!; i++) buckets[i]!++;
-      }
-      const sla = this.slas[sev as keyof AlertSlas] as number | undefined;
+      // Ages ascend: an alert older than one is older than every shorter one.
+      const buckets = OLDER_THAN + sev * AGE_COUNT;
+      for (let i = 0; i < AGE_COUNT && age > AGE_SECONDS[i]!; i++) counts[buckets + i]++;
       // Added as 0 or 1, not bumped under a condition: the first alert past its SLA often comes
       // thousands of records in, after TurboFan compiled this function without that branch, and
       // reaching it threw the compiled code away and compiled it again (docs/performance.md).
-      // overSla holds red, amber and green from the start, the severities with an SLA.
-      if (sla !== undefined) this.overSla[sev] = this.overSla[sev]! + (!snoozed && age > sla ? 1 : 0);
+      counts[OVER_SLA + sev] += !snoozed && age > this.slaSeconds[sev]! ? 1 : 0;
     }
-    this.labels.cell(a.product, sev, a.status).n++;
+    this.labels.counts(a.product)[this.labels.type(a.status) * SEVERITY_COUNT + sev]++;
   }
 
   finish(): AlertsAggregate {
+    const counts = this.counts;
+    const oldest = this.oldest;
+    /** The counts from `at` by severity: red, amber and green always, unknown when there is one. */
+    const named = (at: number): Counts => {
+      const out: Counts = {};
+      SEVERITY_LABELS.forEach((sev, s) => {
+        if (s < SEVERITIES.length || counts[at + s]! > 0) out[sev] = counts[at + s]!;
+      });
+      return out;
+    };
+    /** The times from `at` by severity, where there is one. */
+    const times = (at: number): Record<string, number> => {
+      const out: Record<string, number> = {};
+      SEVERITY_LABELS.forEach((sev, s) => {
+        if (oldest[at + s] !== Infinity) out[sev] = oldest[at + s]!;
+      });
+      return out;
+    };
+    const olderThan: Record<string, number[]> = {};
+    SEVERITY_LABELS.forEach((sev, s) => {
+      const from = OLDER_THAN + s * AGE_COUNT;
+      // Every alert older than the shortest age counts in the first bucket.
+      if (counts[from]! > 0) olderThan[sev] = Array.from(counts.subarray(from, from + AGE_COUNT));
+    });
+    const overSla: Counts = {};
+    SEVERITIES.forEach((sev, s) => (overSla[sev] = counts[OVER_SLA + s]!));
+    const byIntegration = new Map<string, Map<string, Map<string, number>>>();
+    for (const [integration, open] of this.byIntegration) {
+      const bySeverity = new Map<string, Map<string, number>>();
+      SEVERITY_LABELS.forEach((sev, s) => {
+        const types = new Map<string, number>();
+        TYPE_LABELS.forEach((type, t) => {
+          const n = open[t * SEVERITY_COUNT + s]!;
+          if (n > 0) types.set(type, n);
+        });
+        if (types.size > 0) bySeverity.set(sev, types);
+      });
+      if (bySeverity.size > 0) byIntegration.set(integration, bySeverity);
+    }
     return {
-      open: this.open,
-      unacknowledged: this.unacknowledged,
-      unassigned: this.unassigned,
-      snoozed: this.snoozed,
-      oldest: this.oldest,
-      olderThan: this.olderThan,
-      overSla: this.overSla,
-      oldestUnacknowledged: this.oldestUnacknowledged,
-      byIntegration: countsOf(this.byIntegration),
+      open: named(OPEN),
+      unacknowledged: named(UNACKNOWLEDGED),
+      unassigned: named(UNASSIGNED),
+      snoozed: named(SNOOZED),
+      oldest: times(OLDEST),
+      olderThan,
+      overSla,
+      oldestUnacknowledged: times(OLDEST_UNACKNOWLEDGED),
+      byIntegration,
       invalid: this.invalid.count,
     };
   }
