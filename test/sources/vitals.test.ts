@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { ListMismatchError } from '../../src/errors.js';
+import type { RunContext } from '../../src/schedule/request.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { fetchArchive, foldVitals, vitals, type VitalsList } from '../../src/sources/vitals.js';
 import { runContexts } from '../support/run-context.js';
@@ -181,6 +182,8 @@ describe('Vitals records the fold keeps', () => {
   });
 });
 
+const withTags = (ctx: RunContext, vitalsTags: string[]): RunContext => ({ ...ctx, portal: { ...ctx.portal, vitalsTags } });
+
 describe('a Vitals run against the simulated portal', () => {
   const setup = runContexts();
   let sim: Simulator;
@@ -200,10 +203,9 @@ describe('a Vitals run against the simulated portal', () => {
 
   it('asks /vitals for the whole portal, then each tag in order, one list each', async () => {
     sim.setFixture({ vitals: fixture });
-    const { ctx } = setup(sim, clock);
-    ctx.portal = { ...ctx.portal, vitalsTags: ['laptops', 'servers'] };
+    const ctx = withTags(setup(sim, clock).ctx, ['laptops', 'servers']);
     const from = sim.requests.length;
-    const lists = await vitals.run(ctx, { onPageSize() {} });
+    const lists = await vitals.run(ctx);
     expect(lists.map((l) => [l.tag, l.records.map((r) => r.key), l.invalid])).toEqual([
       [undefined, ['crowdstrike', 'jamf', 'intune'], 0],
       ['laptops', ['crowdstrike', 'jamf'], 0],
@@ -223,10 +225,9 @@ describe('a Vitals run against the simulated portal', () => {
     [[1], '/vitals returned 3 records but its total says 4: the list is incomplete.', 4, 3],
   ])('fails the run with a ListMismatchError naming the list when a total disagrees with the records (total off by %j)', async (deltas, message, total, received) => {
     sim.setFixture({ vitals: fixture });
-    const { ctx } = setup(sim, clock);
-    ctx.portal = { ...ctx.portal, vitalsTags: ['laptops'] };
+    const ctx = withTags(setup(sim, clock).ctx, ['laptops']);
     for (const delta of deltas) sim.addFault({ path: '/vitals', times: 1, fault: { kind: 'total-mismatch', delta } });
-    const err = await vitals.run(ctx, { onPageSize() {} }).catch((e: unknown) => e);
+    const err = await vitals.run(ctx).catch((e: unknown) => e);
     sim.clearFaults();
     expect(err).toBeInstanceOf(ListMismatchError);
     expect(err).toMatchObject({ message, expected: total, received });
