@@ -1,0 +1,180 @@
+/**
+ * The plan's figures against docs/budget.md's sizing formula, worked by hand: pages allowed
+ * A = max(1, R − V − D), the /alerts page size and requests per run, requests per hour against
+ * 60 × R, the run-length rule (ceil(n / R) − 1) × 61 s < interval, and one-shot times.
+ */
+import { describe, expect, it } from 'vitest';
+import { alertsLimit, alertsPagesAllowed, oneShotSeconds, planPortal, portalOneShotSeconds, runSeconds, type PlanInput } from '../../src/schedule/plan.js';
+
+const tags = (n: number) => Array.from({ length: n }, (_, i) => `t${i}`);
+const input = (over: Partial<PlanInput>): PlanInput => ({ requestsPerMinute: 5, pageSize: 500, vitalsTags: [], intervals: { vitals: 300, alerts: 300, devices: 300 }, ...over });
+/** Requests per run of each source, as [alerts, vitals, devices] (the docs' table order). */
+const perRun = (p: ReturnType<typeof planPortal>) => ['alerts', 'vitals', 'devices'].map((s) => p.sources.find((x) => x.source === s)!.requestsPerRun);
+
+describe('alertsPagesAllowed: what one window leaves beside Vitals and the two device totals', () => {
+  it.each([
+    [5, 0, 2],
+    [10, 0, 7],
+    [10, 3, 4],
+    [5, 2, 1],
+    [5, 3, 1],
+    [1, 0, 1],
+  ])('share %i with %i tag(s): %i', (requestsPerMinute, n, pages) => {
+    expect(alertsPagesAllowed({ requestsPerMinute, vitalsTags: tags(n) })).toBe(pages);
+  });
+});
+
+describe('alertsLimit', () => {
+  it.each([
+    // pageSize, remaining, pagesAllowed, pageCap → limit
+    [500, 500, 1, undefined, 500],
+    [500, 501, 1, undefined, 0],
+    [500, 501, 0, undefined, 0],
+    [500, undefined, 1, undefined, 0],
+    [500, undefined, 2, undefined, 500],
+    [500, 1_000, 2, undefined, 500],
+    [500, 1_001, 2, undefined, 501],
+    [500, 100_000, 2, undefined, 50_000],
+    [500, 100_000, 3, undefined, 33_334],
+    [500, 0, 1, undefined, 500],
+    // A portal that caps its pages is asked for at most its cap.
+    [500, 5_000, 1, 100, 100],
+    [500, 20_000, 2, 100, 100],
+    [500, 1_001, 2, 501, 501],
+    [500, 1_001, 2, 600, 501],
+    [500, 400, 2, 100, 100],
+    [500, 400, 2, 500, 500],
+    [500, 5_000, 1, 0, 0],
+  ])('page size %i, %s left, %i page(s) allowed, cap %s: limit=%i', (pageSize, remaining, pagesAllowed, pageCap, limit) => {
+    expect(alertsLimit({ pageSize, remaining, pagesAllowed, ...(pageCap !== undefined && { pageCap }) })).toBe(limit);
+  });
+});
+
+describe('planPortal: the docs\' worked examples (share 5, 300 requests per hour)', () => {
+  it.each([
+    ['small', 0, 200, undefined, [300, 300, 300], [1, 1, 2], 48, true],
+    ['busy alerts', 0, 200, undefined, [30, 120, 120], [1, 1, 2], 210, true],
+    ['large', 2, 5_000, undefined, [60, 300, 300], [1, 3, 2], 120, true],
+    ['100k alerts', 3, 100_000, undefined, [120, 600, 600], [1, 4, 2], 66, true],
+    ['100k alerts, no tags', 0, 100_000, undefined, [60, 300, 300], [2, 1, 2], 156, true],
+    ['pages capped at 100', 0, 20_000, 100, [300, 300, 300], [200, 1, 2], 2_436, false],
+  ] as const)('%s', (_name, n, alertsTotal, pageCap, [alerts, vitals, devices], runs, perHour, fits) => {
+    const plan = planPortal(input({ vitalsTags: tags(n), alertsTotal, ...(pageCap !== undefined && { pageCap }), intervals: { vitals, alerts, devices } }));
+    expect(perRun(plan)).toEqual(runs);
+    expect(plan.requestsPerHour).toBeCloseTo(perHour, 9);
+    expect(plan.capacityPerHour).toBe(300);
+    expect(plan.fits).toBe(fits);
+  });
+
+  it('suggests 2,440 s for each source when the pages are capped at 100 (same proportions)', () => {
+    const plan = planPortal(input({ alertsTotal: 20_000, pageCap: 100 }));
+    // 2,436 per hour over 300: a factor of 8.12, 300 s × 8.12 = 2,436 s, to the next 10 s; then
+    // /alerts cannot go lower (2,430 s: 300.7 per hour), Vitals can: 3600 / x ≤ 300 − 202 × 3600 / 2,440
+    // → x ≥ 1,830 s; devices at 2,430 s would be 300.01.
+    expect(plan.suggested).toEqual({ vitals: 1_830, alerts: 2_440, devices: 2_440 });
+    // Per source, /alerts alone: 203 requests per 300 s would need 200 / x ≤ (300 − 36)/3600.
+    expect(plan.change).toEqual({ sources: { alerts: 2_730 }, intervals: { vitals: 300, alerts: 2_730, devices: 300 } });
+    expect(plan.intervalAlone).toBeUndefined();
+  });
+
+  it('plans one /alerts request while the total is unknown or zero', () => {
+    expect(perRun(planPortal(input({})))).toEqual([1, 1, 2]);
+    expect(perRun(planPortal(input({ alertsTotal: 0 })))).toEqual([1, 1, 2]);
+    expect(perRun(planPortal(input({ alertsTotal: 1 })))).toEqual([1, 1, 2]);
+    expect(perRun(planPortal(input({ alertsTotal: 1_000 })))).toEqual([2, 1, 2]);
+    expect(perRun(planPortal(input({ alertsTotal: 1_001 })))).toEqual([2, 1, 2]);
+  });
+
+  it('fits exactly at the share\'s capacity and not a request above it', () => {
+    // 3600 × (1/60 + 2/60 + 1/30) = 60 + 120 + 120 = 300.
+    const at = planPortal(input({ intervals: { vitals: 60, devices: 60, alerts: 30 }, inherited: [] }));
+    expect(at.requestsPerHour).toBe(300);
+    expect(at.fits).toBe(true);
+    expect(at).toEqual({ sources: at.sources, requestsPerHour: 300, capacityPerHour: 300, fits: true });
+    const over = planPortal(input({ intervals: { vitals: 60, devices: 60, alerts: 29 }, inherited: [] }));
+    expect(over.fits).toBe(false);
+    expect(over.change).toEqual({ sources: { alerts: 30 }, intervals: { vitals: 60, devices: 60, alerts: 30 } });
+  });
+
+  it('refuses a run that does not end before its source is due again, even within the hourly share', () => {
+    // 70 tags at 10 a window: 71 Vitals requests span 8 windows, 7 × 61 s = 427 s; 71 per 427 s is 598.6 per hour of 600.
+    const base = { requestsPerMinute: 10, vitalsTags: tags(70) };
+    const long = { alerts: 86_400, devices: 86_400 };
+    expect(runSeconds(71, 10)).toBe(427);
+    const at = planPortal(input({ ...base, intervals: { vitals: 427, ...long } }));
+    expect(at.requestsPerHour).toBeLessThan(600);
+    expect(at.fits).toBe(false);
+    expect(at.change).toEqual({ sources: { vitals: 430 }, intervals: { vitals: 430, ...long } });
+    expect(planPortal(input({ ...base, intervals: { vitals: 428, ...long } })).fits).toBe(true);
+  });
+
+  it('names POSTURE_INTERVAL_SECONDS alone for the inheriting sources at the smallest multiple of 10 s that fits', () => {
+    // Every source at 10 s: 3600 × 4 / x ≤ 300 → x ≥ 48 → 50.
+    const plan = planPortal(input({ intervals: { vitals: 10, alerts: 10, devices: 10 }, inherited: ['vitals', 'alerts', 'devices'] }));
+    expect(plan.intervalAlone).toBe(50);
+    expect(plan.change).toEqual({ sources: {}, interval: 50, intervals: { vitals: 50, alerts: 50, devices: 50 } });
+    // Only /alerts and devices inherit, from 10 s, and Vitals is at 60 s (60 per hour): 3 × 3600 / x ≤ 240 → 45 → 50.
+    const two = planPortal(input({ intervals: { vitals: 60, alerts: 10, devices: 10 }, inherited: ['alerts', 'devices'] }));
+    expect(two.intervalAlone).toBe(50);
+    expect(two.change).toEqual({ sources: {}, interval: 50, intervals: { vitals: 60, alerts: 50, devices: 50 } });
+  });
+
+  it('prefers one source to POSTURE_INTERVAL_SECONDS, and of the sources the one that gives up the fewest requests per hour', () => {
+    // Vitals at 20 s (180 per hour), /alerts at 300 s (12), devices at 60 s (120): 312 of 300.
+    // Vitals alone: 3600 / x ≤ 168 → 30 s, 252 per hour. Devices alone: 7200 / x ≤ 108 → 70 s,
+    // 294.9 per hour. /alerts alone cannot fix it. POSTURE_INTERVAL_SECONDS alone: 300 s, two sources changed.
+    const plan = planPortal(input({ intervals: { vitals: 20, alerts: 300, devices: 60 }, inherited: ['vitals', 'alerts', 'devices'] }));
+    expect(plan.requestsPerHour).toBe(312);
+    expect(plan.change).toEqual({ sources: { devices: 70 }, intervals: { vitals: 20, alerts: 300, devices: 70 } });
+    expect(plan.intervalAlone).toBe(300);
+  });
+
+  it('has no suggestion when even the longest intervals do not fit', () => {
+    // 100 tags at 1 a window: 101 Vitals requests take 100 windows (6,100 s) — fits at 86,400 s.
+    expect(planPortal(input({ requestsPerMinute: 1, vitalsTags: tags(100), intervals: { vitals: 10, alerts: 10, devices: 10 } })).suggested).toBeDefined();
+    // 2,000 tags at 1 a window: 2,001 requests take 2,000 windows, 122,000 s, longer than any interval.
+    const none = planPortal(input({ requestsPerMinute: 1, vitalsTags: tags(2_000), intervals: { vitals: 10, alerts: 10, devices: 10 } }));
+    expect(none.fits).toBe(false);
+    expect(none.suggested).toBeUndefined();
+    expect(none.change).toBeUndefined();
+    expect(none.intervalAlone).toBeUndefined();
+  });
+});
+
+describe('runSeconds', () => {
+  it.each([
+    [0, 5, -61],
+    [1, 5, 0],
+    [5, 5, 0],
+    [6, 5, 61],
+    [10, 5, 61],
+    [11, 5, 122],
+    [3, 1, 122],
+  ])('%i request(s) at %i per window take at least %i s', (requests, share, seconds) => {
+    expect(runSeconds(requests, share)).toBe(seconds);
+  });
+});
+
+describe('one-shot time of a portal read by several entries', () => {
+  it('queues every entry\'s requests and retries on the one share', () => {
+    const entry = { requestsPerMinute: 5, pageSize: 500, vitalsTags: [] };
+    // One entry: 1 + 2 + 1 = 4 requests with no retries fit one window: 60 s pause + 30 s reading.
+    expect(portalOneShotSeconds([entry], 0, 120)).toBe(90);
+    // Two: 8 requests at 5 span two windows: + 61 s.
+    expect(portalOneShotSeconds([entry, entry], 0, 120)).toBe(151);
+    // With 3 retries each: 8 + 6 = 14 at 5 span three windows: + 122 s.
+    expect(portalOneShotSeconds([entry, entry], 3, 120)).toBe(212);
+    expect(portalOneShotSeconds([entry], 3, 120)).toBe(151);
+  });
+
+  it('plans the /alerts pages the last total needs', () => {
+    // 100,000 alerts, no tags, share 5: 2 pages of 50,000; 1 + 2 + 2 + 3 retries = 8 at 5 span two windows.
+    expect(oneShotSeconds({ requestsPerMinute: 5, pageSize: 500, vitalsTags: [], alertsTotal: 100_000 }, 3, 120)).toBe(61 + 60 + 30);
+    // Capped at 100 per page: 1,000 pages + 3 + 3 = 1,006 at 5 span 202 windows.
+    expect(oneShotSeconds({ requestsPerMinute: 5, pageSize: 500, vitalsTags: [], alertsTotal: 100_000, pageCap: 100 }, 3, 120)).toBe(201 * 61 + 60 + 30);
+  });
+
+  it('refuses a portal with no entry', () => {
+    expect(() => portalOneShotSeconds([], 3, 120)).toThrow(new RangeError('portalOneShotSeconds: a portal has at least one entry'));
+  });
+});
