@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { startSimulator, type DeviceRecord, type Simulator } from '../../src/simulator/index.js';
 import { devices } from '../../src/sources/devices.js';
+import { moduleOf } from '../../src/sources/index.js';
 import { runContexts } from '../support/run-context.js';
 
 const DAY = 86_400_000;
@@ -60,13 +61,14 @@ describe('the devices source', () => {
   it('gives one posture_devices series per activity, and never an invalid record', () => {
     const rows: Array<[string, Record<string, string>, number]> = [];
     const folded = new Map<string, number>();
-    devices.samples({ active: 4, inactive: 3 }, (name, labels, value) => rows.push([name, labels, value]), 1, folded);
+    const module = moduleOf('devices');
+    module.samples({ active: 4, inactive: 3 }, (name, labels, value) => rows.push([name, labels, value]), 1, folded);
     expect(rows).toEqual([
       ['posture_devices', { activity: 'active' }, 4],
       ['posture_devices', { activity: 'inactive' }, 3],
     ]);
     expect(folded.size).toBe(0);
-    expect(devices.capped).toEqual([]);
-    expect(devices.invalidOf({ active: 4, inactive: 3 })).toBe(0);
+    expect(module.capped).toEqual([]);
+    expect(module.invalidOf({ active: 4, inactive: 3 })).toBe(0);
   });
 });
