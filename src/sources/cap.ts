@@ -11,7 +11,9 @@ export const OTHER = '__other__';
  */
 export function keptGroups(order: readonly string[], families: number, kept: (f: number, k: number) => number, other: (f: number, k: number) => number, cap: number): Set<string> {
   const n = order.length;
-  for (let k = order[n - 1] === OTHER ? n - 1 : n; k > 0; k--) {
+  const groups = order[n - 1] === OTHER ? n - 1 : n;
+  // Stryker disable next-line EqualityOperator: k >= 0 would return at k = 0 the same empty set as below.
+  for (let k = groups; k > 0; k--) {
     let fits = true;
     for (let f = 0; f < families && fits; f++) fits = kept(f, k) + other(f, k) <= cap;
     if (fits) return new Set(order.slice(0, k));
@@ -24,6 +26,7 @@ export function bySize(sizes: ReadonlyMap<string, number>): string[] {
   return [...sizes.keys()].sort((a, b) => {
     if ((a === OTHER) !== (b === OTHER)) return a === OTHER ? 1 : -1;
     const d = sizes.get(b)! - sizes.get(a)!;
-    return d !== 0 ? d : a < b ? -1 : a > b ? 1 : 0;
+    // Map keys are distinct: two names are never equal.
+    return d !== 0 ? d : a < b ? -1 : 1;
   });
 }
