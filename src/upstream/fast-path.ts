@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { LBRACKET, RBRACKET } from './json-bytes.js';
 import { MAX_STRING_BYTES } from './limits.js';
 
@@ -29,7 +30,10 @@ let scratch = Buffer.allocUnsafe(FAST_WINDOW + 2);
  * no cut; then the splitter reads on from `i`.
  */
 export function parseWhole(buf: Buffer, i: number): FastRecords | 'failed' | undefined {
-  let cut = buf.lastIndexOf(SEPARATOR, Math.min(buf.length - SEPARATOR.length, i + FAST_WINDOW - 1));
+  const last = Math.min(buf.length - SEPARATOR.length, i + FAST_WINDOW - 1);
+  let cut = buf.lastIndexOf(SEPARATOR, Math.min(last, asciiPiecesEnd(buf, i, last + 1) - 1));
+  // A record longer than a piece with other bytes in the piece it starts: the whole window.
+  if (cut <= i) cut = buf.lastIndexOf(SEPARATOR, last);
   if (cut <= i) return undefined;
   for (let tries = 0; tries < 3 && cut > i; tries++) {
     const records = parseRange(buf, i, cut + 1);
@@ -37,6 +41,24 @@ export function parseWhole(buf: Buffer, i: number): FastRecords | 'failed' | und
     cut = buf.lastIndexOf(SEPARATOR, cut - 1);
   }
   return 'failed';
+}
+
+/** Bytes of the pieces asciiPiecesEnd checks one by one. */
+const PIECE_BYTES = 4096;
+
+/**
+ * The end of the first piece of PIECE_BYTES from `start` that holds a byte outside ASCII, or `end`
+ * when there is none (Node's isAscii, a vector scan). V8 decodes UTF-8 a word at a time up to the
+ * first byte outside ASCII and one byte at a time, twice, from there to the end: a window of 64 KiB
+ * with an accented name early in it went almost wholly the slow way. Cut after such a piece, a
+ * window ends at most a piece after its first byte outside ASCII, and the next one starts there.
+ */
+function asciiPiecesEnd(buf: Buffer, start: number, end: number): number {
+  for (let from = start; from < end; from += PIECE_BYTES) {
+    const to = Math.min(end, from + PIECE_BYTES);
+    if (!isAscii(buf.subarray(from, to))) return to;
+  }
+  return end;
 }
 
 /** JSON.parse of the records `buf[start, end)` as an array, or undefined if that is not valid JSON. */
