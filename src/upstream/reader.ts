@@ -330,14 +330,18 @@ export class PortalReader {
     return cleaned.length > 300 ? cleaned.slice(0, 300) + '…' : cleaned;
   }
 
+  /** The portal's `message` in an error body, trimmed and cleaned ('' or undefined when there is none to quote). */
   private portalMessage(text: string): string | undefined {
+    let body: unknown;
     try {
-      const body = JSON.parse(text) as { message?: unknown };
-      if (body && typeof body.message === 'string' && body.message.trim()) return this.clean(body.message.trim());
+      body = JSON.parse(text);
+      // Stryker disable next-line BlockStatement: equivalent, `body` is then undefined, which has no message either
     } catch {
       // Not JSON: error pages from proxies carry nothing useful.
+      return undefined;
     }
-    return undefined;
+    const message = (body as { message?: unknown } | null)?.message;
+    return typeof message === 'string' ? this.clean(message.trim()) : undefined;
   }
 
   private httpError(endpoint: string, status: number, text: string, retryAfter: string | string[] | undefined): UpstreamHttpError {

@@ -3,7 +3,7 @@
  * as the injected dispatcher: cases the simulated portal cannot produce (a missing `total`, a body
  * echoing the key, a body that ends cleanly inside the JSON, undici's timeout errors).
  */
-import { errors, MockAgent } from 'undici';
+import { errors, MockAgent, type Dispatcher } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
@@ -269,5 +269,229 @@ describe('PortalReader error mapping', () => {
     const err = await failure(list(reader().r));
     expect(err).toBeInstanceOf(NetworkError);
     expect(err).not.toBeInstanceOf(PortalUnreachableError);
+    expect(err.message).toBe('Could not get a response from the portal for /vitals (ECONNRESET): check POSTURE_BASE_URL and network access.');
+  });
+});
+
+describe('PortalReader error messages', () => {
+  it.each([
+    ['/vitals', "give the key's role the Vitals permission (vitals) and device visibility (deviceVisibility All or Team)"],
+    ['/vitals/integrations', "give the key's role the Vitals permission (vitals)"],
+    ['/alerts', "give the key's role the needed visibility (deviceVisibility All or Team, userVisibility for user alerts)"],
+    ['/devices', "give the key's role the needed visibility (deviceVisibility All or Team)"],
+    ['/inventory', "give the key's role the needed visibility (deviceVisibility All or Team)"],
+    ['/users', "give the key's role the needed visibility (userVisibility)"],
+    ['/settings/usermanagement/roles', "give the key's role the matching settings permission (users, roles, teams)"],
+    ['/issues', "give the key's role the needed visibility (e.g. deviceVisibility All or Team)"],
+  ])('names the permission a 403 on %s lacks (spec 2.9)', async (endpoint, hint) => {
+    pool().intercept({ path: `/public-api/v1${endpoint}` }).reply(403, '');
+    const err = await failure(list(reader().r, endpoint));
+    expect(err).toBeInstanceOf(PermissionError);
+    expect(err.message).toContain(`may not read ${endpoint} (403): ${hint}`);
+    expect(err.message).not.toContain('The portal said');
+  });
+
+  it("quotes the portal's message on a 404 and a 5xx, trimmed", async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(404, JSON.stringify({ message: '  No such resource \n' }));
+    pool().intercept({ path: '/public-api/v1/alerts' }).reply(500, JSON.stringify({ success: false, message: 'Database timeout' }));
+    const { r } = reader();
+    const missing = await failure(list(r));
+    expect(missing.message).toBe('The portal has no /vitals (404): check POSTURE_BASE_URL ends with /public-api/v1 (https://<cloud_id>.<host>/public-api/v1). The portal said: "No such resource".');
+    const failed = await failure(list(r, '/alerts'));
+    expect(failed.message).toBe('The portal answered /alerts with a server error (500): the portal may be down or overloaded; it will be tried again on the next cycle. The portal said: "Database timeout".');
+  });
+
+  it.each([
+    ['blank', JSON.stringify({ message: '   ' })],
+    ['not a string', JSON.stringify({ message: 42 })],
+    ['JSON null', 'null'],
+    ['not JSON', '<html>Bad gateway</html>'],
+  ])('quotes no portal message when the error body has a message that is %s', async (_name, body) => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(400, body);
+    const err = await failure(list(reader().r));
+    expect(err.message).toBe('The portal rejected the request to /vitals as invalid (400); check the query settings for this source (filters, tag, archiveDate).');
+  });
+
+  it('cuts a portal message to its first 300 characters', async () => {
+    const long = 'a'.repeat(299) + 'bcdef';
+    const exact = 'c'.repeat(300);
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(400, JSON.stringify({ message: long }));
+    pool().intercept({ path: '/public-api/v1/alerts' }).reply(400, JSON.stringify({ message: exact }));
+    const { r } = reader();
+    expect((await failure(list(r))).message).toContain(`invalid (400): "${'a'.repeat(299)}b…"; check`);
+    expect((await failure(list(r, '/alerts'))).message).toContain(`invalid (400): "${exact}"; check`);
+  });
+
+  it('tells a status below 500 that it does not expect from a server error', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(499, '');
+    pool().intercept({ path: '/public-api/v1/alerts' }).reply(500, '');
+    const { r } = reader();
+    expect((await failure(list(r))).message).toBe('The portal answered /vitals with an unexpected status (499): check POSTURE_BASE_URL and the source settings.');
+    expect((await failure(list(r, '/alerts'))).message).toContain('a server error (500): the portal may be down or overloaded');
+  });
+
+  it('rounds the wait a 429 asks for up to whole seconds in its message', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(429, '', { headers: { 'retry-after': '1.5' } });
+    const err = await failure(list(reader().r));
+    expect(err).toMatchObject({ retryAfterMs: 1_500 });
+    expect(err.message).toContain('(429; it asked to wait 2 s)');
+  });
+
+  it('says success:false plainly when the envelope gives no statusCode and no message', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(200, JSON.stringify({ success: false, message: '', total: 0, data: [] }));
+    const err = await failure(list(reader().r));
+    expect(err.message).toBe("The portal answered /vitals with success:false; the data was not used — retry later or check the portal's status");
+  });
+
+  it('accepts success:true', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(200, JSON.stringify({ success: true, statusCode: 200, total: 1, data: [{}] }));
+    expect(await list(reader().r)).toMatchObject({ total: 1, received: 1 });
+  });
+
+  it.each([
+    [{ data: [] }, 'has no "total"'],
+    [{ total: null, data: [] }, 'has an invalid "total" (null)'],
+    [{ total: 2 ** 53, data: [] }, 'has an invalid "total" (9007199254740992)'],
+  ])('says what is wrong with the total of %j', async (body, said) => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(200, JSON.stringify(body));
+    const err = await failure(list(reader().r));
+    expect(err.message).toBe(`The response from /vitals ${said}; expected a whole number from 0 to 2^53 - 1 (spec 2.1)`);
+  });
+
+  it('takes a total of 2^53 - 1, and a total of 0', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(200, `{"total":${2 ** 53 - 1},"data":[]}`);
+    pool().intercept({ path: '/public-api/v1/alerts' }).reply(200, '{"total":0,"data":[]}');
+    const { r } = reader();
+    expect((await list(r)).total).toBe(2 ** 53 - 1);
+    expect((await list(r, '/alerts')).total).toBe(0);
+  });
+
+  it('takes offset and limit from the request when the body gives invalid ones, and 0 for a query value that is not a number', async () => {
+    pool().intercept({ path: '/public-api/v1/alerts?offset=30&limit=all' }).reply(200, JSON.stringify({ offset: -1, limit: 2.5, total: 40, data: [] }));
+    const res = await list(reader().r, '/alerts', { offset: 30, limit: 'all' });
+    expect([res.offset, res.limit]).toEqual([30, 0]);
+  });
+});
+
+describe('PortalReader transport failures', () => {
+  it('reads the code of the first address tried when every address fails (happy eyeballs)', async () => {
+    const refused = (address: string) => Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: 'ECONNREFUSED' });
+    const all = new AggregateError([refused('::1:9'), refused('127.0.0.1:9')], 'connect failed');
+    pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(all);
+    const err = await failure(list(reader().r));
+    expect(err).toBeInstanceOf(PortalUnreachableError);
+    expect(err).toMatchObject({ code: 'ECONNREFUSED', kind: 'refused' });
+    expect(err.cause).toBe(all);
+  });
+
+  it('keeps an AggregateError without codes a NetworkError that quotes it', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(new AggregateError([new Error('first')], 'every address failed'));
+    const err = await failure(list(reader().r));
+    expect(err.constructor).toBe(NetworkError);
+    expect(err.message).toBe('Could not get a response from the portal for /vitals (every address failed): check POSTURE_BASE_URL and network access.');
+  });
+
+  it.each([
+    ['https://portal.example/public-api/v1', 'https://portal.example', 'portal.example:443'],
+    ['http://portal.example/public-api/v1', 'http://portal.example', 'portal.example:80'],
+    ['https://portal.example:8443/public-api/v1', 'https://portal.example:8443', 'portal.example:8443'],
+  ])('names the default port of %s when the connection is refused', async (baseUrl, origin, at) => {
+    agent
+      .get(origin)
+      .intercept({ path: '/public-api/v1/vitals' })
+      .replyWithError(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }));
+    const err = await failure(list(reader({ baseUrl }).r));
+    expect(err).toMatchObject({ host: 'portal.example', port: Number(at.split(':')[1]) });
+    expect(err.message).toContain(`connection refused by ${at} (/vitals)`);
+  });
+
+  it('reports a request the dispatcher refuses outright as a NetworkError', async () => {
+    // No interceptor and no network: MockAgent throws from dispatch itself.
+    const err = await failure(list(reader().r, '/alerts'));
+    expect(err.constructor).toBe(NetworkError);
+    expect(err.message).toContain('Could not get a response from the portal for /alerts (UND_MOCK_ERR_MOCK_NOT_MATCHED)');
+    expect(PortalReader.codeOf(err)).toBe('error');
+  });
+
+  it('logs a request that got no answer with status error and no records', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    const { r, logger } = reader();
+    await failure(list(r));
+    expect(logger.records().filter((l) => l.msg === 'upstream request')).toMatchObject([{ level: 'debug', endpoint: '/vitals', status: 'error', records: 0 }]);
+  });
+
+  it('names the timeouts it was given in the timeout errors', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(new errors.ConnectTimeoutError());
+    pool().intercept({ path: '/public-api/v1/alerts' }).replyWithError(new errors.HeadersTimeoutError());
+    pool().intercept({ path: '/public-api/v1/devices' }).replyWithError(new errors.BodyTimeoutError());
+    const { r } = reader({ connectTimeoutMs: 1_234, headersTimeoutMs: 2_345, bodyTimeoutMs: 3_456 });
+    expect((await failure(list(r))).message).toContain('timed out after 1234 ms');
+    expect((await failure(list(r, '/alerts'))).message).toContain('within 2345 ms (headers timeout)');
+    expect((await failure(list(r, '/devices'))).message).toContain('for 3456 ms (body timeout)');
+  });
+
+  it('names the default timeouts, 10 s to connect and 30 s for headers and between body chunks', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(new errors.ConnectTimeoutError());
+    pool().intercept({ path: '/public-api/v1/alerts' }).replyWithError(new errors.HeadersTimeoutError());
+    pool().intercept({ path: '/public-api/v1/devices' }).replyWithError(new errors.BodyTimeoutError());
+    const { r } = reader();
+    expect((await failure(list(r))).message).toContain('timed out after 10000 ms');
+    expect((await failure(list(r, '/alerts'))).message).toContain('within 30000 ms (headers timeout)');
+    expect((await failure(list(r, '/devices'))).message).toContain('for 30000 ms (body timeout)');
+  });
+});
+
+/**
+ * A dispatcher that plays `script` on the reader's handler once the request starts, as undici
+ * would call it: for failures a real connection cannot be made to show on demand.
+ */
+function scripted(script: (handler: Dispatcher.DispatchHandler, controller: Dispatcher.DispatchController) => void): Dispatcher {
+  const controller = {
+    aborted: false,
+    paused: false,
+    reason: null as Error | null,
+    abort(reason: Error) {
+      this.aborted = true;
+      this.reason = reason;
+    },
+    pause() {},
+    resume() {},
+  };
+  return {
+    dispatch(_options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) {
+      setImmediate(() => {
+        handler.onRequestStart?.(controller, {});
+        script(handler, controller);
+      });
+      return true;
+    },
+  } as unknown as Dispatcher;
+}
+
+describe('PortalReader, a connection failing after the status', () => {
+  const coded = (code: string) => Object.assign(new Error(`read ${code}`), { code });
+
+  it.each([
+    ['a system code', coded('EHOSTUNREACH'), '(EHOSTUNREACH)'],
+    ['no code', new Error('other side closed'), '(other side closed)'],
+  ])('reports a 200 body cut with %s as a NetworkError of the body, never as an unreachable portal', async (_name, cause, said) => {
+    const dispatcher = scripted((h, c) => {
+      h.onResponseStart?.(c, 200, {}, 'OK');
+      h.onResponseData?.(c, Buffer.from('{"total":2,"data":[{"a":1},'));
+      h.onResponseError?.(c, cause);
+    });
+    const err = await failure(list(reader({ dispatcher }).r));
+    expect(err.constructor).toBe(NetworkError);
+    expect(err.message).toBe(`The connection to the portal was cut while reading /vitals ${said}; the partial data was discarded.`);
+    expect(err.cause).toBe(cause);
+    expect(seen).toBe(1);
+    expect(PortalReader.codeOf(err)).toBe('200');
+  });
+
+  it('reports an unreachable code before any status as an unreachable portal', async () => {
+    const cause = coded('ENETUNREACH');
+    const err = await failure(list(reader({ dispatcher: scripted((h, c) => h.onResponseError?.(c, cause)) }).r));
+    expect(err).toBeInstanceOf(PortalUnreachableError);
+    expect(err).toMatchObject({ code: 'ENETUNREACH', kind: 'unreachable' });
   });
 });
