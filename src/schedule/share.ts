@@ -6,8 +6,11 @@
  */
 export class AdaptiveShare {
   private current: number;
-  /** Start of the current clean stretch: the last 429 or gain. */
-  private cleanSince: number | undefined;
+  /**
+   * Start of the current clean stretch: the last 429 or gain. Read only below the configured
+   * share, which only a 429 reaches, and a 429 sets it.
+   */
+  private cleanSince = 0;
   /** The last cut: 429s within a window of it are the same congestion, and cut nothing more. */
   private lastCutAt: number | undefined;
 
@@ -33,20 +36,16 @@ export class AdaptiveShare {
     if (explained) return false;
     if (this.lastCutAt !== undefined && now - this.lastCutAt < this.windowMs) return false;
     const next = Math.max(1, Math.floor(this.current / 2));
-    const cut = next < this.current;
+    // A share of 1 cannot be cut: nothing changes, and the next cut's window does not move.
+    if (next === this.current) return false;
     this.current = next;
-    if (cut) this.lastCutAt = now;
-    return cut;
+    this.lastCutAt = now;
+    return true;
   }
 
   /** A request succeeded at `now`: after a whole window without a 429, win back one request. Returns whether the share grew. */
   succeeded(now: number): boolean {
-    if (this.current >= this.configured) {
-      this.cleanSince = undefined;
-      return false;
-    }
-    if (this.cleanSince === undefined) this.cleanSince = now;
-    if (now - this.cleanSince < this.windowMs) return false;
+    if (this.current >= this.configured || now - this.cleanSince < this.windowMs) return false;
     this.current++;
     this.cleanSince = now;
     return true;

@@ -13,7 +13,7 @@ export const WINDOW_MARGIN_MS = 1_000;
 export class SlidingWindow {
   /** Start times of this process's requests still inside the window, oldest first. */
   private starts: number[] = [];
-  /** Start times other processes recorded (see `observe`), oldest first. */
+  /** Start times other processes recorded (see `observe`), in any order: `inWindow` sorts them in with this process's. */
   private others: number[] = [];
 
   /**
@@ -42,7 +42,7 @@ export class SlidingWindow {
 
   /** Replaces the starts other processes recorded (monotonic ms, any order): they count as this process's own do. */
   observe(starts: readonly number[]): void {
-    this.others = [...starts].sort((a, b) => a - b);
+    this.others = [...starts];
   }
 
   /** Starts (this process's and the others' recorded) in the window that ends at `now`. */

@@ -67,6 +67,10 @@ describe('SlidingWindow edges', () => {
     w.release(T + 5_000);
     expect(w.countAt(T + 10_000)).toBe(1);
     expect(w.clearAt(T + 10_000)).toBe(T + 61_000);
+    // The oldest, and then the only one, goes too.
+    w.release(T);
+    expect(w.countAt(T + 10_000)).toBe(0);
+    expect(w.nextSlot(T + 10_000, 1)).toBe(T + 10_000);
   });
 
   it('orders recorded starts of other processes given in any order among its own', () => {
