@@ -115,11 +115,12 @@ export class EnvelopeParser {
     return JSON.stringify(decode(buf, i, Math.min(buf.length, i + 16)));
   }
 
-  private parseValue(what: string): unknown {
+  /** Parses the envelope value that ended at `end` (exclusive) in this chunk. */
+  private parseValue(what: string, end: number): unknown {
     try {
       return this.value.take();
     } catch (err) {
-      throw this.fail(`malformed JSON in ${what} (before byte ${this.position}): ${(err as Error).message}`, err);
+      throw this.fail(`malformed JSON in ${what} (before byte ${this.position + end}): ${(err as Error).message}`, err);
     }
   }
 
@@ -140,14 +141,15 @@ export class EnvelopeParser {
       return;
     }
     this.flushBatch(buf);
-    this.deliver('text' in whole ? this.parseRecord(whole.text, whole.standIns) : whole);
+    this.deliver('text' in whole ? this.parseRecord(whole.text, whole.standIns, this.position + end) : whole);
   }
 
-  private parseRecord(text: string, withStandIns: boolean): unknown {
+  /** Parses one record that ended before body byte `end`. */
+  private parseRecord(text: string, withStandIns: boolean, end: number): unknown {
     try {
       return withStandIns ? JSON.parse(text, reviveOversized) : JSON.parse(text);
     } catch (err) {
-      throw this.fail(`malformed JSON in record ${this.envelope.dataCount} of "data" (before byte ${this.position}): ${(err as Error).message}`, err);
+      throw this.fail(`malformed JSON in record ${this.envelope.dataCount} of "data" (before byte ${end}): ${(err as Error).message}`, err);
     }
   }
 
@@ -166,7 +168,7 @@ export class EnvelopeParser {
     this.batchCount = 0;
     let records: unknown[];
     if (count === 1) {
-      records = [this.parseRecord(text, false)];
+      records = [this.parseRecord(text, false, this.position + this.batchEnd)];
     } else {
       const first = this.envelope.dataCount;
       try {
@@ -231,7 +233,7 @@ export class EnvelopeParser {
               i = n;
               continue;
             }
-            const key = this.parseValue('a key');
+            const key = this.parseValue('a key', end);
             this.key = typeof key === 'string' ? key : '';
             this.state = Top.AfterKey;
             i = end;
@@ -255,7 +257,7 @@ export class EnvelopeParser {
               i = n;
               continue;
             }
-            const value = this.value.kept ? this.parseValue(`the "${this.key}" field`) : undefined;
+            const value = this.value.kept ? this.parseValue(`the "${this.key}" field`, end) : undefined;
             if (ENVELOPE_KEYS.has(this.key)) (this.envelope as unknown as Record<string, unknown>)[this.key] = value;
             this.state = Top.AfterValue;
             i = end;
