@@ -13,7 +13,6 @@ export class ValueScanner {
   private pieces: Buffer[] = [];
   private bytes = 0;
   private keep = false;
-  private oversized = false;
   private readonly stack: number[] = [];
   private literal = false;
   private isString = false;
@@ -27,14 +26,14 @@ export class ValueScanner {
     return this.keep;
   }
 
-  /** Begins a value whose first byte is `c`. */
+  /**
+   * Begins a value whose first byte is `c` (scan it from that byte). The bracket stack and string
+   * state need no reset: a value ends with its brackets closed, outside any string, and a value
+   * that does not end fails the whole body.
+   */
   start(c: number, keep: boolean): void {
     this.pieces = [];
     this.bytes = 0;
-    this.oversized = false;
-    this.stack.length = 0;
-    this.inString = false;
-    this.escaped = false;
     this.isString = c === QUOTE;
     this.literal = c !== LBRACE && c !== LBRACKET && c !== QUOTE;
     this.keep = keep || this.literal;
@@ -75,25 +74,21 @@ export class ValueScanner {
     }
     const upTo = end < 0 ? n : end;
     this.bytes += upTo - start;
-    if (this.keep && !this.oversized) {
-      // A string's quotes do not count: the opening one once seen, the closing one at the end.
-      const quotes = this.isString ? (end < 0 ? 1 : 2) : 0;
-      if (this.bytes - quotes > MAX_STRING_BYTES) {
-        // An envelope value this large is nothing the exporter can use: keep only its size.
-        this.oversized = true;
-        this.pieces = [];
-      } else {
-        this.pieces.push(end < 0 ? buf.slice(start, upTo) : buf.subarray(start, upTo));
-      }
-    }
+    // Past the limit only the size is kept: an envelope value that large is nothing the exporter can use.
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent, memory only: take() reads the pieces only of a kept value within the limit
+    if (this.keep && this.size() <= MAX_STRING_BYTES) this.pieces.push(buf.subarray(start, upTo));
     return end;
+  }
+
+  /** The value's bytes so far; a string's two quotes do not count, as for a string in a record. */
+  private size(): number {
+    return this.isString ? this.bytes - 2 : this.bytes;
   }
 
   /** The value scanned (an OversizedValue when too large); throws JSON.parse's error when malformed. */
   take(): unknown {
-    if (this.oversized) return new OversizedValue(this.bytes, 'string');
-    const text = decodePieces(this.pieces);
-    this.pieces = [];
-    return JSON.parse(text);
+    const size = this.size();
+    if (size > MAX_STRING_BYTES) return new OversizedValue(size, 'string');
+    return JSON.parse(decodePieces(this.pieces));
   }
 }
