@@ -84,9 +84,10 @@ export function alertsPagesAllowed(input: Pick<PlanInput, 'requestsPerMinute' | 
 
 /** Requests a run of /alerts needs for `total` alerts (1 when unknown). */
 function alertsRequests(input: Pick<PlanInput, 'pageSize' | 'requestsPerMinute' | 'vitalsTags' | 'pageCap'>, total: number | undefined): number {
-  if (total === undefined || total === 0) return 1;
+  if (total === undefined) return 1;
   const limit = alertsLimit({ pageSize: input.pageSize, remaining: total, pagesAllowed: alertsPagesAllowed(input), pageCap: input.pageCap });
-  const perPage = limit === 0 ? (input.pageCap ?? total) : limit;
+  // limit=0 (everything in one request) only when no cap applies; none left still takes a request.
+  const perPage = limit === 0 ? total : limit;
   return Math.max(1, Math.ceil(total / perPage));
 }
 
@@ -103,8 +104,8 @@ export function alertsLimit(args: { pageSize: number; remaining: number | undefi
   else if (remaining === undefined) limit = pageSize;
   else if (Math.ceil(remaining / pageSize) <= pagesAllowed) limit = pageSize;
   else limit = Math.ceil(remaining / pagesAllowed);
-  if (pageCap !== undefined && pageCap > 0 && (limit === 0 || limit > pageCap)) return pageCap;
-  return limit;
+  if (pageCap === undefined || pageCap <= 0) return limit;
+  return limit === 0 ? pageCap : Math.min(limit, pageCap);
 }
 
 /** Requests per run of each source. */
@@ -180,8 +181,9 @@ function smallestThatFit(current: Readonly<Record<Source, number>>, at: (interva
   const longest = withValue(current, SOURCES, MAX_INTERVAL_SECONDS);
   if (!at(longest).fits) return undefined;
   const now = at(current);
-  const factor = Math.max(1, now.requestsPerHour / now.capacityPerHour);
-  // Same proportions, whole 10 s: at most the share's load (a value clamped at the longest interval may not be).
+  const factor = now.requestsPerHour / now.capacityPerHour;
+  // Same proportions, whole 10 s, never below the configured value (the factor is below 1 when only a
+  // run's length is the problem): at most the share's load (a value clamped at the longest interval may not be).
   const out = Object.fromEntries(SOURCES.map((s) => [s, Math.min(MAX_INTERVAL_SECONDS, Math.max(current[s], Math.ceil((current[s] * factor) / 10) * 10))])) as Record<Source, number>;
   // A run that outlasts its interval needs that source longer still (the next multiple of 10 s past the run).
   for (const s of SOURCES) if (run(s) >= out[s]) out[s] = Math.min(MAX_INTERVAL_SECONDS, (Math.floor(run(s) / 10) + 1) * 10);

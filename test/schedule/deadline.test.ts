@@ -71,6 +71,18 @@ describe('Deadline', () => {
     expect(clock.pending).toBe(0);
   });
 
+  it('is not cut by the wait for its old time when it moved in the same instant that wait ended', async () => {
+    const clock = new FakeClock(T);
+    const d = new Deadline(T + 5_000, clock, T + 30_000);
+    // The clock reaches the old deadline and, before that wait's callback runs, the run extends it.
+    clock.advance(5_000);
+    expect(d.extendTo(T + 20_000)).toBe(true);
+    await settle();
+    expect(d.signal.aborted).toBe(false);
+    expect(clock.nextWakeAt).toBe(T + 20_000);
+    d.close();
+  });
+
   it('aborts with the outer signal\'s reason, already aborted or later, and then stops waiting for the deadline', async () => {
     const clock = new FakeClock(T);
     const before = new AbortController();

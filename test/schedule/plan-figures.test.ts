@@ -34,6 +34,7 @@ describe('alertsLimit', () => {
     [500, undefined, 2, undefined, 500],
     [500, 1_000, 2, undefined, 500],
     [500, 1_001, 2, undefined, 501],
+    [500, 1_001, 3, undefined, 500],
     [500, 100_000, 2, undefined, 50_000],
     [500, 100_000, 3, undefined, 33_334],
     [500, 0, 1, undefined, 500],
@@ -44,7 +45,9 @@ describe('alertsLimit', () => {
     [500, 1_001, 2, 600, 501],
     [500, 400, 2, 100, 100],
     [500, 400, 2, 500, 500],
+    // A cap of 0 is no cap.
     [500, 5_000, 1, 0, 0],
+    [500, 1_001, 2, 0, 501],
   ])('page size %i, %s left, %i page(s) allowed, cap %s: limit=%i', (pageSize, remaining, pagesAllowed, pageCap, limit) => {
     expect(alertsLimit({ pageSize, remaining, pagesAllowed, ...(pageCap !== undefined && { pageCap }) })).toBe(limit);
   });
