@@ -85,7 +85,7 @@ export function checkAlertRecord(raw: unknown): AlertRecord | string {
   for (const [field, type] of ALERT_FIELDS) {
     const v = r[field];
     if (problems.length === 3) break;
-    if (typeof v !== type) problems.push(`${field}: expected ${type}, received ${v === undefined ? 'undefined' : kindOf(v)}`);
+    if (typeof v !== type) problems.push(`${field}: expected ${type}, received ${kindOf(v)}`);
   }
   return problems.join('; ');
 }

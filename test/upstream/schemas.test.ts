@@ -81,3 +81,50 @@ describe('alert record check', () => {
     expect(checkAlertRecord({ ...alert, [field]: null })).toEqual({ ...alert, [field]: null });
   });
 });
+
+describe('alert record check, several problems', () => {
+  it('names the first three wrong fields in the order of spec 2.6, with what each held', () => {
+    const big = new OversizedValue(80_000, 'string');
+    expect(checkAlertRecord({ ...alert, state: null, product: [], status: big, ownerName: 1 })).toBe(
+      `state: expected string, received null; product: expected string, received array; status: expected string, received ${big.describe()}`,
+    );
+    expect(checkAlertRecord({ ...alert, timestamp: {}, resolved: 'no', inactiveUntil: true })).toBe(
+      'timestamp: expected string, received object; resolved: expected boolean, received string; inactiveUntil: expected string, received boolean',
+    );
+    expect(checkAlertRecord({ ...alert, acknowledged: null, inactiveUntil: undefined })).toBe('acknowledged: expected boolean, received null; inactiveUntil: expected string, received undefined');
+  });
+
+  it.each([
+    ['null', null, 'null'],
+    ['an array', [alert], 'array'],
+    ['a string', 'Red', 'string'],
+    ['a number', 5, 'number'],
+    ['a record too large to keep', new OversizedValue(2_000_000, 'record'), new OversizedValue(2_000_000, 'record').describe()],
+  ])('refuses a record that is %s as a whole', (_name, raw, said) => {
+    expect(checkAlertRecord(raw)).toBe(`(record): expected object, received ${said}`);
+  });
+});
+
+describe('describeIssues', () => {
+  it('names a nested field by its path, and a value too large to keep at that path', () => {
+    const schema = VitalsRecordSchema;
+    const bad = { ...enabled, key: 7 };
+    const parsed = schema.safeParse(bad);
+    expect(parsed.success).toBe(false);
+    const error = parsed.error!;
+    // The path of an issue as given, an OversizedValue found along it described instead of the message.
+    const nested = { ...error, issues: [{ ...error.issues[0]!, path: ['outer', 'inner'] }] } as typeof error;
+    expect(describeIssues(nested, { outer: { inner: 1 } })).toBe(`outer.inner: ${error.issues[0]!.message}`);
+    const big = new OversizedValue(99_999, 'string');
+    expect(describeIssues(nested, { outer: { inner: big } })).toBe(`outer.inner: ${big.describe()}`);
+    // A path that runs into a value that is not an object finds nothing there.
+    expect(describeIssues(nested, { outer: 'text' })).toBe(`outer.inner: ${error.issues[0]!.message}`);
+    expect(describeIssues(nested, { outer: null })).toBe(`outer.inner: ${error.issues[0]!.message}`);
+    expect(describeIssues(nested)).toBe(`outer.inner: ${error.issues[0]!.message}`);
+  });
+
+  it('describes a whole record too large to keep, whatever the issues say', () => {
+    const parsed = VitalsRecordSchema.safeParse(new OversizedValue(3_000_000, 'record'));
+    expect(describeIssues(parsed.error!, new OversizedValue(3_000_000, 'record'))).toBe(`(record): a record of more than 1048576 bytes (3000000 bytes or more), not kept`);
+  });
+});
