@@ -213,7 +213,8 @@ export class EnvelopeParser {
               this.bom++;
               break;
             }
-            if (c !== LBRACE) throw this.fail(`the body is not a JSON object (it starts with ${this.snippet(buf, i)})`);
+            // A mark cut short is no mark: its bytes are not UTF-8 text.
+            if (c !== LBRACE || (this.bom > 0 && this.bom < BOM.length)) throw this.fail(`the body is not a JSON object (it starts with ${this.snippet(buf, i)})`);
             this.state = Top.BeforeKey;
             break;
           case Top.BeforeKey:

@@ -113,3 +113,33 @@ describe('EnvelopeParser error messages', () => {
     expect(again(() => parser.end())).toBe(first);
   });
 });
+
+describe('EnvelopeParser and a byte order mark', () => {
+  const BOM = [0xef, 0xbb, 0xbf];
+  const body = encoder.encode('{"total":1,"data":[{"a":1}]}');
+  const bytes = (...parts: Array<number[] | Uint8Array>) => Uint8Array.from(parts.flatMap((p) => [...p]));
+
+  it('skips one UTF-8 byte order mark at the very start, in one piece or split', () => {
+    const withBom = bytes(BOM, body);
+    for (const chunks of [[withBom], pieces(withBom, 1), pieces(withBom, 2)]) {
+      expect(parse(chunks).records).toEqual([{ a: 1 }]);
+    }
+  });
+
+  it.each([
+    ['after whitespace', bytes([0x20], BOM, body), 1],
+    ['twice', bytes(BOM, BOM, body), 3],
+    ['cut short', bytes(BOM.slice(0, 2), body), 2],
+    ['cut short before whitespace', bytes(BOM.slice(0, 1), [0x20], body), 2],
+    ['its bytes out of order', bytes([0xbb, 0xef, 0xbf], body), 0],
+  ])('refuses a byte order mark %s', (_name, withBom, at) => {
+    for (const chunks of [[withBom], pieces(withBom, 1)]) {
+      expect(refusal(chunks).message).toMatch(new RegExp(`^${PREFIX}the body is not a JSON object \\(it starts with "`));
+    }
+    expect(withBom.indexOf(0x7b)).toBeGreaterThanOrEqual(at);
+  });
+
+  it('reads whitespace after a whole byte order mark', () => {
+    expect(parse([bytes(BOM, [0x20, 0x0a], body)]).records).toEqual([{ a: 1 }]);
+  });
+});
