@@ -44,7 +44,8 @@ export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => 
     // A page larger than the cap learned earlier: the portal no longer caps (or caps higher).
     if (memory.pageCap !== undefined && res.received > memory.pageCap) delete memory.pageCap;
     const wanted = limit === 0 ? total - at : Math.min(limit, total - at);
-    if (res.received < wanted && res.limit > 0 && res.limit === res.received && memory.pageCap !== res.limit) {
+    // A page asked for is never larger than a cap already learned (alertsLimit), so a short page is a new cap.
+    if (res.received < wanted && res.limit > 0 && res.limit === res.received) {
       // The portal returns at most this many whatever is asked: page by it, and plan with it from now on.
       memory.pageCap = res.limit;
       logger.info('the portal caps /alerts pages: paging by what it returns', { asked: limit, cap: res.limit, total });
