@@ -60,7 +60,7 @@ interface Answer {
 }
 
 /** The status of a response whose body then failed (cut, stalled, invalid, refused by the sink), by the error thrown. */
-const answeredWith = new WeakMap<object, number>();
+const answeredWith = new WeakMap<object, number | 'error'>();
 
 // One Agent per timeout set, shared by every reader of the process so sockets are reused.
 const agents = new Map<string, Agent>();
@@ -172,7 +172,8 @@ export class PortalReader {
       return { total, offset, limit, received: envelope.dataCount, result: sink.finish() };
     } catch (err) {
       const thrown = signal?.aborted ? this.aborted(req.endpoint, signal.reason, err) : err;
-      if (typeof status === 'number' && typeof thrown === 'object' && thrown !== null) answeredWith.set(thrown, status);
+      // (A WeakMap takes only objects; a sink may throw anything.)
+      if (typeof thrown === 'object' && thrown !== null) answeredWith.set(thrown, status);
       throw thrown;
     } finally {
       this.logger.debug('upstream request', { endpoint: req.endpoint, query: req.query, status, durationMs: Math.round(performance.now() - started), records });
@@ -182,8 +183,8 @@ export class PortalReader {
   /** The HTTP status of a failure, also when the body failed after it (`error` when there was no response), for the request counts. */
   static codeOf(err: unknown): string {
     if (err instanceof UpstreamHttpError) return String(err.status);
-    const status = typeof err === 'object' && err !== null ? answeredWith.get(err) : undefined;
-    return status === undefined ? 'error' : String(status);
+    // WeakMap#get of a value that is not an object is undefined, as for an error no read threw.
+    return String(answeredWith.get(err as object) ?? 'error');
   }
 
   private url(req: ListRequest): URL {

@@ -373,6 +373,17 @@ describe('PortalReader error messages', () => {
   });
 });
 
+describe('PortalReader.codeOf', () => {
+  it('gives the status of any UpstreamHttpError, and error for what no read threw', () => {
+    expect(PortalReader.codeOf(new UpstreamHttpError('/vitals', 502, 'bad gateway'))).toBe('502');
+    expect(PortalReader.codeOf(new RateLimitedError('/vitals', undefined, 'slow down'))).toBe('429');
+    expect(PortalReader.codeOf(new InvalidResponseError('/vitals', 'not read here'))).toBe('error');
+    expect(PortalReader.codeOf(new Error('x'))).toBe('error');
+    expect(PortalReader.codeOf('a string')).toBe('error');
+    expect(PortalReader.codeOf(undefined)).toBe('error');
+  });
+});
+
 describe('PortalReader transport failures', () => {
   it('reads the code of the first address tried when every address fails (happy eyeballs)', async () => {
     const refused = (address: string) => Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: 'ECONNREFUSED' });

@@ -199,6 +199,23 @@ describe('PortalReader, a sink that fails', () => {
     expect(PortalReader.codeOf(thrown)).toBe('error');
   });
 
+  it('passes through a sink that throws null', async () => {
+    answers = [plain(200, LIST)];
+    const outcome = await reader()
+      .r.read(vitals, () => ({
+        record: () => {
+          throw null;
+        },
+        finish: () => 0,
+      }))
+      .then(
+        () => 'resolved',
+        (err: unknown) => ({ rejectedWith: err }),
+      );
+    expect(outcome).toEqual({ rejectedWith: null });
+    expect(PortalReader.codeOf(null)).toBe('error');
+  });
+
   it('cuts a body that the sink refused, without reading on to its end', { timeout: 5_000 }, async () => {
     answers = [unending(200, '{"total":3,"data":[{"key":"a"},')];
     const full = new Error('sink is full');
