@@ -1,0 +1,95 @@
+/**
+ * The record limit of src/upstream/limits.ts at its edge: a record of exactly MAX_RECORD_BYTES
+ * bytes is kept and one byte more is not, counting neither a dropped string nor its quotes, in one
+ * chunk or in many; and records that the byte splitter reads (no `},{` for the fast path) with
+ * escapes and backslashes wherever a chunk starts. Sizes are counted on the text sent.
+ */
+import { describe, expect, it } from 'vitest';
+import { MAX_RECORD_BYTES, MAX_STRING_BYTES, OversizedValue } from '../../src/upstream/limits.js';
+import { encoder, parse, pieces } from '../support/json-stream.js';
+
+const FIELD = 60_000;
+
+/** A record of string fields each under the string limit, whose JSON text is exactly `bytes` bytes long. */
+function recordOf(bytes: number): Record<string, string> {
+  const record: Record<string, string> = {};
+  let k = 0;
+  // Each field adds `"fN":"…",` around its value; fill with whole fields, then size the last one.
+  while (Buffer.byteLength(JSON.stringify({ ...record, [`f${k}`]: 'z'.repeat(FIELD) })) < bytes) record[`f${k++}`] = 'z'.repeat(FIELD);
+  const without = Buffer.byteLength(JSON.stringify({ ...record, [`f${k}`]: '' }));
+  record[`f${k}`] = 'z'.repeat(bytes - without);
+  expect(Buffer.byteLength(JSON.stringify(record))).toBe(bytes);
+  return record;
+}
+
+const body = (data: unknown[]) => JSON.stringify({ total: data.length, data });
+const chunkings = (text: string) => {
+  const bytes = encoder.encode(text);
+  return [[bytes], pieces(bytes, 16 * 1024)];
+};
+
+describe('the record limit at its edge', () => {
+  it('keeps a record of exactly MAX_RECORD_BYTES bytes and refuses one byte more, saying its size', () => {
+    const exact = recordOf(MAX_RECORD_BYTES);
+    const over = recordOf(MAX_RECORD_BYTES + 1);
+    for (const chunks of chunkings(body([exact, over, { after: 1 }]))) {
+      const { records } = parse(chunks);
+      expect(records[0]).toEqual(exact);
+      expect(records[1]).toEqual(new OversizedValue(MAX_RECORD_BYTES + 1, 'record'));
+      expect(records[2]).toEqual({ after: 1 });
+    }
+  });
+
+  it('does not count a dropped string or its quotes toward the record limit', () => {
+    const dropped = 'q'.repeat(MAX_STRING_BYTES + 5);
+    // The rest of the record (the dropped string's member name and colon included, its quotes not) is the limit exactly, then one byte more.
+    const withDropped = (rest: number) => ({ ...recordOf(rest - Buffer.byteLength(',"big":')), big: dropped });
+    const exact = withDropped(MAX_RECORD_BYTES);
+    const over = withDropped(MAX_RECORD_BYTES + 1);
+    expect(Buffer.byteLength(JSON.stringify(exact)) - Buffer.byteLength(`"${dropped}"`)).toBe(MAX_RECORD_BYTES);
+    for (const chunks of chunkings(body([exact, over]))) {
+      const { records } = parse(chunks);
+      expect(records[0]).toEqual({ ...exact, big: new OversizedValue(MAX_STRING_BYTES + 5, 'string') });
+      expect(records[1]).toBeInstanceOf(OversizedValue);
+      expect((records[1] as OversizedValue).what).toBe('record');
+    }
+  });
+
+  it('counts a dropped string that opens in one chunk and closes in a later one', () => {
+    const data = [{ a: 'x'.repeat(100), big: 'q'.repeat(3 * MAX_STRING_BYTES), b: 'y'.repeat(100) }, { c: 1 }];
+    const text = body(data);
+    const open = text.indexOf('"qq');
+    for (const cut of [open - 1, open, open + 1, open + 2]) {
+      const bytes = encoder.encode(text);
+      const { records } = parse([bytes.subarray(0, cut), ...pieces(bytes.subarray(cut), MAX_STRING_BYTES / 2)]);
+      expect(records, `cut at ${cut - open} from the opening quote`).toEqual([{ ...data[0], big: new OversizedValue(3 * MAX_STRING_BYTES, 'string') }, { c: 1 }]);
+    }
+  });
+});
+
+describe('records the byte splitter reads', () => {
+  // `}, {` between records: no `},{` for the fast path, so every record goes through the splitter.
+  const data = [
+    { s: 'a\\"b', t: '\\\\', u: '"}]' },
+    { s: '\\\\\\"', n: [1, { m: '\\"' }], e: '' },
+    { s: 'end\\', k: '\\\\"\\\\' },
+    'a string record with \\" and }',
+    42,
+    [{ x: '\\' }, '"'],
+    { last: true },
+  ];
+  const text = `{"total":${data.length},"data":[${data.map((r) => JSON.stringify(r)).join(', ')}]}`;
+
+  it('gives the records JSON.parse gives wherever a cut falls, and whatever two bytes a chunk starts with', () => {
+    const expected = JSON.stringify((JSON.parse(text) as { data: unknown[] }).data);
+    const bytes = encoder.encode(text);
+    const chunkings: Uint8Array[][] = [];
+    for (let at = 0; at <= bytes.length; at++) chunkings.push([bytes.subarray(0, at), bytes.subarray(at)]);
+    for (const size of [1, 2, 3]) {
+      for (let first = 1; first <= size; first++) chunkings.push([bytes.subarray(0, first), ...pieces(bytes.subarray(first), size)]);
+    }
+    // Compared as JSON text, the wrong ones named: one deep comparison per chunking would be most of the time.
+    const wrong = chunkings.filter((chunks) => JSON.stringify(parse(chunks).records) !== expected).map((chunks) => chunks.map((c) => c.length).join('+'));
+    expect(wrong).toEqual([]);
+  });
+});
