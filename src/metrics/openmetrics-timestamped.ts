@@ -4,7 +4,7 @@
  * scraper stamps it); only history needs them.
  */
 import type { MetricDef } from './definition.js';
-import { escapeText, labelString } from './render.js';
+import { escapeText, formatValue, labelString } from './render.js';
 import type { Sample } from './sample.js';
 import { renderedSeries } from './series.js';
 
@@ -12,14 +12,6 @@ import { renderedSeries } from './series.js';
 export interface TimestampedSample extends Sample {
   /** Unix ms. */
   readonly timestampMs: number;
-}
-
-/** A value as Go's ParseFloat reads it back exactly (JavaScript's shortest round-trip form). */
-function formatValue(v: number): string {
-  if (Number.isNaN(v)) return 'NaN';
-  if (v === Infinity) return '+Inf';
-  if (v === -Infinity) return '-Inf';
-  return String(v);
 }
 
 /** Unix ms as OpenMetrics seconds (fractional only when the ms are not whole seconds). */
@@ -31,14 +23,14 @@ function formatTimestamp(ms: number): string {
  * Renders every sample with its timestamp. Layout as promtool's parser requires: one block per
  * family (in the order of `catalogue`, `# HELP` and `# TYPE` once), inside it every series
  * contiguous (first-seen order, labels in catalogue order), each series' points in ascending
- * time, and `# EOF` at the end. Samples written as one series at one time are one point
- * (renderedSeries); a sample of a family not in `catalogue` is left out, as renderText leaves it out.
+ * time, and `# EOF` at the end. Every family is typed gauge, named as its samples are (history
+ * holds the sources' gauges; a counter would keep its `_total`, which a gauge may carry). Samples
+ * written as one series at one time are one point (renderedSeries); a sample of a family not in
+ * `catalogue` is left out, as renderText leaves it out.
  */
 export function renderTimestampedOpenMetrics(samples: readonly TimestampedSample[], catalogue: readonly MetricDef[]): string {
-  const defs = new Set(catalogue.map((def) => def.name));
   const families = new Map<string, Map<string, Map<number, number>>>();
   for (const s of renderedSeries(samples, catalogue, (x) => x.timestampMs)) {
-    if (!defs.has(s.name)) continue;
     let family = families.get(s.name);
     if (!family) families.set(s.name, (family = new Map()));
     const labels = labelString(s.labels);
@@ -49,7 +41,7 @@ export function renderTimestampedOpenMetrics(samples: readonly TimestampedSample
   const out: string[] = [];
   for (const def of catalogue) {
     const family = families.get(def.name);
-    if (!family || family.size === 0) continue;
+    if (!family) continue;
     out.push(`# HELP ${def.name} ${escapeText(def.help)}`, `# TYPE ${def.name} gauge`);
     for (const [labels, points] of family) {
       const series = `${def.name}${labels}`;

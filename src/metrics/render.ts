@@ -15,11 +15,14 @@ export function escapeText(s: string): string {
   return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 }
 
-/** A number as the exposition writes it (as prom-client writes it, so output stays byte for byte). */
-function formatValue(v: number): string {
-  if (Number.isNaN(v)) return 'Nan';
-  if (!Number.isFinite(v)) return v < 0 ? '-Inf' : '+Inf';
-  return `${v}`;
+/**
+ * A number as both text formats spell it: `+Inf`, `-Inf`, and otherwise JavaScript's shortest
+ * round-trip form, which Go's ParseFloat reads back exactly (`NaN` is already spelled so).
+ */
+export function formatValue(v: number): string {
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  return String(v);
 }
 
 /** `{name="value",...}` in the order of `labels` (renderedSeries gives catalogue order), each value escaped (backslash, double quote, line feed); '' when none. */
@@ -43,7 +46,7 @@ export async function renderText(samples: readonly Sample[], format: TextFormat,
   const families: string[] = [];
   for (const def of catalogue) {
     const list = byName.get(def.name);
-    if (!list || list.length === 0) continue;
+    if (!list) continue;
     // OpenMetrics names a counter family without its `_total`; its samples keep it.
     const family = openMetrics && def.type === 'counter' ? def.name.replace(/_total$/, '') : def.name;
     const lines = [`# HELP ${family} ${escapeText(def.help)}`, `# TYPE ${family} ${def.type}`];
