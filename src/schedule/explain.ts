@@ -11,7 +11,8 @@ export function explainPlan(config: Config): string[] {
   for (const p of config.portals) {
     const plan = planOf(p);
     const per = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
-    const entries = byPortal.get(portalIdentity(p.baseUrl)) ?? [p];
+    // Every portal is in a group of its identity, itself at least.
+    const entries = byPortal.get(portalIdentity(p.baseUrl))!;
     const others = entries.filter((q) => q !== p).map((q) => q.name);
     const shared = others.length ? `, shared with ${others.join(', ')} (the same portal)` : '';
     lines.push(`portal ${p.name} (${p.baseUrl}, key from ${p.key.kind}): share ${p.requestsPerMinute} requests per 60 s (${plan.capacityPerHour} per hour)${shared}`);
@@ -31,7 +32,8 @@ export function explainPlan(config: Config): string[] {
     lines.push(
       `  serve: ${per(plan.requestsPerHour)}${withOthers} of ${plan.capacityPerHour} requests per hour${plan.fits ? '' : ' — does NOT fit'}; once/Lambda: one run of every source with ${config.maxRetries} retries takes up to ${oneShot} s${capped} (give the Lambda a timeout of at least ${oneShot + config.lambdaMarginSeconds} s)`,
     );
-    if (!plan.fits && plan.suggested) {
+    // Set only when the plan does not fit.
+    if (plan.suggested) {
       // Each interval set for its source, so the line applied alone fits whatever else is set.
       lines.push(`  smallest intervals that fit: ${formatChange(config, p, { sources: plan.suggested })}`);
     }

@@ -62,9 +62,9 @@ export function checkServeConfig(config: Config): ConfigError[] {
     const first = SOURCES.find((s) => change.sources[s] !== undefined);
     out.push(new ConfigError(first ? `POSTURE_${first.toUpperCase()}_INTERVAL_SECONDS` : 'POSTURE_INTERVAL_SECONDS', `${at}${why}: set ${formatChange(config, p, change)}${alone}, or raise POSTURE_REQUESTS_PER_MINUTE.`));
   }
-  // Entries of one portal (one key each) spend one share: each may fit alone and not together.
+  // Entries of one portal (one key each) spend one share: each may fit alone and not together (a
+  // portal of one entry that fits is within its share).
   for (const [identity, entries] of entriesByPortal(config.portals)) {
-    if (entries.length < 2) continue;
     const plans = entries.map((e) => planOf(e));
     if (!plans.every((plan) => plan.fits)) continue;
     const together = plans.reduce((n, plan) => n + plan.requestsPerHour, 0);

@@ -1,0 +1,75 @@
+/**
+ * `check-config`'s plan in words, line by line, against docs/budget.md's example and figures worked
+ * by hand: requests per run and per hour of each source, the share's 60 × R per hour, the one-shot
+ * time (the windows its requests and retries span at 61 s each, a pause of up to 60 s, 30 s to
+ * read) and the Lambda timeout (that plus POSTURE_LAMBDA_MARGIN_SECONDS, 10 s by default).
+ */
+import { describe, expect, it } from 'vitest';
+import { loadConfig, type Config } from '../../src/config/load.js';
+import { explainPlan } from '../../src/schedule/explain.js';
+
+const URL = 'https://x.example.com/public-api/v1';
+const env = (more: Record<string, string>): Config => loadConfig({ env: { POSTURE_BASE_URL: URL, POSTURE_API_KEY: 'k-explain-0123456789', ...more }, flags: {} });
+const KEYS = { red: 'k-red-0123456789', blue: 'k-blue-0123456789' };
+const two = [
+  { portal: 'acme-red', base_url: 'https://acme.example.com/public-api/v1', api_key: KEYS.red },
+  { portal: 'acme-blue', base_url: 'https://acme.example.com/public-api/v1/', api_key: KEYS.blue },
+];
+const file = (top: object, portals: object[] = two): Config => loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ ...top, portals }) }, flags: {} });
+
+describe('explainPlan', () => {
+  it("prints the docs' example: three tags, /alerts every 30 s, the rest every 60 s", () => {
+    // Vitals 4 per run × 60 per hour = 240, /alerts 1 × 120 = 120, devices 2 × 60 = 120: 480 of 300.
+    // Once: 4 + 1 + 2 requests + 3 retries = 10 at 5 span two windows: 61 + 60 + 30 = 151 s.
+    expect(explainPlan(env({ POSTURE_VITALS_TAGS: 'a,b,c', POSTURE_ALERTS_INTERVAL_SECONDS: '30', POSTURE_INTERVAL_SECONDS: '60' }))).toEqual([
+      'portal x.example.com (https://x.example.com/public-api/v1, key from value): share 5 requests per 60 s (300 per hour)',
+      '  vitals  every    60 s: 4 request(s) per run (whole portal + 3 tag(s)), 240 per hour',
+      '  alerts  every    30 s: 1 request(s) per run (page 500, grown so one run uses at most 1 request(s) once the total is known), 120 per hour',
+      '  devices every    60 s: 2 request(s) per run (active and inactive totals), 120 per hour',
+      '  serve: 480 of 300 requests per hour — does NOT fit; once/Lambda: one run of every source with 3 retries takes up to 151 s (give the Lambda a timeout of at least 161 s)',
+      '  smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=100 POSTURE_ALERTS_INTERVAL_SECONDS=50 POSTURE_DEVICES_INTERVAL_SECONDS=90',
+    ]);
+  });
+
+  it('prints a plan that fits with no suggestion, tenths of a request per hour, and the one-shot cap', () => {
+    // Share 10, no tags: /alerts pages allowed 10 − 1 − 2 = 7. Vitals every 70 s: 3600 / 70 = 51.4 per hour;
+    // /alerts and devices every 300 s: 12 and 24; 87.4 of 600. Once: 4 requests, no retries, fit one
+    // window; Retry-After up to 20 s: 20 + 30 = 50 s.
+    const c = env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_INTERVAL_SECONDS: '70', POSTURE_MAX_RETRIES: '0', POSTURE_MAX_RETRY_AFTER_SECONDS: '20', POSTURE_CYCLE_TIMEOUT_SECONDS: '45' });
+    expect(explainPlan(c)).toEqual([
+      'portal x.example.com (https://x.example.com/public-api/v1, key from value): share 10 requests per 60 s (600 per hour)',
+      '  vitals  every    70 s: 1 request(s) per run (whole portal), 51.4 per hour',
+      '  alerts  every   300 s: 1 request(s) per run (page 500, grown so one run uses at most 7 request(s) once the total is known), 12 per hour',
+      '  devices every   300 s: 2 request(s) per run (active and inactive totals), 24 per hour',
+      '  serve: 87.4 of 600 requests per hour; once/Lambda: one run of every source with 0 retries takes up to 50 s (capped by POSTURE_CYCLE_TIMEOUT_SECONDS at 45 s) (give the Lambda a timeout of at least 60 s)',
+    ]);
+  });
+
+  it('prints, for entries of one portal, the other entries and whether they fit together', () => {
+    // Each entry: 1 + 1 + 2 requests every 60 s = 240 per hour, 480 together, of 300. Once: both
+    // entries' 8 requests and 2 × 3 retries, 14 at 5, span three windows: 122 + 60 + 30 = 212 s.
+    const lines = explainPlan(file({ interval_seconds: 60 }));
+    expect(lines.filter((l) => l.startsWith('portal') || l.startsWith('  serve'))).toEqual([
+      'portal acme-red (https://acme.example.com/public-api/v1, key from value): share 5 requests per 60 s (300 per hour), shared with acme-blue (the same portal)',
+      '  serve: 240 (480 with acme-blue — together they do NOT fit) of 300 requests per hour; once/Lambda: one run of every source with 3 retries takes up to 212 s (give the Lambda a timeout of at least 222 s)',
+      'portal acme-blue (https://acme.example.com/public-api/v1, key from value): share 5 requests per 60 s (300 per hour), shared with acme-red (the same portal)',
+      '  serve: 240 (480 with acme-red — together they do NOT fit) of 300 requests per hour; once/Lambda: one run of every source with 3 retries takes up to 212 s (give the Lambda a timeout of at least 222 s)',
+    ]);
+    // Every 96 s: 150 each, exactly the 300 together.
+    expect(explainPlan(file({ interval_seconds: 96 }))[4]).toBe(
+      '  serve: 150 (300 with acme-blue) of 300 requests per hour; once/Lambda: one run of every source with 3 retries takes up to 212 s (give the Lambda a timeout of at least 222 s)',
+    );
+    // Every 100 s: 144 each, 288 together.
+    expect(explainPlan(file({ interval_seconds: 100 }))[4]).toBe(
+      '  serve: 144 (288 with acme-blue) of 300 requests per hour; once/Lambda: one run of every source with 3 retries takes up to 212 s (give the Lambda a timeout of at least 222 s)',
+    );
+  });
+
+  it('prints no suggestion line when even the longest intervals do not fit', () => {
+    // 2,000 tags at 1 a window: a Vitals run spans 2,000 windows, longer than any interval.
+    const lines = explainPlan(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_TAGS: Array.from({ length: 2_000 }, (_, i) => `t${i}`).join(',') }));
+    expect(lines).toHaveLength(5);
+    expect(lines[1]).toBe('  vitals  every   300 s: 2001 request(s) per run (whole portal + 2000 tag(s)), 24012 per hour');
+    expect(lines[4]).toMatch(/^ {2}serve: 24048 of 60 requests per hour — does NOT fit; /);
+  });
+});

@@ -1,0 +1,102 @@
+/**
+ * `serve`'s check of each portal's intervals, in the words a user reads: which constraint fails
+ * (the hourly share or a run longer than its interval), the change to make, and the setting named.
+ * Figures worked by hand from docs/budget.md's formula.
+ */
+import { describe, expect, it } from 'vitest';
+import { loadConfig, type Config } from '../../src/config/load.js';
+import { checkServeConfig, stalenessMs } from '../../src/schedule/fit.js';
+
+const base = { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-fit-test-0123456789' };
+const env = (more: Record<string, string>): Config => loadConfig({ env: { ...base, ...more }, flags: {} });
+const tags = (n: number) => Array.from({ length: n }, (_, i) => `t${i}`).join(',');
+const problems = (c: Config) => checkServeConfig(c).map((e) => [e.setting, e.message]);
+
+describe('checkServeConfig', () => {
+  it("gives the docs' message: one source, and POSTURE_INTERVAL_SECONDS as the alternative", () => {
+    // Vitals 4 × 60 + /alerts 1 × 120 + devices 2 × 60 = 480 of 300. Vitals alone: 14400 / x ≤ 60 → 240 s.
+    // POSTURE_INTERVAL_SECONDS (Vitals and devices): 6 × 3600 / x ≤ 180 → 120 s.
+    expect(problems(env({ POSTURE_VITALS_TAGS: 'a,b,c', POSTURE_ALERTS_INTERVAL_SECONDS: '30', POSTURE_INTERVAL_SECONDS: '60' }))).toEqual([
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 480 requests per hour but the share allows 300 (5/min): set POSTURE_VITALS_INTERVAL_SECONDS=240 (or POSTURE_INTERVAL_SECONDS=120), or raise POSTURE_REQUESTS_PER_MINUTE.'],
+    ]);
+  });
+
+  it('names POSTURE_INTERVAL_SECONDS alone, with no alternative, when it is the change', () => {
+    expect(problems(env({ POSTURE_INTERVAL_SECONDS: '10' }))).toEqual([
+      ['POSTURE_INTERVAL_SECONDS', 'the intervals need 1440 requests per hour but the share allows 300 (5/min): set POSTURE_INTERVAL_SECONDS=50, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+    ]);
+  });
+
+  it('says when a run outlasts its interval within the hourly share', () => {
+    // 70 tags at 10 a window: 71 requests span 8 windows, 7 × 61 = 427 s; 598.6 + 0.1 per hour of 600.
+    const c = env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '427', POSTURE_INTERVAL_SECONDS: '86400' });
+    expect(problems(c)).toEqual([
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'a run of vitals (71 requests at 10/min) takes at least 427 s, not less than its interval of 427 s: set POSTURE_VITALS_INTERVAL_SECONDS=430, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+    ]);
+    expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '428', POSTURE_INTERVAL_SECONDS: '86400' }))).toEqual([]);
+  });
+
+  it('says the run is too long, not the hour too full, when the hour is exactly full', () => {
+    // 100 tags at 10 a window: 101 requests span 11 windows, 10 × 61 = 610 s. Per hour 101 × 3600 / 610
+    // + 3 × 3600 / 2745 = 596.07 + 3.93 = 600, the share's capacity exactly. Vitals at 620 s: 590.4.
+    const c = env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(100), POSTURE_VITALS_INTERVAL_SECONDS: '610', POSTURE_INTERVAL_SECONDS: '2745' });
+    expect(problems(c)).toEqual([
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'a run of vitals (101 requests at 10/min) takes at least 610 s, not less than its interval of 610 s: set POSTURE_VITALS_INTERVAL_SECONDS=620, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+    ]);
+  });
+
+  it('says that no interval fits when even the longest does not', () => {
+    // 2,000 tags at 1 a window: 2,001 Vitals requests every 300 s are 24,012 per hour, plus 12 and 24.
+    expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_TAGS: tags(2_000) }))).toEqual([
+      ['POSTURE_REQUESTS_PER_MINUTE', 'the intervals need 24048 requests per hour but the share allows 60 (1/min), and no interval up to 86400 s fits: raise POSTURE_REQUESTS_PER_MINUTE or give fewer POSTURE_VITALS_TAGS.'],
+    ]);
+  });
+
+  it('rounds the requests per hour up and names the portal when there are several', () => {
+    // Portal b: Vitals every 11 s: 3600 / 11 = 327.3 + 12 + 24 = 363.3, 364 rounded up; alone 3600 / x ≤ 264 → 20 s.
+    const c = loadConfig({
+      env: {
+        POSTURE_CONFIG: JSON.stringify({
+          portals: [
+            { portal: 'a', base_url: 'https://a.example.com/public-api/v1', api_key: 'k-a-0123456789' },
+            { portal: 'b', base_url: 'https://b.example.com/public-api/v1', api_key: 'k-b-0123456789', vitals_interval_seconds: 11 },
+          ],
+        }),
+      },
+      flags: {},
+    });
+    expect(problems(c)).toEqual([
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'portal b: the intervals need 364 requests per hour but the share allows 300 (5/min): set portals[1].vitals_interval_seconds: 20 in POSTURE_CONFIG, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+    ]);
+  });
+
+  it('refuses entries of one portal that fit alone but not together, with the factor rounded up to a tenth', () => {
+    // Each entry every 70 s: 4 × 3600 / 70 = 205.7 per hour, 411.4 together: 412, 1.37 times → 1.4.
+    const two = [
+      { portal: 'red', base_url: 'https://acme.example.com/public-api/v1', api_key: 'k-red-0123456789' },
+      { portal: 'blue', base_url: 'https://ACME.example.com/public-api/v1', api_key: 'k-blue-0123456789' },
+    ];
+    const c = loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 70, portals: two }) }, flags: {} });
+    expect(problems(c)).toEqual([
+      ['POSTURE_INTERVAL_SECONDS', 'portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: their intervals need 412 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.4 times, or read the portal with fewer keys.'],
+    ]);
+    // Every 85 s: 169.4 each, 338.8 together: 339, 1.13 times → 1.2 (1.1 would still be 308).
+    expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 85, portals: two }) }, flags: {} }))[0]![1]).toContain('their intervals need 339 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.2 times');
+    // Every 96 s: 150 each, exactly 300 together.
+    expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 96, portals: two }) }, flags: {} }))).toEqual([]);
+    // One entry that does not fit alone (327.3 + 3 × 37.5 = 439.8) is reported alone, not again together.
+    const c2 = loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 96, portals: [two[0], { ...two[1], vitals_interval_seconds: 11 }] }) }, flags: {} });
+    expect(problems(c2)).toEqual([
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'portal blue: the intervals need 440 requests per hour but the share allows 300 (5/min): set portals[1].vitals_interval_seconds: 20 in POSTURE_CONFIG, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+    ]);
+  });
+});
+
+describe('stalenessMs', () => {
+  it('is the setting for every source, else two intervals of each', () => {
+    const c = env({ POSTURE_VITALS_INTERVAL_SECONDS: '60', POSTURE_ALERTS_INTERVAL_SECONDS: '120' });
+    expect(stalenessMs(c, c.portals[0]!)).toEqual({ vitals: 120_000, alerts: 240_000, devices: 600_000 });
+    const set = env({ POSTURE_VITALS_INTERVAL_SECONDS: '60', POSTURE_MAX_STALENESS_SECONDS: '900' });
+    expect(stalenessMs(set, set.portals[0]!)).toEqual({ vitals: 900_000, alerts: 900_000, devices: 900_000 });
+  });
+});
