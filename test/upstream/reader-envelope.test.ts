@@ -373,6 +373,16 @@ describe('PortalReader error messages', () => {
   });
 });
 
+describe('PortalReader and a long error body', () => {
+  it('reads the portal message from no more than the first 64 KiB of an error body that comes in one piece', async () => {
+    // MockAgent hands the whole body in one chunk: the cut is inside it.
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(500, JSON.stringify({ message: 'Backend down', padding: 'p'.repeat(70 * 1024) }));
+    const err = await failure(list(reader().r));
+    expect((err as UpstreamHttpError).status).toBe(500);
+    expect(err.message).not.toContain('Backend down');
+  });
+});
+
 describe('PortalReader.codeOf', () => {
   it('gives the status of any UpstreamHttpError, and error for what no read threw', () => {
     expect(PortalReader.codeOf(new UpstreamHttpError('/vitals', 502, 'bad gateway'))).toBe('502');

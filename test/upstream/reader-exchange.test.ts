@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { getEventListeners } from 'node:events';
 import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
@@ -233,6 +234,16 @@ describe('PortalReader, a sink that fails', () => {
 });
 
 describe('PortalReader, aborts', () => {
+  it('leaves no listener on a signal that many reads share, whatever their outcome', async () => {
+    answers = [plain(200, LIST), plain(503, ''), plain(200, '{"total":1,"data":[')];
+    const { r } = reader();
+    const run = new AbortController();
+    expect((await r.read(vitals, sinks().newSink, run.signal)).received).toBe(2);
+    expect(await failure(r.read(vitals, sinks().newSink, run.signal))).toBeInstanceOf(UpstreamHttpError);
+    expect(await failure(r.read(vitals, sinks().newSink, run.signal))).not.toBeInstanceOf(UpstreamHttpError);
+    expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
+  });
+
   it('sends nothing when the signal aborts after the call but before the connection is made', async () => {
     answers = [plain(200, LIST)];
     // A pool with no open connection: the request waits for one to be made.
