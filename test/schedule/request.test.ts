@@ -478,3 +478,107 @@ describe('request() when the portal cannot be reached', () => {
     expect(scheduler.window.countAt(clock.now())).toBe(0);
   });
 });
+
+describe('request() and the budget it reports to', () => {
+  let sim: Simulator;
+  let clock: FakeClock;
+  let t0: number;
+  beforeAll(async () => {
+    clock = new FakeClock(T0, { autoAdvance: true });
+    sim = await startSimulator({ seed: 11, clock, rateLimit: false, moving: false, alerts: 20 });
+  });
+  afterAll(async () => {
+    await sim.close();
+  });
+  afterEach(() => {
+    sim.clearFaults();
+    sim.requests.length = 0;
+  });
+  beforeEach(() => {
+    t0 = clock.now();
+  });
+
+  it("adds each attempt to serve's totals across runs, by endpoint and code", async () => {
+    const totals = new Map<string, number>();
+    const first = setup(sim, clock);
+    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 503 } });
+    await request({ ...first.ctx, totals }, vitals, sinks().newSink, PRIORITY.vitals);
+    const second = setup(sim, clock);
+    await request({ ...second.ctx, totals }, vitals, sinks().newSink, PRIORITY.vitals);
+    expect(Object.fromEntries([...totals].map(([k, n]) => [k.replace('\u0000', ' '), n]))).toEqual({ '/vitals 503': 1, '/vitals 200': 2 });
+    // Each run's own counts are its alone.
+    expect(counts(second.ctx)).toEqual({ '/vitals 200': 1 });
+  });
+
+  it('asks the one-shot plan again after each 429, and only then', async () => {
+    const { ctx } = setup(sim, clock);
+    let replans = 0;
+    sim.addFault({ path: '/vitals', times: 2, fault: { kind: 'status', status: 429, retryAfter: '1' } });
+    sim.addFault({ path: '/alerts', fault: { kind: 'status', status: 503 } });
+    const run = { ...ctx, replan: () => void replans++ };
+    await request(run, vitals, sinks().newSink, PRIORITY.vitals);
+    expect(replans).toBe(2);
+    await request(run, alerts, sinks().newSink, PRIORITY.alerts);
+    expect(replans).toBe(2);
+  });
+
+  it('waits a Retry-After of exactly the longest allowed, and defers one a second longer', async () => {
+    const { ctx } = setup(sim, clock, { maxRetryAfterMs: 20_000 });
+    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '20' } });
+    await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
+    expect(sim.requests.map((r) => [r.time - t0, r.status])).toEqual([
+      [0, 429],
+      [20_000, 200],
+    ]);
+    const later = setup(sim, clock, { maxRetryAfterMs: 20_000 });
+    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '21' } });
+    const err = await failure(request(later.ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect(later.warnings().at(-1)).toMatchObject({
+      msg: 'the portal asked to wait longer than POSTURE_MAX_RETRY_AFTER_SECONDS: this run of the source is deferred to its next run',
+      endpoint: '/vitals',
+      retryAfterMs: 21_000,
+      maxRetryAfterMs: 20_000,
+    });
+  });
+
+  it('tells the scheduler of an answer other than 429, so a lowered share grows back after a clean window', async () => {
+    const { ctx, scheduler } = setup(sim, clock);
+    // Another client's 429 halved the share; a whole window later the portal answers 404.
+    scheduler.rateLimited(1_000, 1_000);
+    expect(scheduler.share.effective).toBe(5);
+    await clock.sleep(MINUTE);
+    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 404 } });
+    const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    expect((err as UpstreamHttpError).status).toBe(404);
+    expect(scheduler.share.effective).toBe(6);
+  });
+
+  it('asks for its first slot at its own priority', async () => {
+    const { ctx, scheduler } = setup(sim, clock);
+    // The portal is busy with another request: both wait for it; Vitals goes before /alerts.
+    const busy = await scheduler.acquire({ endpoint: '/other', priority: PRIORITY.vitals, deadline: Infinity });
+    // Its answer is being read: the clock does not jump meanwhile (to the run's deadline).
+    const reading = clock.hold();
+    const both = Promise.all([request(ctx, alerts, sinks().newSink, PRIORITY.alerts), request(ctx, vitals, sinks().newSink, PRIORITY.vitals)]);
+    await new Promise((r) => setImmediate(r));
+    busy.done();
+    reading();
+    await both;
+    expect(sim.requests.map((r) => r.path)).toEqual(['/vitals', '/alerts']);
+  });
+
+  it("asks for a retry's slot ahead of new work", async () => {
+    // A share of 1: the retry of /alerts waits for the next window, and a new Vitals request joins it in the queue.
+    const { ctx } = setup(sim, clock, { share: 1 });
+    sim.addFault({ path: '/alerts', fault: { kind: 'status', status: 503 } });
+    const retried = request(ctx, alerts, sinks().newSink, PRIORITY.alerts);
+    const fresh = clock.sleep(1_000).then(() => request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    await Promise.all([retried, fresh]);
+    expect(sim.requests.map((r) => [r.path, r.time - t0, r.status])).toEqual([
+      ['/alerts', 0, 503],
+      ['/alerts', MINUTE + 1_000, 200],
+      ['/vitals', 2 * (MINUTE + 1_000), 200],
+    ]);
+  });
+});
