@@ -96,4 +96,16 @@ describe('the /alerts aggregate, by hand', () => {
     for (const r of pageB) b.record(r);
     expect(logger.records().map((r) => [r.source, r.index])).toEqual([['alerts', 7]]);
   });
+
+  it('skips an alert whose timestamp or snooze is not an API timestamp, quoting at most 40 characters of it', () => {
+    const logger = memoryLogger();
+    const long = `2026-11-20T10:00:00.0000000${'9'.repeat(60)}`;
+    const agg = foldAlerts([alert('Red', 'Okta', 'Incident', '', long, false), alert('Red', 'Okta', 'Incident', '', ago(HOUR), false, `next tuesday${' or so'.repeat(10)}`), alert('Red', 'Okta', 'Incident', '', ago(HOUR), false)], NOW, logger);
+    expect(agg.invalid).toBe(2);
+    expect(agg.open.red).toBe(1);
+    expect(logger.records().map((r) => [r.index, r.reason])).toEqual([
+      [0, `timestamp: not an API timestamp (${JSON.stringify(long.slice(0, 40))})`],
+      [1, 'inactiveUntil: not an API timestamp ("next tuesday or so or so or so or so or ")'],
+    ]);
+  });
 });
