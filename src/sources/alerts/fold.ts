@@ -121,11 +121,13 @@ const OLDEST_UNACKNOWLEDGED = SEVERITY_COUNT;
 const PRODUCT_SLOTS = 256;
 
 /** The cache slot of `product`: from its length and three of its characters (not a hash of all of them). */
+// Stryker disable all: any slot is correct (even NaN, an array property): it only decides which product the cache remembers.
 function productSlot(product: string): number {
   const n = product.length;
   if (n === 0) return 0;
   return (Math.imul(n, 0x9e3779b1) ^ Math.imul(product.charCodeAt(n - 1), 0x85ebca6b) ^ Math.imul(product.charCodeAt(n >> 1), 0xc2b2ae35) ^ product.charCodeAt(0)) >>> 24;
 }
+// Stryker restore all
 
 /**
  * Remembers the labels of the values seen so far, as indexes: a list of 100,000 alerts has a few
@@ -142,7 +144,9 @@ class Labels {
    * string, and a Map lookup hashes every character of it (most of the cost of finding the counts,
    * in the CPU profile); comparing with the product last seen in its slot reads a few.
    */
+  // Stryker disable next-line ArrayDeclaration,StringLiteral: a cache: an empty array grows, and a slot's product is read only once its counts are set.
   private readonly recentProducts = new Array<string>(PRODUCT_SLOTS).fill('');
+  // Stryker disable next-line ArrayDeclaration: a cache: an empty array grows.
   private readonly recentCounts = new Array<Float64Array | undefined>(PRODUCT_SLOTS).fill(undefined);
   private size = 0;
 
@@ -152,8 +156,10 @@ class Labels {
   /** The severity index of `state`. */
   severity(state: string): number {
     let sev = this.severities.get(state);
+    // Stryker disable next-line ConditionalExpression: a cache: computing the label on a hit too gives the same index.
     if (sev === undefined) {
       sev = SEVERITY_LABELS.indexOf(severityOf(state));
+      // Stryker disable next-line ConditionalExpression,EqualityOperator,UpdateOperator: the cache's limit: caching more or fewer labels gives the same ones.
       if (this.size++ < LABEL_CACHE_LIMIT) this.severities.set(state, sev);
     }
     return sev;
@@ -162,8 +168,10 @@ class Labels {
   /** The type index of `status`. */
   type(status: string): number {
     let type = this.types.get(status);
+    // Stryker disable next-line ConditionalExpression: a cache: computing the label on a hit too gives the same index.
     if (type === undefined) {
       type = TYPE_LABELS.indexOf(typeOf(status));
+      // Stryker disable next-line ConditionalExpression,EqualityOperator,UpdateOperator: the cache's limit: caching more or fewer labels gives the same ones.
       if (this.size++ < LABEL_CACHE_LIMIT) this.types.set(status, type);
     }
     return type;
@@ -173,12 +181,15 @@ class Labels {
   counts(product: string): Float64Array {
     const slot = productSlot(product);
     const recent = this.recentCounts[slot];
+    // Stryker disable next-line ConditionalExpression: a cache: looking up on a hit too finds the same counts.
     if (recent !== undefined && this.recentProducts[slot] === product) return recent;
     let counts = this.products.get(product);
+    // Stryker disable next-line ConditionalExpression: a cache: computing the integration on a hit too finds the same counts.
     if (counts === undefined) {
       const integration = integrationOf(product);
       counts = this.integrations.get(integration);
       if (counts === undefined) this.integrations.set(integration, (counts = new Float64Array(TYPE_LABELS.length * SEVERITY_COUNT)));
+      // Stryker disable next-line ConditionalExpression,EqualityOperator,UpdateOperator: the cache's limit: caching more or fewer labels gives the same ones.
       if (this.size++ < LABEL_CACHE_LIMIT) this.products.set(product, counts);
     }
     this.recentProducts[slot] = product;
@@ -238,7 +249,9 @@ export class AlertsSink {
     if (snoozed) counts[SNOOZED + sev]++;
     if (created !== null) {
       const oldest = this.oldest;
+      // Stryker disable next-line EqualityOperator: <= replaces a time by the same time.
       if (created < oldest[OLDEST + sev]!) oldest[OLDEST + sev] = created;
+      // Stryker disable next-line EqualityOperator: <= replaces a time by the same time.
       if (unacknowledged && created < oldest[OLDEST_UNACKNOWLEDGED + sev]!) oldest[OLDEST_UNACKNOWLEDGED + sev] = created;
       const age = this.nowSeconds - created;
       // Ages ascend: an alert older than one is older than every shorter one.
@@ -290,7 +303,8 @@ export class AlertsSink {
         });
         if (types.size > 0) bySeverity.set(sev, types);
       });
-      if (bySeverity.size > 0) byIntegration.set(integration, bySeverity);
+      // Every integration here counted an open alert.
+      byIntegration.set(integration, bySeverity);
     }
     return {
       open: named(OPEN),
