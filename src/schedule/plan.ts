@@ -144,7 +144,10 @@ function evaluate(perRun: Readonly<Record<Source, number>>, intervals: Readonly<
     const intervalSeconds = intervals[source];
     return { source, requestsPerRun: perRun[source], intervalSeconds, requestsPerHour: (perRun[source] * 3600) / intervalSeconds };
   });
-  const requestsPerHour = sources.reduce((n, s) => n + s.requestsPerHour, 0);
+  // Rounded to 1e-9: whole requests over whole-second intervals that load the share exactly must not
+  // come out a float error above it (3600/70 + 3600/700 + 7200/2100 is 60.00000000000001). A real
+  // excess that small (at least 3600 / 86400³, under a request in a million years) counts as none.
+  const requestsPerHour = Math.round(sources.reduce((n, s) => n + s.requestsPerHour, 0) * 1e9) / 1e9;
   const capacityPerHour = (requestsPerMinute * 3_600_000) / WINDOW_MS;
   // A run must also end before the source is due again.
   const fits = requestsPerHour <= capacityPerHour && sources.every((s) => runSeconds(s.requestsPerRun, requestsPerMinute) < s.intervalSeconds);

@@ -92,6 +92,13 @@ describe('checkServeConfig', () => {
   });
 });
 
+describe('checkServeConfig at the capacity exactly', () => {
+  it('accepts intervals whose load is exactly the share', () => {
+    // Share 1 (60 per hour): 3600 × (1/70 + 1/700 + 2/2100) = 60.
+    expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_INTERVAL_SECONDS: '70', POSTURE_ALERTS_INTERVAL_SECONDS: '700', POSTURE_DEVICES_INTERVAL_SECONDS: '2100' }))).toEqual([]);
+  });
+});
+
 describe('stalenessMs', () => {
   it('is the setting for every source, else two intervals of each', () => {
     const c = env({ POSTURE_VITALS_INTERVAL_SECONDS: '60', POSTURE_ALERTS_INTERVAL_SECONDS: '120' });

@@ -99,6 +99,13 @@ describe('planPortal: the docs\' worked examples (share 5, 300 requests per hour
     expect(over.change).toEqual({ sources: { alerts: 30 }, intervals: { vitals: 60, devices: 60, alerts: 30 } });
   });
 
+  it('fits a load of exactly the capacity that floating point sums a hair above it', () => {
+    // Share 1: 3600 × (1/70 + 1/700 + 2/2100) = 360/7 + 36/7 + 24/7 = 60, the capacity.
+    const plan = planPortal(input({ requestsPerMinute: 1, intervals: { vitals: 70, alerts: 700, devices: 2_100 } }));
+    expect(plan.requestsPerHour).toBe(60);
+    expect(plan.fits).toBe(true);
+  });
+
   it('refuses a run that does not end before its source is due again, even within the hourly share', () => {
     // 70 tags at 10 a window: 71 Vitals requests span 8 windows, 7 × 61 s = 427 s; 71 per 427 s is 598.6 per hour of 600.
     const base = { requestsPerMinute: 10, vitalsTags: tags(70) };
@@ -130,6 +137,15 @@ describe('planPortal: the docs\' worked examples (share 5, 300 requests per hour
     expect(plan.requestsPerHour).toBe(312);
     expect(plan.change).toEqual({ sources: { devices: 70 }, intervals: { vitals: 20, alerts: 300, devices: 70 } });
     expect(plan.intervalAlone).toBe(300);
+  });
+
+  it('lowers /alerts first, then Vitals, then devices, from the same-proportions stretch', () => {
+    // Share 1 (60 per hour), every source at 10 s except devices at 300 s: 360 + 360 + 24 = 744, a
+    // factor of 12.4: 124 → 130 s, 130 s, 3,720 s (57.3 per hour). /alerts first: 3600 / x ≤ 60 −
+    // 27.7 − 1.9 → 120 s; then Vitals: 3600 / x ≤ 60 − 30 − 1.9 → 130 s; then devices: 7200 / x ≤
+    // 60 − 30 − 27.7 → 3,120 s (exactly 60: 360/13 + 30 + 30/13).
+    const plan = planPortal(input({ requestsPerMinute: 1, intervals: { vitals: 10, alerts: 10, devices: 300 } }));
+    expect(plan.suggested).toEqual({ vitals: 130, alerts: 120, devices: 3_120 });
   });
 
   it('has no suggestion when even the longest intervals do not fit', () => {
