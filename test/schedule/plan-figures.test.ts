@@ -129,6 +129,13 @@ describe('planPortal: the docs\' worked examples (share 5, 300 requests per hour
     expect(two.change).toEqual({ sources: {}, interval: 50, intervals: { vitals: 60, alerts: 50, devices: 50 } });
   });
 
+  it('never suggests a POSTURE_INTERVAL_SECONDS below an inheriting source\'s interval', () => {
+    // /alerts at 10 s and devices at 300 s both inherit: devices alone at 40 s would fit (3 × 3600 / 40 +
+    // 12 = 282), but the setting only goes up: 300 s for both (12 + 12 + 24 = 48) is the smallest.
+    const plan = planPortal(input({ intervals: { vitals: 300, alerts: 10, devices: 300 }, inherited: ['alerts', 'devices'] }));
+    expect(plan.intervalAlone).toBe(300);
+  });
+
   it('prefers one source to POSTURE_INTERVAL_SECONDS, and of the sources the one that gives up the fewest requests per hour', () => {
     // Vitals at 20 s (180 per hour), /alerts at 300 s (12), devices at 60 s (120): 312 of 300.
     // Vitals alone: 3600 / x ≤ 168 → 30 s, 252 per hour. Devices alone: 7200 / x ≤ 108 → 70 s,

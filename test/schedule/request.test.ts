@@ -468,6 +468,24 @@ describe('request() when the portal cannot be reached', () => {
     expect(warnings().filter((w) => w.msg === 'upstream request failed, retrying')).toHaveLength(1);
   });
 
+  it.each([
+    ['an error', new Error('shutting down'), 'Error'],
+    ['no reason (an AbortError)', undefined, 'AbortError'],
+  ])('ends with the abort reason, not unreachable, when the run is stopped with %s while a refused connection waits to retry', async (_what, reason, name) => {
+    const still = new FakeClock(T0); // never advances: the retry's backoff can only end by abort
+    const port = await closedPort();
+    const stop = new AbortController();
+    const { ctx } = setup(sim, still, { signal: stop.signal, reader: { baseUrl: `http://127.0.0.1:${port}/public-api/v1` } });
+    const pending = failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    // Two waits on the clock: the run's deadline and the retry's backoff.
+    while (still.pending < 2) await new Promise((r) => setTimeout(r, 5));
+    stop.abort(reason);
+    const err = await pending;
+    expect(err).not.toBeInstanceOf(PortalUnreachableError);
+    expect(err).toBe(stop.signal.reason);
+    expect(err.name).toBe(name);
+  });
+
   it('fails as unresolvable, not late, for a host name that does not resolve', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
     const { ctx, scheduler } = setup(sim, clock, { share: 1, reader: { baseUrl: 'https://nonexistent.invalid/public-api/v1' } });
