@@ -114,6 +114,40 @@ describe('EnvelopeParser error messages', () => {
   });
 });
 
+describe('EnvelopeParser after an error', () => {
+  const thrownBy = (f: () => unknown): unknown => {
+    try {
+      f();
+    } catch (err) {
+      return err;
+    }
+    return 'nothing thrown';
+  };
+
+  it("stays failed after the record callback's error, delivering nothing more", () => {
+    const refused = new Error('no room');
+    const seen: unknown[] = [];
+    const parser = new EnvelopeParser('/alerts', (r) => {
+      seen.push(r);
+      if (seen.length === 2) throw refused;
+    });
+    // Two records the fast path reads and one the splitter batches, then the rest of the body.
+    expect(thrownBy(() => parser.write('{"total":5,"data":[{"a":1},{"a":2},{"a":3} ,{"a":4}'))).toBe(refused);
+    expect(thrownBy(() => parser.write(',{"a":5}]}'))).toBe(refused);
+    expect(thrownBy(() => parser.end())).toBe(refused);
+    expect(seen).toEqual([{ a: 1 }, { a: 2 }]);
+  });
+
+  it('throws the same error at every end of a body cut short', () => {
+    const parser = new EnvelopeParser('/alerts', () => {});
+    parser.write('{"total":1,"data":[');
+    const first = thrownBy(() => parser.end());
+    expect(first).toBeInstanceOf(InvalidResponseError);
+    expect(thrownBy(() => parser.end())).toBe(first);
+    expect(thrownBy(() => parser.write(']}'))).toBe(first);
+  });
+});
+
 describe('EnvelopeParser and a byte order mark', () => {
   const BOM = [0xef, 0xbb, 0xbf];
   const body = encoder.encode('{"total":1,"data":[{"a":1}]}');
@@ -141,5 +175,24 @@ describe('EnvelopeParser and a byte order mark', () => {
 
   it('reads whitespace after a whole byte order mark', () => {
     expect(parse([bytes(BOM, [0x20, 0x0a], body)]).records).toEqual([{ a: 1 }]);
+  });
+});
+
+describe('EnvelopeParser batches', () => {
+  it('parses the records of a chunk 256 KiB at most at a time, as the range of a malformed one shows', () => {
+    // Arrays, which the fast path leaves to the splitter: the first 1,024 bytes, the others 1,023,
+    // one comma between them. Records 0 to 255 span exactly 256 KiB (1,024 + 255 × 1,024 bytes):
+    // one batch; record 256 starts the next, which runs to the end (144 records). Record 300 is
+    // malformed (its closing bracket a brace), so that batch fails as a whole.
+    const record = (bytes: number, n: number) => `["${String(n).padStart(bytes - 4, 'x')}"]`;
+    const records = [record(1_024, 0), ...Array.from({ length: 399 }, (_, n) => record(1_023, n + 1))];
+    // Whole, every record arrives, in order.
+    expect(parse([`{"total":400,"data":[${records.join(',')}]}`]).records).toEqual(records.map((r) => JSON.parse(r) as unknown));
+    records[300] = records[300]!.slice(0, -1) + '}';
+    const span = (from: number, to: number) => records.slice(from, to + 1).join(',').length;
+    expect(span(0, 255)).toBe(256 * 1024);
+    const head = '{"total":400,"data":[';
+    const err = refusal([`${head}${records.join(',')}]}`]);
+    expect(err.message.startsWith(PREFIX + `malformed JSON in records 256 to 399 of "data" (before byte ${head.length + span(0, 399)}): `), err.message).toBe(true);
   });
 });
