@@ -7,16 +7,16 @@ import { UNIT } from './vitest.config.js';
  * time, which a run per mutant cannot afford; Stryker's vitest runner takes one config file and no
  * project filter, hence this file. Stryker sets the pool and workers itself.
  *
- * Test files share one module graph (`isolate: false`): a mutant is switched on and off at run time
- * through a global, so nothing needs a fresh import, and re-importing each file's graph for every
- * mutant was a third of the time of a run. The unit tier holds no module mocks or global stubs that
- * one file could leave to the next (it passes whole both ways).
+ * Each test file imports its own module graph (vitest's default isolation), for every mutant run.
+ * Sharing one graph across files and runs was a third faster, but a module-level cache (the catalogue's
+ * label orders, the fold's product cache, the reader's agents) then carried what one mutant computed
+ * into the runs of the next: mutants killed by another's leftovers, or hidden behind a value cached
+ * before they were switched on.
  */
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    isolate: false,
     ...UNIT,
   },
 });
