@@ -27,12 +27,15 @@ let baseUrl = '';
 let answers: Answer[] = [];
 /** The paths of the requests that reached the server. */
 let arrived: string[] = [];
+/** The client port of each request's connection, in order. */
+let ports: number[] = [];
 /** Resolves when the server sees the client close a response that had not ended. */
 let clientGone: Promise<void> = Promise.resolve();
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     arrived.push(req.url ?? '');
+    ports.push(req.socket.remotePort ?? 0);
     const answer = answers.length > 1 ? answers.shift()! : answers[0]!;
     answer(req, res);
   });
@@ -46,6 +49,7 @@ afterAll(async () => {
 afterEach(() => {
   answers = [];
   arrived = [];
+  ports = [];
 });
 
 function reader(overrides: Partial<PortalReaderOptions> = {}) {
@@ -287,5 +291,22 @@ describe('PortalReader, aborts', () => {
     expect(err).toBeInstanceOf(Error);
     expect(err.message).toBe('aborted');
     expect(arrived).toEqual([]);
+  });
+});
+
+describe('PortalReader without a dispatcher of its own', () => {
+  it('shares connections between readers with the same timeouts, and not with others', async () => {
+    answers = [plain(200, LIST)];
+    // Timeouts no other test uses, so the connection pools are this test's alone.
+    const make = (connectTimeoutMs: number) => new PortalReader({ baseUrl, apiKey: KEY, clock: new FakeClock(T0), connectTimeoutMs, headersTimeoutMs: 4_321, bodyTimeoutMs: 5_432 });
+    await make(3_210).read(vitals, sinks().newSink);
+    // (undici frees a connection once the answer's last callback has returned.)
+    await new Promise((resolve) => setImmediate(resolve));
+    await make(3_210).read(vitals, sinks().newSink);
+    await new Promise((resolve) => setImmediate(resolve));
+    await make(3_211).read(vitals, sinks().newSink);
+    expect(ports).toHaveLength(3);
+    expect(ports[1]).toBe(ports[0]);
+    expect(ports[2]).not.toBe(ports[0]);
   });
 });
