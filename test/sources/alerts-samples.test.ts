@@ -21,6 +21,7 @@ const alert = (state: string, product: string, status: string, ownerName: string
 const records = [
   alert('Red', 'Okta, Identity', 'Incident', '', 2 * HOUR, false), // r1
   alert('Red', 'Okta, MFA', 'Warning', 'ann@example.com', 3 * DAY, true, apiTime(NOW + DAY)), // r2: snoozed
+  alert('Red', 'Okta, Audit', 'Info', 'cy@example.com', 30 * 60, true), // r3: 30 minutes, in no age bucket
   alert('amber', 'Jamf, MDM', 'warning', '', 10 * DAY, false), // a1
   alert('Green', 'Jamf', 'Info', 'bob@example.com', 40 * DAY, true, apiTime(NOW - DAY)), // g1: snooze over
   alert('Critical', 'CrowdStrike, EDR', 'Alarm', '', 100 * DAY, false), // u1: unknown severity and type
@@ -46,7 +47,7 @@ describe('alert samples of alerts built by hand', () => {
   const { rows, folded } = samplesOf(agg);
 
   it('counts open, unacknowledged, unassigned and snoozed alerts by severity: red, amber, green always, unknown when it has any', () => {
-    expect(family(rows, 'posture_alerts_open')).toEqual([[{ severity: 'red' }, 2], [{ severity: 'amber' }, 1], [{ severity: 'green' }, 1], [{ severity: 'unknown' }, 1]]);
+    expect(family(rows, 'posture_alerts_open')).toEqual([[{ severity: 'red' }, 3], [{ severity: 'amber' }, 1], [{ severity: 'green' }, 1], [{ severity: 'unknown' }, 1]]);
     // r1, a1, u1 are not acknowledged; the same three have no owner.
     expect(family(rows, 'posture_alerts_unacknowledged')).toEqual([[{ severity: 'red' }, 1], [{ severity: 'amber' }, 1], [{ severity: 'green' }, 0], [{ severity: 'unknown' }, 1]]);
     expect(family(rows, 'posture_alerts_unassigned')).toEqual([[{ severity: 'red' }, 1], [{ severity: 'amber' }, 1], [{ severity: 'green' }, 0], [{ severity: 'unknown' }, 1]]);
@@ -60,6 +61,7 @@ describe('alert samples of alerts built by hand', () => {
       [{ integration: 'Jamf', severity: 'amber', type: 'warning' }, 1],
       [{ integration: 'Jamf', severity: 'green', type: 'info' }, 1],
       [{ integration: 'Okta', severity: 'red', type: 'incident' }, 1],
+      [{ integration: 'Okta', severity: 'red', type: 'info' }, 1],
       [{ integration: 'Okta', severity: 'red', type: 'warning' }, 1],
     ]);
     expect(Object.fromEntries(folded)).toEqual({ posture_alerts_open_by_integration: 0 });
@@ -98,7 +100,7 @@ describe('alert samples of alerts built by hand', () => {
   it('counts the malformed record as invalid, and logs it with its index', () => {
     expect(agg.invalid).toBe(1);
     expect(alerts.invalidOf(agg)).toBe(1);
-    expect(logger.records().map((r) => [r.level, r.msg, r.source, r.index])).toEqual([['warn', 'skipped a malformed record', 'alerts', 6]]);
+    expect(logger.records().map((r) => [r.level, r.msg, r.source, r.index])).toEqual([['warn', 'skipped a malformed record', 'alerts', 7]]);
   });
 
   it('serves zeros for red, amber and green and no time series when nothing is open', () => {
@@ -111,7 +113,7 @@ describe('alert samples of alerts built by hand', () => {
   });
 
   it('leaves out an unknown severity and a by-integration series whose count is 0 (plain data: the fold gives none)', () => {
-    const zero = { red: 1, amber: 0, green: 0, unknown: 0 };
+    const zero = { red: 1, amber: 0, green: 0, zeta: 2, unknown: 0, purple: 1 };
     const plain: AlertsAggregate = {
       ...foldAlerts([], NOW),
       open: zero,
@@ -119,9 +121,31 @@ describe('alert samples of alerts built by hand', () => {
       byIntegration: new Map([['Okta', new Map([['red', new Map([['incident', 1], ['info', 0]])], ['unknown', new Map([['unknown', 0]])]])]]),
     };
     const { rows: got } = samplesOf(plain);
-    expect(family(got, 'posture_alerts_open')).toEqual([[{ severity: 'red' }, 1], [{ severity: 'amber' }, 0], [{ severity: 'green' }, 0]]);
+    // Other severities after red, amber and green, by name.
+    expect(family(got, 'posture_alerts_open')).toEqual([[{ severity: 'red' }, 1], [{ severity: 'amber' }, 0], [{ severity: 'green' }, 0], [{ severity: 'purple' }, 1], [{ severity: 'zeta' }, 2]]);
     expect(family(got, 'posture_alerts_unacknowledged')).toEqual(family(got, 'posture_alerts_open'));
     expect(family(got, 'posture_alerts_open_older_than').map(([labels]) => (labels as Record<string, string>).severity)).not.toContain('unknown');
     expect(family(got, 'posture_alerts_open_by_integration')).toEqual([[{ integration: 'Okta', severity: 'red', type: 'incident' }, 1]]);
+  });
+
+  it('writes the __other__ series sorted by severity, then type, whatever order the folded integrations gave them', () => {
+    // 3 series for a cap of 2: keeping A (1 series) leaves 2 fold series, 3 in all; so everything is folded.
+    // In label order the rows are A red/warning, b1 red/incident, b2 amber/incident.
+    const plain: AlertsAggregate = {
+      ...foldAlerts([], NOW),
+      open: { red: 51, amber: 1, green: 0 },
+      byIntegration: new Map([
+        ['A', new Map([['red', new Map([['warning', 50]])]])],
+        ['b1', new Map([['red', new Map([['incident', 1]])]])],
+        ['b2', new Map([['amber', new Map([['incident', 1]])]])],
+      ]),
+    };
+    const { rows: got, folded: f } = samplesOf(plain, 2);
+    expect(family(got, 'posture_alerts_open_by_integration')).toEqual([
+      [{ integration: '__other__', severity: 'amber', type: 'incident' }, 1],
+      [{ integration: '__other__', severity: 'red', type: 'incident' }, 1],
+      [{ integration: '__other__', severity: 'red', type: 'warning' }, 50],
+    ]);
+    expect(f.get('posture_alerts_open_by_integration')).toBe(3);
   });
 });
