@@ -4,10 +4,10 @@
  * portal's exact request log (clock time from the test's start, status; 0 = connection reset).
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/core/clock.js';
+import { FakeClock, type Clock } from '../../src/core/clock.js';
 import { LateError, NetworkError, PortalUnreachableError, RateLimitedError, TimeoutError, UpstreamHttpError } from '../../src/errors.js';
 import { request, type RunContext } from '../../src/schedule/request.js';
-import { PRIORITY } from '../../src/schedule/scheduler.js';
+import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { PortalReader, type ListRequest } from '../../src/upstream/reader.js';
 import { runContexts, type RunSetup } from '../support/run-context.js';
@@ -514,6 +514,20 @@ describe('request() and the budget it reports to', () => {
   });
   beforeEach(() => {
     t0 = clock.now();
+  });
+
+  it('runs on a clock that cannot be held, as the system clock', async () => {
+    // No deadline to wait for: nothing on the clock but the requests.
+    const { ctx } = setup(sim, clock, { deadline: Infinity });
+    const bare: Clock = { now: () => clock.now(), monotonic: () => clock.monotonic(), sleep: (ms, signal) => clock.sleep(ms, signal) };
+    const scheduler = new PortalScheduler({ share: 10, clock: bare });
+    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 503 } });
+    const res = await request({ ...ctx, clock: bare, scheduler }, vitals, sinks().newSink, PRIORITY.vitals);
+    expect(res.received).toBe(sim.data().vitals().length);
+    expect(sim.requests.map((r) => [r.time - t0, r.status])).toEqual([
+      [0, 503],
+      [500, 200],
+    ]);
   });
 
   it("adds each attempt to serve's totals across runs, by endpoint and code", async () => {
