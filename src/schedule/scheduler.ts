@@ -40,7 +40,6 @@ export interface Permit {
 
 interface Waiter extends SlotRequest {
   readonly seq: number;
-  settled: boolean;
   resolve(permit: Permit): void;
   reject(reason: unknown): void;
   onAbort(): void;
@@ -115,16 +114,12 @@ export class PortalScheduler {
       const waiter: Waiter = {
         ...request,
         seq: this.seq++,
-        settled: false,
+        // Settled once: a waiter leaves the queue as it is granted or refused, and an abort finds it gone.
         resolve: (permit) => {
-          if (waiter.settled) return;
-          waiter.settled = true;
           request.signal?.removeEventListener('abort', waiter.onAbort);
           resolve(permit);
         },
         reject: (reason) => {
-          if (waiter.settled) return;
-          waiter.settled = true;
           request.signal?.removeEventListener('abort', waiter.onAbort);
           reject(reason);
         },

@@ -229,6 +229,17 @@ describe('PortalScheduler edges', () => {
     expect(sched.share.effective).toBe(1);
   });
 
+  it('reads the other processes\' requests once before each grant, not while a request is in flight', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    let reads = 0;
+    const ledger: SendLedger = { others: () => (reads++, []), record: () => {}, release: () => {} };
+    const sched = new PortalScheduler({ share: 10, clock, ledger });
+    // Three requests queued at once: each waits for the one before it to be read.
+    const permits = [ask(sched), ask(sched), ask(sched)];
+    for (const p of permits) (await p).done();
+    expect(reads).toBe(3);
+  });
+
   it('tells when the window holds no request any more, counting other processes\' requests', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
     const others: number[] = [];
