@@ -173,6 +173,14 @@ describe('parseShard with the total known', () => {
     const e = configErrorOf(() => parseShard(value, SHARD_SETTING, 3));
     expect(e.message).toBe(`POSTURE_SHARD (--shard): '${value}' is not a shard number: a shard is a whole number from 0 to 2 (below the total of 3 shards) or a StatefulSet pod name ending in -N (e.g. posture-exporter-2)`);
   });
+
+  it('names the one shard number of two shards, and no range where there is none (no total, or a total of 1)', () => {
+    const pod = 'or a StatefulSet pod name ending in -N (e.g. posture-exporter-2)';
+    expect(configErrorOf(() => parseShard('x', SHARD_SETTING, 2)).message).toBe(`POSTURE_SHARD (--shard): 'x' is not a shard number: a shard is a whole number from 0 to 1 (below the total of 2 shards) ${pod}`);
+    for (const total of [undefined, 1]) {
+      expect(configErrorOf(() => parseShard('x', SHARD_SETTING, total)).message, `total ${total}`).toBe(`POSTURE_SHARD (--shard): 'x' is not a shard number: a shard is a whole number from 0 (e.g. 2) ${pod}`);
+    }
+  });
 });
 
 describe('parseTotalShards and validateShards', () => {
