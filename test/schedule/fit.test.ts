@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/load.js';
-import { checkServeConfig, stalenessMs } from '../../src/schedule/fit.js';
+import { checkServeConfig, formatChange, stalenessMs } from '../../src/schedule/fit.js';
 
 const base = { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-fit-test-0123456789' };
 const env = (more: Record<string, string>): Config => loadConfig({ env: { ...base, ...more }, flags: {} });
@@ -18,6 +18,14 @@ describe('checkServeConfig', () => {
     // POSTURE_INTERVAL_SECONDS (Vitals and devices): 6 × 3600 / x ≤ 180 → 120 s.
     expect(problems(env({ POSTURE_VITALS_TAGS: 'a,b,c', POSTURE_ALERTS_INTERVAL_SECONDS: '30', POSTURE_INTERVAL_SECONDS: '60' }))).toEqual([
       ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 480 requests per hour but the share allows 300 (5/min): set POSTURE_VITALS_INTERVAL_SECONDS=240 (or POSTURE_INTERVAL_SECONDS=120), or raise POSTURE_REQUESTS_PER_MINUTE.'],
+    ]);
+  });
+
+  it('names POSTURE_INTERVAL_SECONDS as the alternative when no interval is set at all', () => {
+    // Share 1 (60 per hour), 10 tags, every source at the default 300 s: 132 + 12 + 24. Vitals alone:
+    // 39600 / x ≤ 24 → 1,650 s (a run of 11 requests spans 610 s). All three: 14 × 3600 / x ≤ 60 → 840 s.
+    expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_TAGS: tags(10) }))).toEqual([
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 168 requests per hour but the share allows 60 (1/min): set POSTURE_VITALS_INTERVAL_SECONDS=1650 (or POSTURE_INTERVAL_SECONDS=840), or raise POSTURE_REQUESTS_PER_MINUTE.'],
     ]);
   });
 
@@ -96,6 +104,13 @@ describe('checkServeConfig at the capacity exactly', () => {
   it('accepts intervals whose load is exactly the share', () => {
     // Share 1 (60 per hour): 3600 × (1/70 + 1/700 + 2/2100) = 60.
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_INTERVAL_SECONDS: '70', POSTURE_ALERTS_INTERVAL_SECONDS: '700', POSTURE_DEVICES_INTERVAL_SECONDS: '2100' }))).toEqual([]);
+  });
+});
+
+describe('formatChange', () => {
+  it('names the variables when the settings do not say how they were set', () => {
+    const portal = { ...env({}).portals[0]!, intervalSettings: undefined };
+    expect(formatChange({}, portal, { sources: { devices: 600, vitals: 400 }, interval: 50 })).toBe('POSTURE_INTERVAL_SECONDS=50 POSTURE_VITALS_INTERVAL_SECONDS=400 POSTURE_DEVICES_INTERVAL_SECONDS=600');
   });
 });
 
