@@ -69,7 +69,7 @@ describe('planPortal: the docs\' worked examples (share 5, 300 requests per hour
     expect(plan.fits).toBe(fits);
   });
 
-  it('suggests 2,440 s for each source when the pages are capped at 100 (same proportions)', () => {
+  it('suggests intervals from the same-proportions 2,440 s when the pages are capped at 100, Vitals lowered to 1,830 s', () => {
     const plan = planPortal(input({ alertsTotal: 20_000, pageCap: 100 }));
     // 2,436 per hour over 300: a factor of 8.12, 300 s × 8.12 = 2,436 s, to the next 10 s; then
     // /alerts cannot go lower (2,430 s: 300.7 per hour), Vitals can: 3600 / x ≤ 300 − 202 × 3600 / 2,440
