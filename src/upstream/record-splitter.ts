@@ -102,8 +102,8 @@ export class RecordSplitter {
           }
           i = q + 1;
           inString = false;
-          // Quote to quote: the string's bytes plus 2.
-          if (this.dropping || position + i - this.strOpen > MAX_STRING_BYTES + 2) this.closeOversized(buf, i, position);
+          // Quote to quote: the string's bytes plus 2 (a string being dropped is always over).
+          if (position + i - this.strOpen > MAX_STRING_BYTES + 2) this.closeOversized(buf, i, position);
           if (depth === 0) {
             end = i;
             break;
@@ -140,10 +140,10 @@ export class RecordSplitter {
       if (end - this.recStart <= MAX_RECORD_BYTES) return undefined;
       this.tooBig = true;
     }
-    if (end > this.recStart) this.keep(buf.subarray(this.recStart, end), this.counted(end - this.recStart));
+    // (An empty rest, after an oversized string that ends the record, is kept as nothing.)
+    this.keep(buf.subarray(this.recStart, end), this.counted(end - this.recStart));
     const out = this.tooBig ? new OversizedValue(position + end - this.recordAt, 'record') : { text: decodePieces(this.pieces), standIns: this.hadOversized };
     this.pieces = [];
-    this.keptBytes = 0;
     return out;
   }
 
@@ -161,8 +161,8 @@ export class RecordSplitter {
       }
     }
     // The bytes of a string still open count once it closes (and only if it is kept).
-    if (!this.dropping && n > this.recStart) this.keep(buf.slice(this.recStart, n), this.inString ? this.keptAtStrOpen - this.standInBytes : this.counted(n - this.recStart));
-    else if (this.dropping) turnOverYoungGeneration(n);
+    if (!this.dropping) this.keep(buf.subarray(this.recStart, n), this.inString ? this.keptAtStrOpen - this.standInBytes : this.counted(n - this.recStart));
+    else turnOverYoungGeneration(n);
     this.spans = true;
     this.recStart = 0;
   }
@@ -174,9 +174,11 @@ export class RecordSplitter {
 
   /** Keeps bytes of the record, or stops keeping it once `counted` (its size so far under the rule) is over MAX_RECORD_BYTES. */
   private keep(bytes: Buffer, counted: number): void {
+    // What a record too big keeps is never read (complete() gives an OversizedValue): no need to keep it.
     if (this.tooBig) return;
     if (counted > MAX_RECORD_BYTES) {
       this.tooBig = true;
+      // Stryker disable next-line ArrayDeclaration: equivalent, a record too big is never read from its pieces (memory only)
       this.pieces = [];
       this.keptBytes = 0;
       return;
@@ -190,7 +192,7 @@ export class RecordSplitter {
     const open = this.strOpen - position;
     if (open >= this.recStart) {
       // The string opened in this chunk: keep the record's bytes before it.
-      if (open > this.recStart) this.keep(buf.slice(this.recStart, open), this.counted(open - this.recStart));
+      this.keep(buf.subarray(this.recStart, open), this.counted(open - this.recStart));
     } else if (!this.tooBig) {
       // It opened earlier: trim the carried pieces back to its opening quote.
       let excess = this.keptBytes - this.keptAtStrOpen;
@@ -206,7 +208,7 @@ export class RecordSplitter {
       }
       this.keptBytes = Math.min(this.keptBytes, this.keptAtStrOpen);
     }
-    this.recStart = Math.max(this.recStart, open);
+    // The callers move recStart past the string themselves.
   }
 
   /** At the closing quote (index `i` is after it) of a string over the limit: puts a stand-in where it was. */

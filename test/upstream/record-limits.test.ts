@@ -59,10 +59,12 @@ describe('the record limit at its edge', () => {
     const data = [{ a: 'x'.repeat(100), big: 'q'.repeat(3 * MAX_STRING_BYTES), b: 'y'.repeat(100) }, { c: 1 }];
     const text = body(data);
     const open = text.indexOf('"qq');
+    const bytes = encoder.encode(text);
+    const expected = [{ ...data[0], big: new OversizedValue(3 * MAX_STRING_BYTES, 'string') }, { c: 1 }];
     for (const cut of [open - 1, open, open + 1, open + 2]) {
-      const bytes = encoder.encode(text);
-      const { records } = parse([bytes.subarray(0, cut), ...pieces(bytes.subarray(cut), MAX_STRING_BYTES / 2)]);
-      expect(records, `cut at ${cut - open} from the opening quote`).toEqual([{ ...data[0], big: new OversizedValue(3 * MAX_STRING_BYTES, 'string') }, { c: 1 }]);
+      expect(parse([bytes.subarray(0, cut), ...pieces(bytes.subarray(cut), MAX_STRING_BYTES / 2)]).records, `cut at ${cut - open} from the opening quote`).toEqual(expected);
+      // The next chunk holds the whole string.
+      expect(parse([bytes.subarray(0, cut), bytes.subarray(cut)]).records, `one cut at ${cut - open} from the opening quote`).toEqual(expected);
     }
   });
 });
