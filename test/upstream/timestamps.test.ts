@@ -79,6 +79,20 @@ describe('parseApiTimestamp, field by field', () => {
     }
   });
 
+  it('trims no code unit next to a whitespace one that JavaScript does not trim', () => {
+    // The neighbours of every whitespace code unit (the edges of each range), checked whatever the sampling above.
+    const spaces = Array.from({ length: 0x10000 }, (_, c) => c).filter((c) => String.fromCharCode(c).trim() === '');
+    const neighbours = [...new Set(spaces.flatMap((c) => [c - 1, c + 1]))].filter((c) => c >= 0 && c <= 0xffff && c !== 0x5a);
+    expect(neighbours.length).toBeGreaterThan(20);
+    for (const c of neighbours) {
+      const ch = String.fromCharCode(c);
+      const want = ch.trim() === '' ? SECONDS : undefined;
+      const hex = `U+${c.toString(16)}`;
+      expect(parseApiTimestamp(`${ch}${VALID}`), `${hex} before`).toBe(want);
+      expect(parseApiTimestamp(`${VALID}${ch}`), `${hex} after`).toBe(want);
+    }
+  });
+
   it.each([4, 7, 10, 13, 16, 19])('rejects another character where the separator at %i belongs', (at) => {
     const others = ['0', '/', ' ', 'x', '.', ':', '-', 'T'].filter((c) => c !== VALID[at]);
     for (const other of others) {
