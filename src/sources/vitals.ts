@@ -135,6 +135,7 @@ export function fetchArchive(ctx: RunContext, day: string, tag: string | undefin
 // ------------------------------------------------------------------ samples
 
 type Enabled = Extract<VitalsRecord, { vitalsEnabled: true }>;
+type Disabled = Extract<VitalsRecord, { vitalsEnabled: false }>;
 type VitalsFamily = (typeof VITALS_FAMILIES)[number]['name'];
 
 /**
@@ -245,8 +246,7 @@ function vitalsSamples(lists: readonly VitalsList[], add: Add<VitalsFamily>, cap
       if (keep && !keep.has(integration)) {
         rest.push(...group);
         vitalsSeriesOf(group).forEach((c, f) => (left[f]! += c));
-      } else if (group.length === 1) vitalsRecordSamples(group[0]!, integration, tag, add);
-      else {
+      } else {
         for (const r of group) add('posture_vitals_integration_info', { integration, name: r.name, vitals_enabled: String(r.vitalsEnabled), ...tag }, 1);
         vitalsSumSamples(group, integration, tag, add);
       }
@@ -257,28 +257,14 @@ function vitalsSamples(lists: readonly VitalsList[], add: Add<VitalsFamily>, cap
   VITALS_FAMILIES.forEach((family, f) => folded.set(family.name, left[f]!));
 }
 
-function vitalsRecordSamples(r: VitalsRecord, integration: string, tag: Record<string, string>, add: Add<VitalsFamily>): void {
-  add('posture_vitals_integration_info', { integration, name: r.name, vitals_enabled: String(r.vitalsEnabled), ...tag }, 1);
-  if (r.vitalsEnabled) {
-    for (const st of STAGES) add('posture_vitals_eligible_devices', { integration, stage: st.stage, ...tag }, r[st.eligible]);
-    for (const st of STAGES) add('posture_vitals_compliant_devices', { integration, stage: st.stage, ...tag }, r[st.compliant]);
-    if (r.agentDeployedPossibleCompliant > 0) {
-      add('posture_vitals_health_ratio', { integration, ...tag }, r.configurationCompliant / r.agentDeployedPossibleCompliant);
-    }
-    add('posture_vitals_funnel_consistent', { integration, ...tag }, funnelConsistent(r) ? 1 : 0);
-  } else {
-    add('posture_vitals_active_agents', { integration, ...tag }, r.activeAgents);
-  }
-}
-
 /**
- * The series of several records as one integration (the fold into OTHER, or keys written alike):
- * counts summed; the health ratio recomputed from the summed counts; funnel_consistent 1 only
- * when every funnel is consistent; no info series.
+ * The series of the records of one integration (usually one; several for the fold into OTHER or
+ * keys written alike): counts summed; the health ratio computed from the summed counts;
+ * funnel_consistent 1 only when every funnel is consistent; no info series.
  */
-function vitalsSumSamples(rest: readonly VitalsRecord[], integration: string, tag: Record<string, string>, add: Add<VitalsFamily>): void {
-  const enabled = rest.filter((r): r is Enabled => r.vitalsEnabled);
-  const disabled = rest.filter((r) => !r.vitalsEnabled);
+function vitalsSumSamples(records: readonly VitalsRecord[], integration: string, tag: Record<string, string>, add: Add<VitalsFamily>): void {
+  const enabled = records.filter((r): r is Enabled => r.vitalsEnabled);
+  const disabled = records.filter((r): r is Disabled => !r.vitalsEnabled);
   if (enabled.length > 0) {
     const sum = (field: keyof Enabled) => enabled.reduce((n, r) => n + (r[field] as number), 0);
     for (const st of STAGES) add('posture_vitals_eligible_devices', { integration, stage: st.stage, ...tag }, sum(st.eligible));
@@ -288,7 +274,7 @@ function vitalsSumSamples(rest: readonly VitalsRecord[], integration: string, ta
     add('posture_vitals_funnel_consistent', { integration, ...tag }, enabled.every(funnelConsistent) ? 1 : 0);
   }
   if (disabled.length > 0) {
-    add('posture_vitals_active_agents', { integration, ...tag }, disabled.reduce((n, r) => n + (r.vitalsEnabled ? 0 : r.activeAgents), 0));
+    add('posture_vitals_active_agents', { integration, ...tag }, disabled.reduce((n, r) => n + r.activeAgents, 0));
   }
 }
 

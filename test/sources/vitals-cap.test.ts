@@ -71,15 +71,26 @@ describe('the Vitals series cap, by hand', () => {
   });
 
   it('ranks an integration by its largest view across the lists', () => {
-    // a: 30 in the whole portal, 5 in the tag view; b: 20 in both; c and d: 1. Each list: 4 integrations.
+    // a: 30 in the whole portal, 5 in the tag view; b: 20 in both; c: 4 in both; d: 4, not in the tag view.
     // Keeping one: eligible 3 per list kept + 3 per list folded = 12; two: 6 + 6 = 18 > 15.
     const whole = foldVitals([enabled('a', 30), enabled('b', 20), enabled('c', 4), enabled('d', 4)]);
-    const tagged = foldVitals([enabled('a', 5), enabled('b', 20), enabled('c', 4), enabled('d', 4)], 'laptops');
+    const tagged = foldVitals([enabled('a', 5), enabled('b', 20), enabled('c', 4)], 'laptops');
     const { rows, folded } = samplesOf([whole, tagged], 15);
     expect(integrationsIn(rows, 'posture_vitals_eligible_devices')).toEqual([OTHER, 'a']);
     expect(integrationsIn(rows, 'posture_vitals_eligible_devices', 'laptops')).toEqual([OTHER, 'a']);
-    expect(value(rows, 'posture_vitals_eligible_devices', { integration: OTHER, stage: 'deployment', tag: 'laptops' })).toEqual([28]);
-    expect(folded).toEqual(foldedOf([6, 18, 18, 6, 6, 0]));
+    expect(value(rows, 'posture_vitals_eligible_devices', { integration: OTHER, stage: 'deployment', tag: 'laptops' })).toEqual([24]); // b + c
+    // Left out: b, c, d of the whole portal and b, c of the tag view.
+    expect(folded).toEqual(foldedOf([5, 15, 15, 5, 5, 0]));
+  });
+
+  it('counts a fold series of active agents only when a disabled integration is folded', () => {
+    // d1..d3 (100, 90, 80 active agents) and e1, e2 (1 eligible each). Cap 3: keeping the three disabled
+    // ones fits (info 3, eligible 0 + 3 fold, active agents 3 + 0 fold); keeping four does not (info 4).
+    const { rows, folded } = samplesOf([foldVitals([disabled('d1', 100), disabled('d2', 90), disabled('d3', 80), enabled('e1', 4), enabled('e2', 4)])], 3);
+    expect(integrationsIn(rows, 'posture_vitals_integration_info')).toEqual(['d1', 'd2', 'd3']);
+    expect(integrationsIn(rows, 'posture_vitals_active_agents')).toEqual(['d1', 'd2', 'd3']);
+    expect(integrationsIn(rows, 'posture_vitals_eligible_devices')).toEqual([OTHER]);
+    expect(folded).toEqual(foldedOf([2, 6, 6, 2, 2, 0]));
   });
 
   it('folds a real integration keyed __other__ even when everything fits', () => {
