@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { ListMismatchError } from '../../src/errors.js';
 import { createPortal, listen, startSimulator, type AlertRecord, type Simulator } from '../../src/simulator/index.js';
+import { alerts } from '../../src/sources/alerts/index.js';
 import { runAlerts } from '../../src/sources/alerts/run.js';
 import { runContexts, type RunSetup } from '../support/run-context.js';
 
@@ -72,6 +73,14 @@ describe('the /alerts run', () => {
     expect(aggregate.byIntegration.get('Jamf')?.get('red')?.get('incident')).toBe(2); // 1, 3
     expect(memory.alertsTotal).toBe(7);
     expect(logger.records().filter((r) => r.level !== 'debug')).toEqual([]);
+  });
+
+  it('tells the exporter each page size through the source module\'s hooks', async () => {
+    sim.setFixture({ alerts: openAlerts(7) });
+    const sizes: number[] = [];
+    const aggregate = await alerts.run(setup(sim, clock, { pageSize: 3 }).ctx, { onPageSize: (limit) => sizes.push(limit) });
+    expect(sizes).toEqual([3, 3, 3]);
+    expect(aggregate.open.red).toBe(5);
   });
 
   it('asks for everything in one request with a page size of 0', async () => {
