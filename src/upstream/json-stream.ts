@@ -91,7 +91,7 @@ export class EnvelopeParser {
   write(chunk: Uint8Array | string): void {
     if (this.failed) throw this.failed.error;
     const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    if (buf.length > 0) this.scan(buf);
+    this.scan(buf);
   }
 
   /** Ends the body; returns the envelope fields, or throws if the JSON is incomplete. */
@@ -244,7 +244,8 @@ export class EnvelopeParser {
               continue;
             }
             const key = this.parseValue('a key', end);
-            this.key = typeof key === 'string' ? key : '';
+            // (A key too long to keep is no envelope key: String gives it a name none has.)
+            this.key = String(key);
             this.state = Top.AfterKey;
             i = end;
             continue;

@@ -28,6 +28,17 @@ describe('envelope values', () => {
     }
   });
 
+  it('checks an unread member for its brackets only, so text JSON.parse would refuse in it is let through', () => {
+    const body = '{"extra":"a raw\nline break and \\x","total":1,"data":[]}';
+    expect(parse([body]).envelope).toEqual({ total: 1, dataCount: 0 });
+    expect(() => JSON.parse(body)).toThrow(SyntaxError);
+  });
+
+  it('takes a key too long to keep for no envelope member', () => {
+    const body = `{"${'k'.repeat(MAX_STRING_BYTES + 1)}":5,"total":2,"data":[]}`;
+    expect(parse([body]).envelope).toEqual({ total: 2, dataCount: 0 });
+  });
+
   it('reads the last of a repeated envelope member', () => {
     expect(parse(['{"total":1,"data":[],"total":2,"message":"a","message":"b"}']).envelope).toEqual({ total: 2, message: 'b', dataCount: 0 });
   });
