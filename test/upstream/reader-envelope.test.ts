@@ -3,6 +3,7 @@
  * as the injected dispatcher: cases the simulated portal cannot produce (a missing `total`, a body
  * echoing the key, a body that ends cleanly inside the JSON, undici's timeout errors).
  */
+import { performance } from 'node:perf_hooks';
 import { errors, MockAgent, type Dispatcher } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
@@ -73,6 +74,21 @@ describe('PortalReader request shape', () => {
     // The same User-Agent as every push request: the exporter and its version.
     expect(headers['user-agent']).toBe(USER_AGENT);
     expect(USER_AGENT).toMatch(/^posture-exporter\/\d+\.\d+\.\d+/);
+  });
+
+  it('joins an endpoint to the base URL with one slash, whatever slashes it starts with', async () => {
+    const paths: string[] = [];
+    pool()
+      .intercept({ path: (p) => p.startsWith('/public-api/v1/settings/'), method: 'GET' })
+      .reply((opts) => {
+        paths.push(opts.path);
+        return { statusCode: 200, data: JSON.stringify({ total: 0, data: [] }) };
+      })
+      .times(2);
+    const { r } = reader();
+    await r.read({ endpoint: '//settings/usermanagement/users', query: {} }, counting);
+    await r.read({ endpoint: 'settings/usermanagement/roles', query: {} }, counting);
+    expect(paths).toEqual(['/public-api/v1/settings/usermanagement/users', '/public-api/v1/settings/usermanagement/roles']);
   });
 
   it('sends the key in a configured header instead', async () => {
@@ -437,8 +453,15 @@ describe('PortalReader transport failures', () => {
   it('logs a request that got no answer with status error and no records', async () => {
     pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
     const { r, logger } = reader();
+    const before = performance.now();
     await failure(list(r));
-    expect(logger.records().filter((l) => l.msg === 'upstream request')).toMatchObject([{ level: 'debug', endpoint: '/vitals', status: 'error', records: 0 }]);
+    const took = performance.now() - before;
+    const logged = logger.records().filter((l) => l.msg === 'upstream request');
+    expect(logged).toMatchObject([{ level: 'debug', endpoint: '/vitals', status: 'error', records: 0 }]);
+    // Milliseconds since the request started, rounded.
+    expect(Number.isInteger(logged[0]!.durationMs)).toBe(true);
+    expect(logged[0]!.durationMs).toBeGreaterThanOrEqual(0);
+    expect(logged[0]!.durationMs).toBeLessThanOrEqual(Math.round(took) + 1);
   });
 
   it('names the timeouts it was given in the timeout errors', async () => {
