@@ -105,8 +105,23 @@ describe('PortalReader request shape', () => {
     expect(requests[0]!['x-service-apikey']).toBeUndefined();
   });
 
-  it.each(['portal.example.com/public-api/v1', 'ftp://portal.example.com/public-api/v1'])('refuses the base URL %s with a ConfigError', (baseUrl) => {
-    expect(() => reader({ baseUrl })).toThrow(ConfigError);
+  it.each([
+    ['portal.example.com/public-api/v1', 'POSTURE_BASE_URL is not a URL: use https://<cloud_id>.<host>/public-api/v1'],
+    ['ftp://portal.example.com/public-api/v1', 'POSTURE_BASE_URL must start with https:// (got ftp:)'],
+  ])('refuses the base URL %s with a ConfigError naming the setting', (baseUrl, message) => {
+    let err: unknown;
+    try {
+      reader({ baseUrl });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err).toMatchObject({ setting: 'POSTURE_BASE_URL', message });
+  });
+
+  it('takes an http:// base URL as well as https://', () => {
+    expect(() => reader({ baseUrl: 'http://127.0.0.1:9/public-api/v1' })).not.toThrow();
+    expect(() => reader({ baseUrl: 'https://portal.example/public-api/v1' })).not.toThrow();
   });
 });
 
