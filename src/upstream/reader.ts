@@ -304,11 +304,9 @@ export class PortalReader {
     try {
       return parser.end();
     } catch (err) {
-      if (err instanceof InvalidResponseError && !(err instanceof TruncatedBodyError)) {
-        // A clean end inside the JSON means the body was cut short: sending again may work.
-        throw new TruncatedBodyError(endpoint, err.message, { cause: err });
-      }
-      throw err;
+      // The parser's errors while the body came ended the read already: at the end, it fails only for a
+      // clean end inside the JSON, a body cut short (sending again may work).
+      throw new TruncatedBodyError(endpoint, (err as Error).message, { cause: err });
     }
   }
 
