@@ -44,9 +44,9 @@ describe('envelope values', () => {
   });
 
   it('leaves out members it does not read, however large, and reads the ones after them', () => {
-    const big = { list: Array.from({ length: 20_000 }, (_, i) => ({ i, s: `v${i}` })) };
-    const body = JSON.stringify({ meta: big, note: 'x'.repeat(100_000), n: 1e300, total: 3, data: [], success: true });
-    expect(Buffer.byteLength(body)).toBeGreaterThan(MAX_STRING_BYTES * 4);
+    const big = { list: Array.from({ length: 4_000 }, (_, i) => ({ i, s: `v${i}` })) };
+    const body = JSON.stringify({ meta: big, note: 'x'.repeat(70_000), n: 1e300, total: 3, data: [], success: true });
+    expect(JSON.stringify(big).length).toBeGreaterThan(MAX_STRING_BYTES);
     for (const size of [4096, 1 << 20]) {
       expect(parse(pieces(encoder.encode(body), size)).envelope).toEqual({ total: 3, success: true, dataCount: 0 });
     }

@@ -13,11 +13,15 @@ const FIELD = 60_000;
 /** A record of string fields each under the string limit, whose JSON text is exactly `bytes` bytes long. */
 function recordOf(bytes: number): Record<string, string> {
   const record: Record<string, string> = {};
+  // `{}`, then per field `"fN":"…"` and a comma before every field but the first.
+  let length = 2;
+  const size = (k: number, value: number) => (k > 0 ? 1 : 0) + Buffer.byteLength(`"f${k}":""`) + value;
   let k = 0;
-  // Each field adds `"fN":"…",` around its value; fill with whole fields, then size the last one.
-  while (Buffer.byteLength(JSON.stringify({ ...record, [`f${k}`]: 'z'.repeat(FIELD) })) < bytes) record[`f${k++}`] = 'z'.repeat(FIELD);
-  const without = Buffer.byteLength(JSON.stringify({ ...record, [`f${k}`]: '' }));
-  record[`f${k}`] = 'z'.repeat(bytes - without);
+  while (length + size(k, FIELD) + size(k + 1, 0) < bytes) {
+    record[`f${k}`] = 'z'.repeat(FIELD);
+    length += size(k++, FIELD);
+  }
+  record[`f${k}`] = 'z'.repeat(bytes - length - size(k, 0));
   expect(Buffer.byteLength(JSON.stringify(record))).toBe(bytes);
   return record;
 }
