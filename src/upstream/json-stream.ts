@@ -90,7 +90,8 @@ export class EnvelopeParser {
   /** Feeds the next chunk of the body. */
   write(chunk: Uint8Array | string): void {
     if (this.failed) throw this.failed.error;
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    // A view of the caller's bytes (a Buffer's too), never a copy.
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     this.scan(buf);
   }
 
