@@ -51,4 +51,17 @@ describe('parseWhole, bytes outside ASCII', () => {
     expect(got).toEqual(all);
     expect(windows[0]).toBeGreaterThan(6000);
   });
+
+  it.each([
+    ['fills the 4 KiB piece exactly: the window ends after it', 4096, (w: number) => w === 4097],
+    ['is a byte longer than the piece: the whole window', 4097, (w: number) => w > 60_000],
+  ])('cuts after a first record with a byte outside ASCII that %s', (_name, bytes, fits) => {
+    // {"i":0,"p":"é…x…"}: 2 bytes for é, so the record's length in bytes is set by the x's.
+    const first = { i: 0, p: 'é' + 'x'.repeat(bytes - Buffer.byteLength('{"i":0,"p":"é"}')) };
+    const all = [first, ...records(1, 400, 200)];
+    expect(Buffer.byteLength(JSON.stringify(first))).toBe(bytes);
+    const { records: got, windows } = readAll(JSON.stringify(all));
+    expect(got).toEqual(all);
+    expect(fits(windows[0]!), `first window ${windows[0]} bytes`).toBe(true);
+  });
 });
