@@ -8,7 +8,7 @@ import { FakeClock, type Clock } from '../../src/core/clock.js';
 import { LateError, NetworkError, PortalUnreachableError, RateLimitedError, TimeoutError, UpstreamHttpError } from '../../src/errors.js';
 import { request, type RunContext } from '../../src/schedule/request.js';
 import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { PortalReader, type ListRequest } from '../../src/upstream/reader.js';
 import { runContexts, type RunSetup } from '../support/run-context.js';
 import { failure, itemIds, sinks } from '../support/upstream.js';
@@ -26,12 +26,33 @@ const alerts = (): ListRequest => ({ endpoint: '/alerts', query: { filter: 'all'
 /** The run's request counts as `endpoint code` → n. */
 const counts = (ctx: RunContext) => Object.fromEntries([...ctx.requests].map(([k, n]) => [k.replace('\u0000', ' '), n]));
 
+/**
+ * A `describe`'s portal (no rate limit, data that holds still) on a FakeClock from T0 that jumps
+ * over every wait. After each test its faults and request log are cleared; `t0` is the clock when
+ * the current test started.
+ */
+function portalOnFakeClock(options: Pick<SimulatorOptions, 'seed' | 'alerts'>) {
+  const env = { clock: new FakeClock(T0, { autoAdvance: true }), sim: undefined as unknown as Simulator, t0: T0 };
+  beforeAll(async () => {
+    env.sim = await startSimulator({ ...options, clock: env.clock, rateLimit: false, moving: false });
+  });
+  afterAll(async () => {
+    await env.sim.close();
+  });
+  afterEach(() => {
+    env.sim.clearFaults();
+    env.sim.requests.length = 0;
+  });
+  beforeEach(() => {
+    env.t0 = env.clock.now();
+  });
+  return env;
+}
+
 describe('request() against the simulated portal', () => {
-  let sim: Simulator;
-  let clock: FakeClock;
-  let t0: number;
+  const env = portalOnFakeClock({ seed: 7, alerts: 150 });
   /** The portal's request log: [ms since the test started, status]. */
-  const log = () => sim.requests.map((r) => [r.time - t0, r.status]);
+  const log = () => env.sim.requests.map((r) => [r.time - env.t0, r.status]);
   /** The request threw the portal's `status`, after one attempt at each of `attemptsAt` (ms), each answered `status`. */
   function expectGaveUp(err: unknown, status: number, attemptsAt: number[]) {
     expect(err).toBeInstanceOf(UpstreamHttpError);
@@ -39,47 +60,33 @@ describe('request() against the simulated portal', () => {
     expect(log()).toEqual(attemptsAt.map((t) => [t, status]));
   }
 
-  beforeAll(async () => {
-    clock = new FakeClock(T0, { autoAdvance: true });
-    sim = await startSimulator({ seed: 7, clock, rateLimit: false, moving: false, alerts: 150 });
-  });
-  afterAll(async () => {
-    await sim.close();
-  });
-  afterEach(() => {
-    sim.clearFaults();
-    sim.requests.length = 0;
-  });
-  beforeEach(() => {
-    t0 = clock.now();
-  });
 
   /** A run whose /vitals the portal always answers `status`, and the error request() ends with. */
   async function alwaysAnswered(status: number, options: RunSetup) {
-    const run = setup(sim, clock, options);
-    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status } });
+    const run = setup(env.sim, env.clock, options);
+    env.sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status } });
     const err = await failure(request(run.ctx, vitals, sinks().newSink, PRIORITY.vitals));
     return { ...run, err };
   }
 
   it('reads in one request when the portal answers', async () => {
-    const { ctx, scheduler } = setup(sim, clock);
+    const { ctx, scheduler } = setup(env.sim, env.clock);
     const { made, newSink } = sinks();
     const res = await request(ctx, vitals, newSink, PRIORITY.vitals);
-    expect(res.received).toBe(sim.data().vitals().length);
+    expect(res.received).toBe(env.sim.data().vitals().length);
     expect(made).toHaveLength(1);
     expect(log()).toEqual([[0, 200]]);
     expect(counts(ctx)).toEqual({ '/vitals 200': 1 });
     // The scheduler took a slot for it.
-    expect(scheduler.window.countAt(t0)).toBe(1);
+    expect(scheduler.window.countAt(env.t0)).toBe(1);
   });
 
   it('retries a 503 after a backoff and succeeds, with no sink for the 503 and no double count', async () => {
-    const { ctx, warnings } = setup(sim, clock);
+    const { ctx, warnings } = setup(env.sim, env.clock);
     const { made, newSink } = sinks();
-    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 503 } });
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 503 } });
     const res = await request(ctx, vitals, newSink, PRIORITY.vitals);
-    expect(res.received).toBe(sim.data().vitals().length);
+    expect(res.received).toBe(env.sim.data().vitals().length);
     expect(made).toHaveLength(1); // no body was streamed for the 503
     expect(res.result).toBe(made[0]!.records);
     // random() = 0.5 and a 1 s base: the first retry waits 500 ms of clock time.
@@ -118,45 +125,45 @@ describe('request() against the simulated portal', () => {
   ])('sends a request answered %i %i time(s) with maxRetries 1', async (status, tries) => {
     const { err } = await alwaysAnswered(status, { maxRetries: 1 });
     expect((err as UpstreamHttpError).status).toBe(status);
-    expect(sim.requests.map((r) => r.status)).toEqual(Array(tries).fill(status));
+    expect(env.sim.requests.map((r) => r.status)).toEqual(Array(tries).fill(status));
   });
 
-  it('waits a Retry-After in seconds on the clock before sending again', async () => {
-    const { ctx, scheduler, warnings } = setup(sim, clock);
-    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '7' } });
+  it('waits a Retry-After in seconds on the env.clock before sending again', async () => {
+    const { ctx, scheduler, warnings } = setup(env.sim, env.clock);
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '7' } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
     expect(log()).toEqual([
       [0, 429],
       [7_000, 200],
     ]);
     expect(counts(ctx)).toEqual({ '/vitals 429': 1, '/vitals 200': 1 });
-    expect(scheduler.pausedUntilMs).toBe(t0 + 7_000);
+    expect(scheduler.pausedUntilMs).toBe(env.t0 + 7_000);
     expect(scheduler.rateLimitedInLastHour()).toBe(1);
     expect(warnings().find((r) => r.msg === 'upstream request failed, retrying')).toMatchObject({ status: 429, waitMs: 7_000 });
   });
 
   it('waits a Retry-After given as an HTTP-date', async () => {
-    const { ctx } = setup(sim, clock);
+    const { ctx } = setup(env.sim, env.clock);
     // HTTP-dates have whole seconds.
-    const retryAt = Math.ceil((t0 + 12_000) / 1_000) * 1_000;
-    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: new Date(retryAt).toUTCString() } });
+    const retryAt = Math.ceil((env.t0 + 12_000) / 1_000) * 1_000;
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: new Date(retryAt).toUTCString() } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
     expect(log()).toEqual([
       [0, 429],
-      [retryAt - t0, 200],
+      [retryAt - env.t0, 200],
     ]);
   });
 
   it('backs off on a 429 without Retry-After, pausing the portal for the backoff and halving the share', async () => {
-    const { ctx, scheduler } = setup(sim, clock, { random: () => 1 });
-    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429 } });
+    const { ctx, scheduler } = setup(env.sim, env.clock, { random: () => 1 });
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429 } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
     // random() = 1: the whole first backoff window, 10 s (the portal counts 60 s windows).
     expect(log()).toEqual([
       [0, 429],
       [10_000, 200],
     ]);
-    expect(scheduler.pausedUntilMs).toBe(t0 + 10_000);
+    expect(scheduler.pausedUntilMs).toBe(env.t0 + 10_000);
     // One request of ours in the window cannot explain a 429: others spend the budget.
     expect(scheduler.share.effective).toBe(5);
   });
@@ -165,42 +172,42 @@ describe('request() against the simulated portal', () => {
     [0, 5_000, 10_000, 20_000],
     [0.999, 9_995, 19_990, 39_980],
   ])('pauses a 429 without Retry-After exponentially from 10 s to the 60 s window, never less than half (random %s)', async (random, ...pauses) => {
-    const { ctx, scheduler } = setup(sim, clock, { random: () => random });
-    sim.addFault({ path: '/vitals', times: 3, fault: { kind: 'status', status: 429 } });
+    const { ctx, scheduler } = setup(env.sim, env.clock, { random: () => random });
+    env.sim.addFault({ path: '/vitals', times: 3, fault: { kind: 'status', status: 429 } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
     const times = log().map(([t]) => t);
     expect(times.slice(1).map((t, i) => t - times[i]!)).toEqual(pauses.slice(0, 3));
-    expect(scheduler.pausedUntilMs).toBe(t0 + times[3]!);
+    expect(scheduler.pausedUntilMs).toBe(env.t0 + times[3]!);
   });
 
   it('does not wait a Retry-After that ends after the deadline', async () => {
-    const { ctx, warnings } = setup(sim, clock, { deadline: clock.now() + MINUTE });
-    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '120' } });
+    const { ctx, warnings } = setup(env.sim, env.clock, { deadline: env.clock.now() + MINUTE });
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '120' } });
     const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
     // Late, not broken: the 429 that asked for the wait is the cause.
     expect(err).toBeInstanceOf(LateError);
     expect(err.message).toContain('a retry after 429');
     expect(err.cause).toBeInstanceOf(RateLimitedError);
     expect((err.cause as RateLimitedError).retryAfterMs).toBe(120_000);
-    expect(clock.now()).toBe(t0);
+    expect(env.clock.now()).toBe(env.t0);
     expect(log()).toEqual([[0, 429]]);
     expect(warnings().at(-1)).toMatchObject({ msg: 'upstream request failed, no time left to retry before the deadline', status: 429, waitMs: 120_000 });
   });
 
   it('defers a request whose Retry-After is longer than the largest wait allowed, pausing the portal only that long', async () => {
-    const { ctx, scheduler, warnings } = setup(sim, clock);
-    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '600' } });
+    const { ctx, scheduler, warnings } = setup(env.sim, env.clock);
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '600' } });
     const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
     expect(err).toBeInstanceOf(RateLimitedError);
-    expect(clock.now()).toBe(t0);
+    expect(env.clock.now()).toBe(env.t0);
     expect(log()).toEqual([[0, 429]]);
-    expect(scheduler.pausedUntilMs).toBe(t0 + scheduler.maxRetryAfterMs);
+    expect(scheduler.pausedUntilMs).toBe(env.t0 + scheduler.maxRetryAfterMs);
     expect(warnings().at(-1)).toMatchObject({ retryAfterMs: 600_000, maxRetryAfterMs: 120_000 });
   });
 
   it('takes a scheduler slot for every attempt: with a share of 2 per minute the third waits a window', async () => {
-    const { ctx, scheduler } = setup(sim, clock, { share: 2 });
-    sim.addFault({ path: '/vitals', times: 2, fault: { kind: 'status', status: 503 } });
+    const { ctx, scheduler } = setup(env.sim, env.clock, { share: 2 });
+    env.sim.addFault({ path: '/vitals', times: 2, fault: { kind: 'status', status: 503 } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
     // Backoffs of 500 ms and 1 s; the third start waits a window (plus the 1 s margin) after the first.
     expect(log()).toEqual([
@@ -209,17 +216,17 @@ describe('request() against the simulated portal', () => {
       [MINUTE + 1_000, 200],
     ]);
     // Each attempt took a slot: at the third start the first has left the window (plus margin), the other two are in it.
-    expect(scheduler.window.countAt(t0 + MINUTE + 1_000)).toBe(2);
+    expect(scheduler.window.countAt(env.t0 + MINUTE + 1_000)).toBe(2);
   });
 
   it('stops retrying when the slot a retry could get is after the deadline', async () => {
-    const deadline = clock.now() + 30_000;
-    const { ctx } = setup(sim, clock, { share: 2, deadline });
-    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 503 } });
+    const deadline = env.clock.now() + 30_000;
+    const { ctx } = setup(env.sim, env.clock, { share: 2, deadline });
+    env.sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'status', status: 503 } });
     const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
     // Two attempts used the share; a third would have to wait a whole window, past the deadline.
     expect(err).toBeInstanceOf(LateError);
-    expect((err as LateError).slotAt).toBe(t0 + MINUTE + 1_000);
+    expect((err as LateError).slotAt).toBe(env.t0 + MINUTE + 1_000);
     expect((err as LateError).deadline).toBe(deadline);
     expect(err.message).toContain('a retry after 503');
     expect((err.cause as UpstreamHttpError).status).toBe(503);
@@ -227,14 +234,14 @@ describe('request() against the simulated portal', () => {
       [0, 503],
       [500, 503],
     ]);
-    expect(clock.now()).toBeLessThanOrEqual(deadline);
+    expect(env.clock.now()).toBeLessThanOrEqual(deadline);
   });
 
   it('retries a body cut off mid-way with a fresh sink, so nothing is counted twice', async () => {
-    const { ctx } = setup(sim, clock);
+    const { ctx } = setup(env.sim, env.clock);
     const { made, newSink } = sinks();
-    const expected = [...sim.data().alerts()];
-    sim.addFault({ path: '/alerts', fault: { kind: 'truncate', afterBytes: 3_000 } });
+    const expected = [...env.sim.data().alerts()];
+    env.sim.addFault({ path: '/alerts', fault: { kind: 'truncate', afterBytes: 3_000 } });
     const res = await request(ctx, alerts, newSink, PRIORITY.alerts);
     expect(made).toHaveLength(2);
     expect(made[0]!.records.length).toBeGreaterThan(0); // the cut attempt had delivered some records…
@@ -251,14 +258,14 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a body that ends cleanly but early (a TruncatedBodyError)', async () => {
-    const { ctx, warnings } = setup(sim, clock);
+    const { ctx, warnings } = setup(env.sim, env.clock);
     const { made, newSink } = sinks();
-    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 200, body: '{"offset":0,"limit":0,"total":3,"data":[{"a":1},{"a"' } });
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 200, body: '{"offset":0,"limit":0,"total":3,"data":[{"a":1},{"a"' } });
     const res = await request(ctx, vitals, newSink, PRIORITY.vitals);
     expect(made).toHaveLength(2);
     expect(made[0]!.records).toEqual([{ a: 1 }]);
     expect(res.result).toBe(made[1]!.records);
-    expect(res.received).toBe(sim.data().vitals().length);
+    expect(res.received).toBe(env.sim.data().vitals().length);
     expect(log()).toEqual([
       [0, 200],
       [500, 200],
@@ -268,8 +275,8 @@ describe('request() against the simulated portal', () => {
   });
 
   it('reports a cut body as a network failure when retries are used up', async () => {
-    const { ctx } = setup(sim, clock, { maxRetries: 0 });
-    sim.addFault({ path: '/alerts', fault: { kind: 'truncate', afterBytes: 3_000 } });
+    const { ctx } = setup(env.sim, env.clock, { maxRetries: 0 });
+    env.sim.addFault({ path: '/alerts', fault: { kind: 'truncate', afterBytes: 3_000 } });
     const err = await failure(request(ctx, alerts, sinks().newSink, PRIORITY.alerts));
     expect(err).toBeInstanceOf(NetworkError);
     expect((err as NetworkError).endpoint).toBe('/alerts');
@@ -277,10 +284,10 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a stalled body (a body TimeoutError)', async () => {
-    const { ctx } = setup(sim, clock, { reader: { bodyTimeoutMs: 200 } });
-    sim.addFault({ path: '/vitals', fault: { kind: 'stall', afterBytes: 100 } });
+    const { ctx } = setup(env.sim, env.clock, { reader: { bodyTimeoutMs: 200 } });
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'stall', afterBytes: 100 } });
     const res = await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
-    expect(res.received).toBe(sim.data().vitals().length);
+    expect(res.received).toBe(env.sim.data().vitals().length);
     expect(log()).toEqual([
       [0, 200],
       [500, 200],
@@ -288,8 +295,8 @@ describe('request() against the simulated portal', () => {
   });
 
   it('retries a connection reset and counts it as code error', async () => {
-    const { ctx } = setup(sim, clock);
-    sim.addFault({ path: '/vitals', fault: { kind: 'reset' } });
+    const { ctx } = setup(env.sim, env.clock);
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'reset' } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
     expect(log()).toEqual([
       [0, 0],
@@ -299,8 +306,8 @@ describe('request() against the simulated portal', () => {
   });
 
   it('throws NetworkError when the portal keeps resetting', async () => {
-    const { ctx } = setup(sim, clock, { maxRetries: 1 });
-    sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'reset' } });
+    const { ctx } = setup(env.sim, env.clock, { maxRetries: 1 });
+    env.sim.addFault({ path: '/vitals', times: Infinity, fault: { kind: 'reset' } });
     const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
     expect(err).toBeInstanceOf(NetworkError);
     expect(err).not.toBeInstanceOf(TimeoutError);
@@ -312,7 +319,7 @@ describe('request() against the simulated portal', () => {
   });
 
   it("passes a sink's own error through without retrying", async () => {
-    const { ctx } = setup(sim, clock);
+    const { ctx } = setup(env.sim, env.clock);
     class TooMany extends Error {}
     const err = await failure(
       request(
@@ -333,8 +340,8 @@ describe('request() against the simulated portal', () => {
   });
 
   it('lets a request function change the query on a retry', async () => {
-    const { ctx } = setup(sim, clock);
-    sim.addFault({ path: '/alerts', fault: { kind: 'status', status: 503 } });
+    const { ctx } = setup(env.sim, env.clock);
+    env.sim.addFault({ path: '/alerts', fault: { kind: 'status', status: 503 } });
     const asked: number[] = [];
     const res = await request(
       ctx,
@@ -348,18 +355,18 @@ describe('request() against the simulated portal', () => {
     expect(asked).toEqual([0, 1]);
     expect(res.limit).toBe(25);
     expect(res.received).toBe(25);
-    expect(sim.requests.map((r) => r.query.limit)).toEqual(['10', '25']);
+    expect(env.sim.requests.map((r) => r.query.limit)).toEqual(['10', '25']);
   });
 
   it('stops a retry sleep when the run is aborted, with the abort reason', async () => {
-    const still = new FakeClock(clock.now()); // never advances: the sleep can only end by abort
+    const still = new FakeClock(env.clock.now()); // never advances: the sleep can only end by abort
     const stop = new AbortController();
-    const { ctx } = setup(sim, still, { signal: stop.signal });
-    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '30' } });
+    const { ctx } = setup(env.sim, still, { signal: stop.signal });
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '30' } });
     const pending = request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
     // Two waits on the clock: the run's deadline, and the retry's pause until the Retry-After.
     while (still.pending < 2) await new Promise((r) => setTimeout(r, 5));
-    expect(still.nextWakeAt).toBe(t0 + 30_000);
+    expect(still.nextWakeAt).toBe(env.t0 + 30_000);
     stop.abort(new Error('shutting down'));
     await expect(pending).rejects.toThrow('shutting down');
     expect(still.pending).toBe(0);
@@ -367,13 +374,13 @@ describe('request() against the simulated portal', () => {
   });
 
   it('cuts a request in flight at the deadline and does not retry it', async () => {
-    const still = new FakeClock(clock.now()); // moves only when the test says: the deadline fires on it
-    const { ctx } = setup(sim, still, { deadline: still.now() + 100 });
-    sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'stall', afterBytes: 200 } });
+    const still = new FakeClock(env.clock.now()); // moves only when the test says: the deadline fires on it
+    const { ctx } = setup(env.sim, still, { deadline: still.now() + 100 });
+    env.sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'stall', afterBytes: 200 } });
     const started = Date.now();
     const pending = failure(request(ctx, alerts, sinks().newSink, PRIORITY.alerts));
     // The body has started and stalls; the fake clock reaches the deadline while the request is in flight.
-    while (sim.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    while (env.sim.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
     still.advance(100);
     const err = await pending;
     expect(err).toBeInstanceOf(TimeoutError);
@@ -498,33 +505,17 @@ describe('request() when the portal cannot be reached', () => {
 });
 
 describe('request() and the budget it reports to', () => {
-  let sim: Simulator;
-  let clock: FakeClock;
-  let t0: number;
-  beforeAll(async () => {
-    clock = new FakeClock(T0, { autoAdvance: true });
-    sim = await startSimulator({ seed: 11, clock, rateLimit: false, moving: false, alerts: 20 });
-  });
-  afterAll(async () => {
-    await sim.close();
-  });
-  afterEach(() => {
-    sim.clearFaults();
-    sim.requests.length = 0;
-  });
-  beforeEach(() => {
-    t0 = clock.now();
-  });
+  const env = portalOnFakeClock({ seed: 11, alerts: 20 });
 
-  it('runs on a clock that cannot be held, as the system clock', async () => {
+  it('runs on a env.clock that cannot be held, as the system env.clock', async () => {
     // No deadline to wait for: nothing on the clock but the requests.
-    const { ctx } = setup(sim, clock, { deadline: Infinity });
-    const bare: Clock = { now: () => clock.now(), monotonic: () => clock.monotonic(), sleep: (ms, signal) => clock.sleep(ms, signal) };
+    const { ctx } = setup(env.sim, env.clock, { deadline: Infinity });
+    const bare: Clock = { now: () => env.clock.now(), monotonic: () => env.clock.monotonic(), sleep: (ms, signal) => env.clock.sleep(ms, signal) };
     const scheduler = new PortalScheduler({ share: 10, clock: bare });
-    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 503 } });
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 503 } });
     const res = await request({ ...ctx, clock: bare, scheduler }, vitals, sinks().newSink, PRIORITY.vitals);
-    expect(res.received).toBe(sim.data().vitals().length);
-    expect(sim.requests.map((r) => [r.time - t0, r.status])).toEqual([
+    expect(res.received).toBe(env.sim.data().vitals().length);
+    expect(env.sim.requests.map((r) => [r.time - env.t0, r.status])).toEqual([
       [0, 503],
       [500, 200],
     ]);
@@ -532,10 +523,10 @@ describe('request() and the budget it reports to', () => {
 
   it("adds each attempt to serve's totals across runs, by endpoint and code", async () => {
     const totals = new Map<string, number>();
-    const first = setup(sim, clock);
-    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 503 } });
+    const first = setup(env.sim, env.clock);
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 503 } });
     await request({ ...first.ctx, totals }, vitals, sinks().newSink, PRIORITY.vitals);
-    const second = setup(sim, clock);
+    const second = setup(env.sim, env.clock);
     await request({ ...second.ctx, totals }, vitals, sinks().newSink, PRIORITY.vitals);
     expect(Object.fromEntries([...totals].map(([k, n]) => [k.replace('\u0000', ' '), n]))).toEqual({ '/vitals 503': 1, '/vitals 200': 2 });
     // Each run's own counts are its alone.
@@ -543,10 +534,10 @@ describe('request() and the budget it reports to', () => {
   });
 
   it('asks the one-shot plan again after each 429, and only then', async () => {
-    const { ctx } = setup(sim, clock);
+    const { ctx } = setup(env.sim, env.clock);
     let replans = 0;
-    sim.addFault({ path: '/vitals', times: 2, fault: { kind: 'status', status: 429, retryAfter: '1' } });
-    sim.addFault({ path: '/alerts', fault: { kind: 'status', status: 503 } });
+    env.sim.addFault({ path: '/vitals', times: 2, fault: { kind: 'status', status: 429, retryAfter: '1' } });
+    env.sim.addFault({ path: '/alerts', fault: { kind: 'status', status: 503 } });
     const run = { ...ctx, replan: () => void replans++ };
     await request(run, vitals, sinks().newSink, PRIORITY.vitals);
     expect(replans).toBe(2);
@@ -555,15 +546,15 @@ describe('request() and the budget it reports to', () => {
   });
 
   it('waits a Retry-After of exactly the longest allowed, and defers one a second longer', async () => {
-    const { ctx } = setup(sim, clock, { maxRetryAfterMs: 20_000 });
-    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '20' } });
+    const { ctx } = setup(env.sim, env.clock, { maxRetryAfterMs: 20_000 });
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '20' } });
     await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
-    expect(sim.requests.map((r) => [r.time - t0, r.status])).toEqual([
+    expect(env.sim.requests.map((r) => [r.time - env.t0, r.status])).toEqual([
       [0, 429],
       [20_000, 200],
     ]);
-    const later = setup(sim, clock, { maxRetryAfterMs: 20_000 });
-    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '21' } });
+    const later = setup(env.sim, env.clock, { maxRetryAfterMs: 20_000 });
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '21' } });
     const err = await failure(request(later.ctx, vitals, sinks().newSink, PRIORITY.vitals));
     expect(err).toBeInstanceOf(RateLimitedError);
     expect(later.warnings().at(-1)).toMatchObject({
@@ -575,39 +566,39 @@ describe('request() and the budget it reports to', () => {
   });
 
   it('tells the scheduler of an answer other than 429, so a lowered share grows back after a clean window', async () => {
-    const { ctx, scheduler } = setup(sim, clock);
+    const { ctx, scheduler } = setup(env.sim, env.clock);
     // Another client's 429 halved the share; a whole window later the portal answers 404.
     scheduler.rateLimited(1_000, 1_000);
     expect(scheduler.share.effective).toBe(5);
-    await clock.sleep(MINUTE);
-    sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 404 } });
+    await env.clock.sleep(MINUTE);
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 404 } });
     const err = await failure(request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
     expect((err as UpstreamHttpError).status).toBe(404);
     expect(scheduler.share.effective).toBe(6);
   });
 
   it('asks for its first slot at its own priority', async () => {
-    const { ctx, scheduler } = setup(sim, clock);
+    const { ctx, scheduler } = setup(env.sim, env.clock);
     // The portal is busy with another request: both wait for it; Vitals goes before /alerts.
     const busy = await scheduler.acquire({ endpoint: '/other', priority: PRIORITY.vitals, deadline: Infinity });
     // Its answer is being read: the clock does not jump meanwhile (to the run's deadline).
-    const reading = clock.hold();
+    const reading = env.clock.hold();
     const both = Promise.all([request(ctx, alerts, sinks().newSink, PRIORITY.alerts), request(ctx, vitals, sinks().newSink, PRIORITY.vitals)]);
     await new Promise((r) => setImmediate(r));
     busy.done();
     reading();
     await both;
-    expect(sim.requests.map((r) => r.path)).toEqual(['/vitals', '/alerts']);
+    expect(env.sim.requests.map((r) => r.path)).toEqual(['/vitals', '/alerts']);
   });
 
   it("asks for a retry's slot ahead of new work", async () => {
     // A share of 1: the retry of /alerts waits for the next window, and a new Vitals request joins it in the queue.
-    const { ctx } = setup(sim, clock, { share: 1 });
-    sim.addFault({ path: '/alerts', fault: { kind: 'status', status: 503 } });
+    const { ctx } = setup(env.sim, env.clock, { share: 1 });
+    env.sim.addFault({ path: '/alerts', fault: { kind: 'status', status: 503 } });
     const retried = request(ctx, alerts, sinks().newSink, PRIORITY.alerts);
-    const fresh = clock.sleep(1_000).then(() => request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    const fresh = env.clock.sleep(1_000).then(() => request(ctx, vitals, sinks().newSink, PRIORITY.vitals));
     await Promise.all([retried, fresh]);
-    expect(sim.requests.map((r) => [r.path, r.time - t0, r.status])).toEqual([
+    expect(env.sim.requests.map((r) => [r.path, r.time - env.t0, r.status])).toEqual([
       ['/alerts', 0, 503],
       ['/alerts', MINUTE + 1_000, 200],
       ['/vitals', 2 * (MINUTE + 1_000), 200],
