@@ -14,6 +14,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBuiltCli } from '../support/cli.js';
+import { VITALS_FAMILIES } from '../support/families.js';
 import { Rng, anyValue, chunks, envelope, int, object, str, text, withUnknown } from './json-gen.js';
 import type { AlertRecord as Alert } from '../../src/upstream/schemas.js';
 
@@ -204,12 +205,7 @@ const DATA_FAMILIES = [
   'posture_alerts_open_older_than',
   'posture_alerts_over_sla',
   'posture_alerts_oldest_unacknowledged_timestamp_seconds',
-  'posture_vitals_integration_info',
-  'posture_vitals_eligible_devices',
-  'posture_vitals_compliant_devices',
-  'posture_vitals_health_ratio',
-  'posture_vitals_funnel_consistent',
-  'posture_vitals_active_agents',
+  ...VITALS_FAMILIES,
   'posture_devices',
 ];
 

@@ -10,6 +10,7 @@ import { ListMismatchError } from '../../src/errors.js';
 import type { RunContext } from '../../src/schedule/request.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { fetchArchive, foldVitals, vitals, type VitalsList } from '../../src/sources/vitals.js';
+import { VITALS_FAMILIES } from '../support/families.js';
 import { runContexts } from '../support/run-context.js';
 
 type Row = readonly [name: string, labels: Record<string, string>, value: number];
@@ -38,14 +39,13 @@ const enabled = (key: string, name: string, counts: readonly [number, number, nu
 });
 const disabled = (key: string, name: string, activeAgents: number) => ({ key, name, vitalsEnabled: false, activeAgents });
 
-const FAMILIES = [
-  'posture_vitals_integration_info',
-  'posture_vitals_eligible_devices',
-  'posture_vitals_compliant_devices',
-  'posture_vitals_health_ratio',
-  'posture_vitals_funnel_consistent',
-  'posture_vitals_active_agents',
-];
+/** One integration's funnel samples: its eligible and its compliant devices at each stage, in the funnel's order. */
+function funnel(integration: string, counts: { eligible: readonly number[]; compliant: readonly number[] }): Row[] {
+  return ['deployment', 'function', 'configuration'].flatMap((stage, i): Row[] => [
+    ['posture_vitals_eligible_devices', { integration, stage }, counts.eligible[i]!],
+    ['posture_vitals_compliant_devices', { integration, stage }, counts.compliant[i]!],
+  ]);
+}
 
 describe('Vitals samples of records built by hand', () => {
   const records = [
@@ -59,29 +59,19 @@ describe('Vitals samples of records built by hand', () => {
     expect(rows).toEqual(
       sorted([
         ['posture_vitals_integration_info', { integration: 'crowdstrike', name: 'CrowdStrike Falcon', vitals_enabled: 'true' }, 1],
-        ['posture_vitals_eligible_devices', { integration: 'crowdstrike', stage: 'deployment' }, 100],
-        ['posture_vitals_eligible_devices', { integration: 'crowdstrike', stage: 'function' }, 90],
-        ['posture_vitals_eligible_devices', { integration: 'crowdstrike', stage: 'configuration' }, 80],
-        ['posture_vitals_compliant_devices', { integration: 'crowdstrike', stage: 'deployment' }, 90],
-        ['posture_vitals_compliant_devices', { integration: 'crowdstrike', stage: 'function' }, 80],
-        ['posture_vitals_compliant_devices', { integration: 'crowdstrike', stage: 'configuration' }, 70],
+        ...funnel('crowdstrike', { eligible: [100, 90, 80], compliant: [90, 80, 70] }),
         ['posture_vitals_health_ratio', { integration: 'crowdstrike' }, 0.7],
         ['posture_vitals_funnel_consistent', { integration: 'crowdstrike' }, 1],
         // No eligible devices: every count 0, the rule holds, and no health ratio (0 / 0).
         ['posture_vitals_integration_info', { integration: 'empty', name: 'Nothing Yet', vitals_enabled: 'true' }, 1],
-        ['posture_vitals_eligible_devices', { integration: 'empty', stage: 'deployment' }, 0],
-        ['posture_vitals_eligible_devices', { integration: 'empty', stage: 'function' }, 0],
-        ['posture_vitals_eligible_devices', { integration: 'empty', stage: 'configuration' }, 0],
-        ['posture_vitals_compliant_devices', { integration: 'empty', stage: 'deployment' }, 0],
-        ['posture_vitals_compliant_devices', { integration: 'empty', stage: 'function' }, 0],
-        ['posture_vitals_compliant_devices', { integration: 'empty', stage: 'configuration' }, 0],
+        ...funnel('empty', { eligible: [0, 0, 0], compliant: [0, 0, 0] }),
         ['posture_vitals_funnel_consistent', { integration: 'empty' }, 1],
         // Vitals disabled: only info and active agents.
         ['posture_vitals_integration_info', { integration: 'jamf', name: 'Jamf Pro', vitals_enabled: 'false' }, 1],
         ['posture_vitals_active_agents', { integration: 'jamf' }, 42],
       ]),
     );
-    expect(Object.fromEntries(folded)).toEqual(Object.fromEntries(FAMILIES.map((f) => [f, 0])));
+    expect(Object.fromEntries(folded)).toEqual(Object.fromEntries(VITALS_FAMILIES.map((f) => [f, 0])));
   });
 
   it('adds the tag label to every series of a tag view', () => {
