@@ -99,13 +99,18 @@ describe('whole outputs', () => {
     { name: 'a_ratio', labels: { kind: 'y', portal: 'p' }, value: 1e-7 },
   ];
 
+  // The gauge family is written the same in both formats: escaped help, the portal label first.
+  const ratioFamily = [
+    '# HELP a_ratio A ratio: one\\nline, back\\\\slash.',
+    '# TYPE a_ratio gauge',
+    'a_ratio{portal="p",kind="x"} 0.5',
+    'a_ratio{portal="p",kind="y"} 1e-7',
+  ];
+
   it('writes the Prometheus text format: families in catalogue order, an empty line between them', async () => {
     expect(await renderText(samples, 'prometheus', catalogue)).toBe(
       [
-        '# HELP a_ratio A ratio: one\\nline, back\\\\slash.',
-        '# TYPE a_ratio gauge',
-        'a_ratio{portal="p",kind="x"} 0.5',
-        'a_ratio{portal="p",kind="y"} 1e-7',
+        ...ratioFamily,
         '',
         '# HELP jobs_total Jobs done.',
         '# TYPE jobs_total counter',
@@ -122,10 +127,7 @@ describe('whole outputs', () => {
   it('writes OpenMetrics: the counter family without _total, no empty lines, # EOF last', async () => {
     expect(await renderText(samples, 'openmetrics', catalogue)).toBe(
       [
-        '# HELP a_ratio A ratio: one\\nline, back\\\\slash.',
-        '# TYPE a_ratio gauge',
-        'a_ratio{portal="p",kind="x"} 0.5',
-        'a_ratio{portal="p",kind="y"} 1e-7',
+        ...ratioFamily,
         '# HELP jobs Jobs done.',
         '# TYPE jobs counter',
         'jobs_total{portal="p"} 7',
