@@ -7,6 +7,7 @@ import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
 import { SlidingWindow } from '../../src/schedule/window.js';
 import { maxInAnyWindow } from '../support/window.js';
 import { mulberry32 } from '../support/prng.js';
+import { expectNextWaitsFor } from '../support/slots.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const MINUTE = 60_000;
@@ -79,14 +80,7 @@ describe('PortalScheduler', () => {
   it('keeps one request in flight: the next starts when the first is read', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
     const sched = new PortalScheduler({ share: 10, clock });
-    const a = await sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity });
-    let started = false;
-    const b = sched.acquire({ endpoint: '/b', priority: 1, deadline: Infinity }).then((p) => ((started = true), p));
-    await new Promise((r) => setImmediate(r));
-    expect(started).toBe(false);
-    a.done();
-    (await b).done();
-    expect(started).toBe(true);
+    await expectNextWaitsFor(sched, await sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity }));
   });
 
   it('refuses a slot after the deadline with LateError naming the endpoint', async () => {
