@@ -99,45 +99,26 @@ describe('whole outputs', () => {
     { name: 'a_ratio', labels: { kind: 'y', portal: 'p' }, value: 1e-7 },
   ];
 
-  // The gauge family is written the same in both formats: escaped help, the portal label first.
+  // The gauge families are written the same in both formats. This one: escaped help, the portal label first.
   const ratioFamily = [
     '# HELP a_ratio A ratio: one\\nline, back\\\\slash.',
     '# TYPE a_ratio gauge',
     'a_ratio{portal="p",kind="x"} 0.5',
     'a_ratio{portal="p",kind="y"} 1e-7',
   ];
+  // So is the family with no portal label: no braces at all.
+  const upFamily = ['# HELP up Whether it is up.', '# TYPE up gauge', 'up 1'];
+  // The counter family: its name in HELP and TYPE is what the format calls it; its sample keeps `_total`.
+  const jobsFamily = (name: string) => [`# HELP ${name} Jobs done.`, `# TYPE ${name} counter`, 'jobs_total{portal="p"} 7'];
 
   it('writes the Prometheus text format: families in catalogue order, an empty line between them', async () => {
-    expect(await renderText(samples, 'prometheus', catalogue)).toBe(
-      [
-        ...ratioFamily,
-        '',
-        '# HELP jobs_total Jobs done.',
-        '# TYPE jobs_total counter',
-        'jobs_total{portal="p"} 7',
-        '',
-        '# HELP up Whether it is up.',
-        '# TYPE up gauge',
-        'up 1',
-        '',
-      ].join('\n'),
-    );
+    const lines = [...ratioFamily, '', ...jobsFamily('jobs_total'), '', ...upFamily, ''];
+    expect(await renderText(samples, 'prometheus', catalogue)).toBe(lines.join('\n'));
   });
 
   it('writes OpenMetrics: the counter family without _total, no empty lines, # EOF last', async () => {
-    expect(await renderText(samples, 'openmetrics', catalogue)).toBe(
-      [
-        ...ratioFamily,
-        '# HELP jobs Jobs done.',
-        '# TYPE jobs counter',
-        'jobs_total{portal="p"} 7',
-        '# HELP up Whether it is up.',
-        '# TYPE up gauge',
-        'up 1',
-        '# EOF',
-        '',
-      ].join('\n'),
-    );
+    const lines = [...ratioFamily, ...jobsFamily('jobs'), ...upFamily, '# EOF', ''];
+    expect(await renderText(samples, 'openmetrics', catalogue)).toBe(lines.join('\n'));
   });
 
   it('writes timestamped OpenMetrics: each series contiguous, its points in ascending time whatever order they came in', () => {
