@@ -155,26 +155,24 @@ class Labels {
 
   /** The severity index of `state`. */
   severity(state: string): number {
-    let sev = this.severities.get(state);
-    // Stryker disable next-line ConditionalExpression: a cache: computing the label on a hit too gives the same index.
-    if (sev === undefined) {
-      sev = SEVERITY_LABELS.indexOf(severityOf(state));
-      // Stryker disable next-line ConditionalExpression,EqualityOperator,UpdateOperator: the cache's limit: caching more or fewer labels gives the same ones.
-      if (this.size++ < LABEL_CACHE_LIMIT) this.severities.set(state, sev);
-    }
-    return sev;
+    return this.index(this.severities, state, SEVERITY_LABELS, severityOf);
   }
 
   /** The type index of `status`. */
   type(status: string): number {
-    let type = this.types.get(status);
+    return this.index(this.types, status, TYPE_LABELS, typeOf);
+  }
+
+  /** The index in `labels` of `raw`'s label, through `cache` (the caches share one limit). */
+  private index(cache: Map<string, number>, raw: string, labels: readonly string[], labelOf: (raw: string) => string): number {
+    let i = cache.get(raw);
     // Stryker disable next-line ConditionalExpression: a cache: computing the label on a hit too gives the same index.
-    if (type === undefined) {
-      type = TYPE_LABELS.indexOf(typeOf(status));
+    if (i === undefined) {
+      i = labels.indexOf(labelOf(raw));
       // Stryker disable next-line ConditionalExpression,EqualityOperator,UpdateOperator: the cache's limit: caching more or fewer labels gives the same ones.
-      if (this.size++ < LABEL_CACHE_LIMIT) this.types.set(status, type);
+      if (this.size++ < LABEL_CACHE_LIMIT) cache.set(raw, i);
     }
-    return type;
+    return i;
   }
 
   /** The open counts of the integration of `product`. */
