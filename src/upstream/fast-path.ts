@@ -72,8 +72,8 @@ function parseRange(buf: Buffer, start: number, end: number): unknown[] | undefi
   scratch[length + 1] = RBRACKET;
   try {
     return JSON.parse(scratch.toString('utf8', 0, length + 2)) as unknown[];
-    // Stryker disable next-line BlockStatement: equivalent, an empty catch returns undefined too
   } catch {
-    return undefined;
+    // Not valid JSON: undefined below.
   }
+  return undefined;
 }

@@ -73,4 +73,21 @@ describe('parseWhole', () => {
     const text = `[${small},${big},{"c":3}]`;
     expect(parseWhole(Buffer.from(text), 1)).toEqual({ records: [{ a: 1 }], resume: 1 + small.length + 1 });
   });
+
+  it('takes a `},{` that ends the buffer, as a chunk may end there, and one whose `}` is the window\'s last byte after an earlier one', () => {
+    const text = '[{"a":1},{"b":2},{';
+    expect(parseWhole(Buffer.from(text), 1)).toEqual({ records: [{ a: 1 }, { b: 2 }], resume: text.lastIndexOf('{') });
+    const small = '{"a":1}';
+    // The second record's `}` is byte i + MAX_STRING_BYTES - 1, the window's last.
+    const edge = `{"s":"${'x'.repeat(MAX_STRING_BYTES - small.length - 1 - 8)}"}`;
+    const long = `[${small},${edge},{"c":3},{"d":4}]`;
+    expect(long.indexOf('},{"c"')).toBe(1 + MAX_STRING_BYTES - 1);
+    expect(parseWhole(Buffer.from(long), 1)).toEqual({ records: [{ a: 1 }, JSON.parse(edge)], resume: 1 + MAX_STRING_BYTES + 1 });
+  });
+
+  it('fails rather than try a cut past the window when the one within it is inside a string', () => {
+    // The only `},{` in the window is inside the first record's string, which ends past the window; valid cuts come after.
+    const text = `[{"s":"},{${'x'.repeat(MAX_STRING_BYTES)}"},{"b":2},{"c":3}]`;
+    expect(parseWhole(Buffer.from(text), 1)).toBe('failed');
+  });
 });

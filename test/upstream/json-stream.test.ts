@@ -39,6 +39,9 @@ const bodies: Array<[string, string]> = [
   ['trailing whitespace', JSON.stringify({ total: 1, data: [{ a: 1 }] }) + '\n \r\n'],
   ['envelope fields of unexpected types are passed through', JSON.stringify({ total: '5', success: 'yes', offset: null, limit: [1], data: [] })],
   ['a "data" key that appears inside a record', JSON.stringify({ total: 1, data: [{ data: [{ not: 'a record' }] }] })],
+  ['an empty object', '{}'],
+  ['an empty object with spaces', '{ \r\n\t }'],
+  ['an empty key first', '{"":"","total":1,"data":[{"":1}]}'],
 ];
 
 describe('EnvelopeParser', () => {
@@ -115,6 +118,14 @@ describe('EnvelopeParser', () => {
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect((err as InvalidResponseError).endpoint).toBe('/alerts');
     expect((err as Error).message).toContain('/alerts');
+  });
+
+  it('reads a record that starts a chunk and holds a `},{` in a string, whether a chunk starts at it or a byte into it', () => {
+    const body = '{"total":1,"data":[{"s":"},{"}]}';
+    const expected = reference(body);
+    const at = body.indexOf('{"s"');
+    expect(parse([body.slice(0, at), body.slice(at)])).toEqual(expected);
+    expect(parse([body.slice(0, at + 1), body.slice(at + 1)])).toEqual(expected);
   });
 
   it('keeps failing after an error', () => {
