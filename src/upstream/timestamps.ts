@@ -35,11 +35,17 @@ function isSpace(c: number): boolean {
  * (no regular expression, no Date object): it runs twice per alert.
  */
 export function parseApiTimestamp(value: string): number | null | undefined {
+  // Stryker disable next-line ConditionalExpression: equivalent, a shortcut for the commonest value: the parse below gives null for it too
   if (value === MIN_TIMESTAMP) return null;
   let start = 0;
   let end = value.length;
+  // The bounds below matter only for a value all whitespace (or empty), which is malformed however far they trim:
+  // charCodeAt outside the string is NaN, neither a space nor Z, and a length of 0 or less is refused.
+  // Stryker disable next-line ConditionalExpression: equivalent, see above
   while (start < end && isSpace(value.charCodeAt(start))) start++;
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, see above
   while (end > start && isSpace(value.charCodeAt(end - 1))) end--;
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, see above
   if (end > start && value.charCodeAt(end - 1) === 0x5a /* Z */) end--;
   const len = end - start;
   if (len < 19 || len === 20 || len > 27) return undefined;
@@ -52,7 +58,6 @@ export function parseApiTimestamp(value: string): number | null | undefined {
   const hour = digits(s, o + 11, 2);
   const minute = digits(s, o + 14, 2);
   const second = digits(s, o + 17, 2);
-  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return undefined;
   let frac = 0;
   if (len > 19) {
     if (s.charCodeAt(o + 19) !== 0x2e) return undefined;
@@ -61,8 +66,8 @@ export function parseApiTimestamp(value: string): number | null | undefined {
     if (f < 0) return undefined;
     frac = f / POW10[n]!;
   }
-  // Year 0 does not exist in the portal's calendar (.NET dates start at year 1).
-  if (year === 0 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
+  // (digits gives -1 for a field that is not all digits.) Year 0 does not exist in the portal's calendar (.NET dates start at year 1).
+  if (year < 1 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return undefined;
   const leap = month === 2 && ((year % 4 === 0 && year % 100 !== 0) || year % 400 === 0);
   if (day > DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0)) return undefined;
   // A well-formed date in year 1 is the unset value written another way (fewer fraction digits, a Z).
