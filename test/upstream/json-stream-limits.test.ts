@@ -242,9 +242,10 @@ describe('EnvelopeParser limits are the same whatever the chunking', () => {
   });
 
   it('keeps portal text shaped like the stand-in of an oversized string as it is', () => {
-    each(envelope([alert(0, { details: 'd'.repeat(MAX_STRING_BYTES + 1), spoof: { '\u0000oversized': 7 } })]), (records) => {
+    each(envelope([alert(0, { details: 'd'.repeat(MAX_STRING_BYTES + 1), spoof: { '\u0000oversized': 7 }, blank: { '': 3 } })]), (records) => {
       expect(field(records[0], 'details')).toBeInstanceOf(OversizedValue);
       expect(field(records[0], 'spoof')).toEqual({ '\u0000oversized': 7 });
+      expect(field(records[0], 'blank')).toEqual({ '': 3 });
     });
   });
 

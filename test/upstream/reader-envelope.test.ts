@@ -119,6 +119,19 @@ describe('PortalReader request shape', () => {
     expect(err).toMatchObject({ setting: 'POSTURE_BASE_URL', message });
   });
 
+  it("keeps the URL parser's error as the cause of a base URL that is not a URL", () => {
+    const err = (() => {
+      try {
+        reader({ baseUrl: 'portal.example.com/public-api/v1' });
+      } catch (e) {
+        return e as Error;
+      }
+      throw new Error('expected a ConfigError');
+    })();
+    expect(err.cause).toBeInstanceOf(TypeError);
+    expect(err.cause).toMatchObject({ code: 'ERR_INVALID_URL' });
+  });
+
   it('takes an http:// base URL as well as https://', () => {
     expect(() => reader({ baseUrl: 'http://127.0.0.1:9/public-api/v1' })).not.toThrow();
     expect(() => reader({ baseUrl: 'https://portal.example/public-api/v1' })).not.toThrow();
@@ -160,6 +173,9 @@ describe('PortalReader envelope checks', () => {
     expect(cut).toBeInstanceOf(TruncatedBodyError);
     expect((cut as TruncatedBodyError).endpoint).toBe('/vitals');
     expect(cut.message).toContain('ended early');
+    // The parser's own error is kept as the cause.
+    expect(cut.cause).toBeInstanceOf(InvalidResponseError);
+    expect((cut.cause as Error).message).toBe(cut.message);
     expect(seen).toBe(1); // the one complete record reached the sink before the cut
     expect(PortalReader.codeOf(cut)).toBe('200');
     const malformed = await failure(list(r, '/alerts'));
@@ -295,11 +311,33 @@ describe('PortalReader error mapping', () => {
     expect(err).toMatchObject({ code, message: message.replace('HOST', '127.0.0.1') });
   });
 
+  // getaddrinfo's codes (the name has no address, or the resolver failed) and the kernel's (no
+  // route to the host or its network, or either is down): no connection, so no request was made.
+  it.each([
+    ['ECONNREFUSED', 'refused', 'connection refused by 127.0.0.1:9 (/vitals)'],
+    ['ENOTFOUND', 'unresolvable', 'cannot resolve 127.0.0.1 (ENOTFOUND, /vitals)'],
+    ['EAI_AGAIN', 'unresolvable', 'cannot resolve 127.0.0.1 (EAI_AGAIN, /vitals)'],
+    ['EAI_FAIL', 'unresolvable', 'cannot resolve 127.0.0.1 (EAI_FAIL, /vitals)'],
+    ['EAI_NONAME', 'unresolvable', 'cannot resolve 127.0.0.1 (EAI_NONAME, /vitals)'],
+    ['EHOSTUNREACH', 'unreachable', 'cannot reach 127.0.0.1:9 (EHOSTUNREACH, /vitals)'],
+    ['ENETUNREACH', 'unreachable', 'cannot reach 127.0.0.1:9 (ENETUNREACH, /vitals)'],
+    ['EHOSTDOWN', 'unreachable', 'cannot reach 127.0.0.1:9 (EHOSTDOWN, /vitals)'],
+    ['ENETDOWN', 'unreachable', 'cannot reach 127.0.0.1:9 (ENETDOWN, /vitals)'],
+  ])('classes a connection that failed with %s as a portal that is %s', async (code, kind, start) => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(Object.assign(new Error(`connect ${code}`), { code }));
+    const err = await failure(list(reader().r));
+    expect(err).toBeInstanceOf(PortalUnreachableError);
+    expect(err).toMatchObject({ code, kind, host: '127.0.0.1', port: 9 });
+    expect(err.message.startsWith(`${start}: `)).toBe(true);
+  });
+
   it('keeps a reset connection a plain NetworkError (the request may have reached the portal)', async () => {
-    pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(reset);
     const err = await failure(list(reader().r));
     expect(err).toBeInstanceOf(NetworkError);
     expect(err).not.toBeInstanceOf(PortalUnreachableError);
+    expect(err.cause).toBe(reset);
     expect(err.message).toBe('Could not get a response from the portal for /vitals (ECONNRESET): check POSTURE_BASE_URL and network access.');
   });
 });
@@ -313,6 +351,13 @@ describe('PortalReader error messages', () => {
     ['/inventory', "give the key's role the needed visibility (deviceVisibility All or Team)"],
     ['/users', "give the key's role the needed visibility (userVisibility)"],
     ['/settings/usermanagement/roles', "give the key's role the matching settings permission (users, roles, teams)"],
+    ['/settings/usermanagement/users', "give the key's role the matching settings permission (users, roles, teams)"],
+    // Paths under a resource (spec 4.9) need what the resource needs.
+    ['/devices/d-1234', "give the key's role the needed visibility (deviceVisibility All or Team)"],
+    ['/inventory/devices', "give the key's role the needed visibility (deviceVisibility All or Team)"],
+    ['/inventory/software', "give the key's role the needed visibility (deviceVisibility All or Team)"],
+    ['/users/u-5678', "give the key's role the needed visibility (userVisibility)"],
+    ['/alerts/a-42', "give the key's role the needed visibility (deviceVisibility All or Team, userVisibility for user alerts)"],
     ['/issues', "give the key's role the needed visibility (e.g. deviceVisibility All or Team)"],
   ])('names the permission a 403 on %s lacks (spec 2.9)', async (endpoint, hint) => {
     pool().intercept({ path: `/public-api/v1${endpoint}` }).reply(403, '');
@@ -374,6 +419,12 @@ describe('PortalReader error messages', () => {
     expect(err.message).toBe("The portal answered /vitals with success:false; the data was not used — retry later or check the portal's status");
   });
 
+  it('quotes no message of success:false that is not a string', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(200, JSON.stringify({ success: false, statusCode: 503, message: 42, total: 0, data: [] }));
+    const err = await failure(list(reader().r));
+    expect(err.message).toBe("The portal answered /vitals with success:false (statusCode 503); the data was not used — retry later or check the portal's status");
+  });
+
   it('accepts success:true', async () => {
     pool().intercept({ path: '/public-api/v1/vitals' }).reply(200, JSON.stringify({ success: true, statusCode: 200, total: 1, data: [{}] }));
     expect(await list(reader().r)).toMatchObject({ total: 1, received: 1 });
@@ -401,6 +452,24 @@ describe('PortalReader error messages', () => {
     pool().intercept({ path: '/public-api/v1/alerts?offset=30&limit=all' }).reply(200, JSON.stringify({ offset: -1, limit: 2.5, total: 40, data: [] }));
     const res = await list(reader().r, '/alerts', { offset: 30, limit: 'all' });
     expect([res.offset, res.limit]).toEqual([30, 0]);
+  });
+});
+
+describe('PortalReader and the 2xx range', () => {
+  const body = JSON.stringify({ total: 1, data: [{ key: 'a' }] });
+
+  it('reads the list of a 299, the last 2xx status', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(299, body);
+    expect(await list(reader().r)).toMatchObject({ total: 1, received: 1 });
+    expect(seen).toBe(1);
+  });
+
+  it('does not read a list from a 300, the first status past 2xx', async () => {
+    pool().intercept({ path: '/public-api/v1/vitals' }).reply(300, body);
+    const err = await failure(list(reader().r));
+    expect(err.constructor).toBe(UpstreamHttpError);
+    expect(err.message).toBe('The portal answered /vitals with an unexpected status (300): check POSTURE_BASE_URL and the source settings.');
+    expect(seen).toBe(0);
   });
 });
 
@@ -552,5 +621,77 @@ describe('PortalReader, a connection failing after the status', () => {
     const err = await failure(list(reader({ dispatcher: scripted((h, c) => h.onResponseError?.(c, cause)) }).r));
     expect(err).toBeInstanceOf(PortalUnreachableError);
     expect(err).toMatchObject({ code: 'ENETUNREACH', kind: 'unreachable' });
+  });
+});
+
+/** How `p` stands once the callbacks already queued have run: its value, its error, or still pending. */
+async function soon(p: Promise<unknown>): Promise<{ value: unknown } | { error: unknown } | 'pending'> {
+  const outcome = p.then(
+    (value: unknown) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  let later: Promise<'pending'> = Promise.resolve('pending');
+  for (let i = 0; i < 3; i++) later = later.then(() => new Promise<'pending'>((resolve) => setImmediate(() => resolve('pending'))));
+  return Promise.race([outcome, later]);
+}
+
+describe('PortalReader, a dispatcher that refuses the request outright', () => {
+  /** A dispatcher whose dispatch throws `thrown` instead of starting the request. */
+  const throwing = (thrown: unknown) =>
+    ({
+      dispatch() {
+        throw thrown;
+      },
+    }) as unknown as Dispatcher;
+
+  it('reports a refused connection thrown by dispatch as an unreachable portal, keeping the cause', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+    const outcome = await soon(list(reader({ dispatcher: throwing(refused) }).r));
+    expect(outcome).not.toBe('pending');
+    const err = (outcome as { error: Error }).error;
+    expect(err).toBeInstanceOf(PortalUnreachableError);
+    expect(err).toMatchObject({ code: 'ECONNREFUSED', kind: 'refused' });
+    expect(err.cause).toBe(refused);
+  });
+
+  it.each([
+    ['null', null, 'null'],
+    ['an AggregateError of no attempts', new AggregateError([], 'no address to try'), 'no address to try'],
+    ['an AggregateError whose first code is not a string', new AggregateError([Object.assign(new Error('first'), { code: 42 })], 'every address failed'), 'every address failed'],
+  ])('reports %s thrown by dispatch as a NetworkError quoting it', async (_name, thrown, said) => {
+    const outcome = await soon(list(reader({ dispatcher: throwing(thrown) }).r));
+    const err = (outcome as { error: Error }).error;
+    expect(err.constructor).toBe(NetworkError);
+    expect(err.message).toBe(`Could not get a response from the portal for /vitals (${said}): check POSTURE_BASE_URL and network access.`);
+  });
+});
+
+describe('PortalReader, an error body in pieces', () => {
+  it("reads the portal's message across the chunks of an error body", async () => {
+    const dispatcher = scripted((h, c) => {
+      h.onResponseStart?.(c, 500, {}, 'Internal Server Error');
+      h.onResponseData?.(c, Buffer.from('{"message":"Back'));
+      h.onResponseData?.(c, Buffer.from('end down"}'));
+      h.onResponseEnd?.(c, {});
+    });
+    const err = await failure(list(reader({ dispatcher }).r));
+    expect(err.message).toContain('The portal said: "Backend down".');
+  });
+
+  it('stops reading an error body at exactly 64 KiB, not a byte before', async () => {
+    let handler: Dispatcher.DispatchHandler | undefined;
+    let controller: Dispatcher.DispatchController | undefined;
+    const dispatcher = scripted((h, c) => {
+      [handler, controller] = [h, c];
+      h.onResponseStart?.(c, 502, {}, 'Bad Gateway');
+      h.onResponseData?.(c, Buffer.alloc(64 * 1024 - 1, 'x'));
+    });
+    const pending = list(reader({ dispatcher }).r);
+    expect(await soon(pending)).toBe('pending');
+    expect(controller!.aborted).toBe(false);
+    handler!.onResponseData?.(controller!, Buffer.from('x'));
+    const outcome = await soon(pending);
+    expect(outcome).toMatchObject({ error: { status: 502 } });
+    expect(controller!.aborted).toBe(true);
   });
 });

@@ -22,6 +22,7 @@ const top = () => 1;
 describe('the transport retry policy', () => {
   // Spec section 6: 502 "temporary, retry", 503 "retry later"; 504 is a gateway's temporary failure too.
   it.each([
+    ['a first 500', http(500), '500'],
     ['502', http(502), '502'],
     ['503', http(503), '503'],
     ['504', http(504), '504'],
