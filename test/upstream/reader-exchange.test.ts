@@ -5,7 +5,7 @@
  * reader keeps, a signal aborted before the request is sent, a sink that fails on the status.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { getEventListeners } from 'node:events';
 import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -295,6 +295,26 @@ describe('PortalReader, aborts', () => {
 });
 
 describe('PortalReader without a dispatcher of its own', () => {
+  it('gives up connecting after its connect timeout (the TLS handshake included)', async () => {
+    // Accepts the TCP connection and never answers the TLS handshake.
+    const sockets: Socket[] = [];
+    const silent = createNetServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      // Timeouts no other test uses, so the connection pool is this test's alone.
+      const r = new PortalReader({ baseUrl: `https://127.0.0.1:${port}/public-api/v1`, apiKey: KEY, clock: new FakeClock(T0), connectTimeoutMs: 60, headersTimeoutMs: 6_543, bodyTimeoutMs: 7_654 });
+      // Bounded: without its own connect timeout, the Agent would wait its default 10 s.
+      const bound = new Promise<'still connecting'>((resolve) => setTimeout(() => resolve('still connecting'), 3_000).unref());
+      const err = await Promise.race([failure(r.read(vitals, sinks().newSink)), bound]);
+      expect(err).toBeInstanceOf(TimeoutError);
+      expect(err).toMatchObject({ phase: 'connect', endpoint: '/vitals' });
+    } finally {
+      silent.close();
+      for (const socket of sockets) socket.destroy();
+    }
+  });
+
   it('shares connections between readers with the same timeouts, and not with others', async () => {
     answers = [plain(200, LIST)];
     // Timeouts no other test uses, so the connection pools are this test's alone.
