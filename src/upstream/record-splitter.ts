@@ -89,6 +89,7 @@ export class RecordSplitter {
           while (q >= 0) {
             let b = q - 1;
             while (b >= from && buf[b] === BACKSLASH) b--;
+            // Stryker disable next-line ArithmeticOperator: equivalent, q - 1 + b and q + 1 - b have the parity of q - 1 - b
             if (((q - 1 - b) & 1) === 0) break;
             q = buf.indexOf(QUOTE, q + 1);
           }
@@ -96,6 +97,7 @@ export class RecordSplitter {
             // The string goes on in the next chunk, which starts escaped after an odd run of backslashes.
             let b = n - 1;
             while (b >= from && buf[b] === BACKSLASH) b--;
+            // Stryker disable next-line ArithmeticOperator: equivalent, n - 1 + b and n + 1 - b have the parity of n - 1 - b
             escaped = ((n - 1 - b) & 1) === 1;
             i = n;
             break;
@@ -143,6 +145,7 @@ export class RecordSplitter {
     // (An empty rest, after an oversized string that ends the record, is kept as nothing.)
     this.keep(buf.subarray(this.recStart, end), this.counted(end - this.recStart));
     const out = this.tooBig ? new OversizedValue(position + end - this.recordAt, 'record') : { text: decodePieces(this.pieces), standIns: this.hadOversized };
+    // Stryker disable next-line ArrayDeclaration: equivalent, the pieces are released either way and begin() resets them
     this.pieces = [];
     return out;
   }
@@ -196,7 +199,8 @@ export class RecordSplitter {
     } else if (!this.tooBig) {
       // It opened earlier: trim the carried pieces back to its opening quote.
       let excess = this.keptBytes - this.keptAtStrOpen;
-      while (excess > 0 && this.pieces.length > 0) {
+      // (keptBytes is the pieces' total here, so they cover the excess.)
+      while (excess > 0) {
         const last = this.pieces[this.pieces.length - 1]!;
         if (last.length <= excess) {
           this.pieces.pop();

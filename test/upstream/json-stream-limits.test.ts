@@ -100,6 +100,19 @@ describe('EnvelopeParser memory limits', () => {
     expect(detailsOf(MAX_STRING_BYTES + 1)).toBeInstanceOf(OversizedValue);
   });
 
+  it('keeps a string of exactly MAX_STRING_BYTES and drops one byte more when a chunk ends just before or after its closing quote', () => {
+    for (const length of [MAX_STRING_BYTES, MAX_STRING_BYTES + 1]) {
+      const data = [{ a: 1, details: 'y'.repeat(length), after: 'kept' }, { b: 2 }];
+      const text = JSON.stringify({ total: 2, data });
+      const bytes = encoder.encode(text);
+      const close = text.indexOf('","after"');
+      const expected = [{ ...data[0], details: length > MAX_STRING_BYTES ? new OversizedValue(length, 'string') : data[0]!.details }, { b: 2 }];
+      for (const cut of [close - 2, close - 1, close, close + 1, close + 2]) {
+        expect(parse([bytes.subarray(0, cut), bytes.subarray(cut)]).records, `${length} bytes, cut at ${cut - close} from the closing quote`).toEqual(expected);
+      }
+    }
+  });
+
   it('ends an oversized string at the right quote when escapes straddle chunk edges', () => {
     const s = 'ab\\"cd\\\\'.repeat(20_000); // escaped quotes and backslashes, about 180 KB
     const data = [alert(0, { details: s, after: 'kept' }), alert(1)];
@@ -122,6 +135,45 @@ describe('EnvelopeParser memory limits', () => {
     expect(records[1]).toBeInstanceOf(OversizedValue);
     expect((records[1] as OversizedValue).what).toBe('record');
     expect(records[2]).toEqual(data[2]);
+  });
+
+  // The parser may keep views of the caller's chunks: which of them it still holds shows what it keeps.
+  /** Writes `count` fresh chunks of `bytes` bytes of `fill`; returns weak references to their memory. */
+  const writeChunks = (parser: EnvelopeParser, count: number, bytes: number, fill: (k: number) => string) =>
+    Array.from({ length: count }, (_, k) => {
+      const chunk = encoder.encode(fill(k).repeat(bytes / fill(k).length));
+      parser.write(chunk);
+      return new WeakRef(chunk.buffer);
+    });
+  const held = async (refs: Array<WeakRef<ArrayBufferLike>>, gc: () => void) => {
+    // (A weak reference made in this job stays set until the job ends.)
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    return refs.flatMap((ref, k) => (ref.deref() === undefined ? [] : [k]));
+  };
+
+  it('holds no chunk of a string once it is over the limit, while it streams', async () => {
+    const gc = exposedGc();
+    const parser = new EnvelopeParser('/alerts', () => undefined);
+    parser.write('{"total":1,"data":[{"a":1,"s":"');
+    // 16 KiB chunks: the string is over MAX_STRING_BYTES in the fifth, the sixth is dropped as it comes.
+    const refs = writeChunks(parser, 6, 16 * 1024, () => 'x');
+    expect(await held(refs, gc)).toEqual([]);
+    parser.write('","b":2}]}');
+    expect(parser.end().dataCount).toBe(1);
+  });
+
+  it('holds no chunk of a record once it is over MAX_RECORD_BYTES, while it streams', async () => {
+    const gc = exposedGc();
+    const parser = new EnvelopeParser('/alerts', () => undefined);
+    parser.write('{"total":1,"data":[{"a":1');
+    // Members of 64 KiB (strings under the limit) in 64 KiB chunks: the record is over the limit in the seventeenth.
+    const member = (k: number) => `,"f${String(k).padStart(4, '0')}":"${'z'.repeat(64 * 1024 - 11 - 3)}"`;
+    expect(Buffer.byteLength(member(0))).toBe(64 * 1024 - 3);
+    const refs = writeChunks(parser, 20, 64 * 1024 - 3, member);
+    expect(await held(refs, gc)).toEqual([]);
+    parser.write('}]}');
+    expect(parser.end().dataCount).toBe(1);
   });
 
   it('does not keep an oversized envelope message', () => {

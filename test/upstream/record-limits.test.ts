@@ -59,6 +59,32 @@ describe('the record limit at its edge', () => {
     }
   });
 
+  it('keeps a record of exactly MAX_RECORD_BYTES that starts after another and is carried across a chunk edge outside a string', () => {
+    const exact = recordOf(MAX_RECORD_BYTES);
+    const text = body([{ first: 1 }, exact]);
+    const bytes = encoder.encode(text);
+    // The chunk ends just before the record's closing brace (outside any string), then just before the comma of its last member.
+    const end = text.lastIndexOf('}]');
+    const lastMember = text.lastIndexOf(',"f');
+    for (const cut of [end, lastMember]) {
+      expect(parse([bytes.subarray(0, cut), bytes.subarray(cut)]).records, `cut at ${cut}`).toEqual([{ first: 1 }, exact]);
+    }
+  });
+
+  it('keeps a record of exactly MAX_RECORD_BYTES after a dropped string when a chunk ends inside its last string', () => {
+    const dropped = 'q'.repeat(MAX_STRING_BYTES + 5);
+    // {"big":"…", <fields>, "t":"ab"}: counted without the dropped string's bytes and quotes.
+    const fields = recordOf(MAX_RECORD_BYTES - Buffer.byteLength('{"big":,,"t":"ab"}') + 2);
+    const record = { big: dropped, ...fields, t: 'ab' };
+    expect(Buffer.byteLength(JSON.stringify(record)) - Buffer.byteLength(`"${dropped}"`)).toBe(MAX_RECORD_BYTES);
+    const text = body([record]);
+    const bytes = encoder.encode(text);
+    const inside = text.lastIndexOf('b"}');
+    for (const cut of [inside - 1, inside]) {
+      expect(parse([bytes.subarray(0, cut), bytes.subarray(cut)]).records, `cut at ${cut}`).toEqual([{ ...record, big: new OversizedValue(MAX_STRING_BYTES + 5, 'string') }]);
+    }
+  });
+
   it('counts a dropped string that opens in one chunk and closes in a later one', () => {
     const data = [{ a: 'x'.repeat(100), big: 'q'.repeat(3 * MAX_STRING_BYTES), b: 'y'.repeat(100) }, { c: 1 }];
     const text = body(data);
