@@ -53,6 +53,7 @@ export class RecordSplitter {
     this.literal = c !== LBRACE && c !== LBRACKET && c !== QUOTE;
     this.recStart = i;
     this.spans = false;
+    // Stryker disable next-line BooleanLiteral: equivalent, reviveOversized gives back a text without stand-ins unchanged
     this.hadOversized = false;
     this.tooBig = false;
     this.dropping = false;

@@ -35,18 +35,15 @@ function isSpace(c: number): boolean {
  * (no regular expression, no Date object): it runs twice per alert.
  */
 export function parseApiTimestamp(value: string): number | null | undefined {
-  // Stryker disable next-line ConditionalExpression: equivalent, a shortcut for the commonest value: the parse below gives null for it too
+  // A shortcut for the commonest value (the parse below gives null for it too).
   if (value === MIN_TIMESTAMP) return null;
   let start = 0;
   let end = value.length;
-  // The bounds below matter only for a value all whitespace (or empty), which is malformed however far they trim:
-  // charCodeAt outside the string is NaN, neither a space nor Z, and a length of 0 or less is refused.
-  // Stryker disable next-line ConditionalExpression: equivalent, see above
-  while (start < end && isSpace(value.charCodeAt(start))) start++;
-  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, see above
-  while (end > start && isSpace(value.charCodeAt(end - 1))) end--;
-  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, see above
-  if (end > start && value.charCodeAt(end - 1) === 0x5a /* Z */) end--;
+  // No bounds needed: charCodeAt outside the string is NaN, neither a space nor Z, so each trim stops
+  // at the string's ends, and a value all whitespace ends with a length of 0 or less, refused below.
+  while (isSpace(value.charCodeAt(start))) start++;
+  while (isSpace(value.charCodeAt(end - 1))) end--;
+  if (value.charCodeAt(end - 1) === 0x5a /* Z */) end--;
   const len = end - start;
   if (len < 19 || len === 20 || len > 27) return undefined;
   const s = value;

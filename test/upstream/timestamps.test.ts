@@ -41,6 +41,10 @@ describe('parseApiTimestamp', () => {
     '2026-11-22T12:00:00.',
     'not a timestamp',
     '',
+    ' ',
+    ' \t\r\n\u3000 ',
+    'Z',
+    ' Z ',
   ])('reads the malformed %j as invalid (undefined)', (text) => {
     expect(parseApiTimestamp(text)).toBeUndefined();
   });
