@@ -151,6 +151,7 @@ describe('the /alerts run', () => {
     sim.clearFaults();
     expect(err).toBeInstanceOf(ListMismatchError);
     expect(err).toMatchObject({
+      endpoint: '/alerts',
       expected: 7,
       received: 8,
       message: "/alerts changed while it was being paged (total 7, then 8): the counts would be off, so this run's alerts are dropped; a larger POSTURE_PAGE_SIZE avoids it.",
@@ -163,7 +164,7 @@ describe('the /alerts run', () => {
     const err = await run(sim, openAlerts(7), { pageSize: 5 }).catch((e: unknown) => e);
     sim.clearFaults();
     expect(err).toBeInstanceOf(ListMismatchError);
-    expect(err).toMatchObject({ expected: 10, received: 7, message: '/alerts returned 7 records but its total says 10: the list was truncated or moved while paged.' });
+    expect(err).toMatchObject({ endpoint: '/alerts', expected: 10, received: 7, message: '/alerts returned 7 records but its total says 10: the list was truncated or moved while paged.' });
   });
 
   it('ends on an empty list after one request', async () => {

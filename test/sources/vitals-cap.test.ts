@@ -93,6 +93,17 @@ describe('the Vitals series cap, by hand', () => {
     expect(folded).toEqual(foldedOf([2, 6, 6, 2, 2, 0]));
   });
 
+  it('counts the fold of disabled integrations against the cap of active agents', () => {
+    // d1, d2, d3 (30, 20, 10 active agents), all disabled: info 3, active agents 3, nothing else.
+    // Cap 2: keeping d1 fits (info 1, active agents 1 + 1 fold); keeping d1 and d2 does not (active agents 2 + 1 fold).
+    const { rows, folded } = samplesOf([foldVitals([disabled('d3', 10), disabled('d1', 30), disabled('d2', 20)])], 2);
+    expect(integrationsIn(rows, 'posture_vitals_integration_info')).toEqual(['d1']);
+    expect(integrationsIn(rows, 'posture_vitals_active_agents')).toEqual([OTHER, 'd1']);
+    expect(value(rows, 'posture_vitals_active_agents', { integration: OTHER })).toEqual([30]);
+    expect(rows.filter(([n]) => n === 'posture_vitals_eligible_devices')).toEqual([]);
+    expect(folded).toEqual(foldedOf([2, 0, 0, 0, 0, 2]));
+  });
+
   it('folds a real integration keyed __other__ even when everything fits', () => {
     const { rows, folded } = samplesOf([foldVitals([disabled(OTHER, 7), enabled('a', 10)])], 100);
     expect(value(rows, 'posture_vitals_active_agents', { integration: OTHER })).toEqual([7]);

@@ -220,7 +220,7 @@ describe('a Vitals run against the simulated portal', () => {
     const err = await vitals.run(ctx).catch((e: unknown) => e);
     sim.clearFaults();
     expect(err).toBeInstanceOf(ListMismatchError);
-    expect(err).toMatchObject({ message, expected: total, received });
+    expect(err).toMatchObject({ endpoint: '/vitals', message, expected: total, received });
   });
 
   it('asks one archived day of one list with archiveDate, and names the day when its total disagrees', async () => {
