@@ -1,0 +1,36 @@
+// The interval change check-config suggests (PortalPlan.change, docs/budget.md): the fewest sources
+// first, then the fewest requests per hour given up; the figures below are worked out by hand.
+import { describe, expect, it } from 'vitest';
+import { alertsPagesAllowed, planPortal } from '../../src/schedule/plan.js';
+
+describe('the least interval change', () => {
+  it('prefers one source moved further over POSTURE_INTERVAL_SECONDS moving all three, even when that gives up more requests', () => {
+    // 12/min is 720 requests per hour. /alerts: 393 alerts at 50 a page, 8 pages allowed (12 - 2 Vitals - 2 devices) = 8 requests.
+    // At 45 s: Vitals 2·80 + alerts 8·80 + devices 2·80 = 960 > 720.
+    const plan = planPortal({ requestsPerMinute: 12, pageSize: 50, vitalsTags: ['t0'], intervals: { vitals: 45, alerts: 45, devices: 45 }, inherited: ['vitals', 'alerts', 'devices'], alertsTotal: 393 });
+    expect(plan.sources.map((s) => s.requestsPerRun)).toEqual([2, 8, 2]);
+    expect(plan.fits).toBe(false);
+    // All three at 60 s: 12·60 = 720, which fits (50 s: 864 does not); /alerts alone at 80 s: 160 + 360 + 160 = 680 (70 s: 731 does not).
+    expect(plan.intervalAlone).toBe(60);
+    expect(plan.change).toEqual({ sources: { alerts: 80 }, intervals: { vitals: 45, alerts: 80, devices: 45 } });
+  });
+
+  it('when no single setting fixes it, names only the sources whose interval changes, and has no POSTURE_INTERVAL_SECONDS value when none inherits it', () => {
+    // 3/min: 180 per hour. Vitals 3 requests (2 tags) every 15 s = 720, /alerts 1 every 600 s = 6, devices 2 every 20 s = 360.
+    const plan = planPortal({ requestsPerMinute: 3, pageSize: 10, vitalsTags: ['t0', 't1'], intervals: { vitals: 15, alerts: 600, devices: 20 }, inherited: [] });
+    expect(plan.requestsPerHour).toBe(1086);
+    expect(plan.capacityPerHour).toBe(180);
+    // Stretched by 1086/180: Vitals 100, /alerts 3620, devices 130; lowered /alerts first: 600 (108 + 6 + 55.4 fits),
+    // then Vitals: 10800/v ≤ 180 - 6 - 55.4 → 100, then devices: 7200/v ≤ 180 - 108 - 6 → 110.
+    expect(plan.suggested).toEqual({ vitals: 100, alerts: 600, devices: 110 });
+    expect(plan.change).toEqual({ sources: { vitals: 100, devices: 110 }, intervals: { vitals: 100, alerts: 600, devices: 110 } });
+    expect(plan).not.toHaveProperty('intervalAlone');
+  });
+
+  it('Vitals takes one request for the whole portal and one per tag, whatever the other sources', () => {
+    const plan = planPortal({ requestsPerMinute: 10, pageSize: 100, vitalsTags: ['a', 'b', 'c'], intervals: { vitals: 60, alerts: 60, devices: 60 } });
+    expect(plan.sources.find((s) => s.source === 'vitals')!.requestsPerRun).toBe(4);
+    // 10 - 4 (Vitals) - 2 (devices) pages of /alerts per window.
+    expect(alertsPagesAllowed({ requestsPerMinute: 10, vitalsTags: ['a', 'b', 'c'] })).toBe(4);
+  });
+});
