@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { ListMismatchError } from '../../src/errors.js';
+import { oneShotLeftSeconds } from '../../src/schedule/plan.js';
 import { createPortal, listen, startSimulator, type AlertRecord, type Simulator } from '../../src/simulator/index.js';
 import { alerts } from '../../src/sources/alerts/index.js';
 import { runAlerts } from '../../src/sources/alerts/run.js';
@@ -165,6 +166,62 @@ describe('the /alerts run', () => {
     sim.clearFaults();
     expect(err).toBeInstanceOf(ListMismatchError);
     expect(err).toMatchObject({ endpoint: '/alerts', expected: 10, received: 7, message: '/alerts returned 7 records but its total says 10: the list was truncated or moved while paged.' });
+  });
+
+  it('asks the rest with the configured size when it fits, counted from the first page\'s total', async () => {
+    // Share 5: 2 pages. No total known: the first page asks 5; its total (7) leaves 2, which fit one page of 5.
+    const { pages, sizes, logger } = await run(sim, openAlerts(7), { pageSize: 5, share: 5 });
+    expect(pages).toEqual([[0, 5], [5, 5]]);
+    expect(sizes).toEqual([5, 5]);
+    expect(logger.records().filter((r) => r.level === 'info')).toEqual([]);
+  });
+
+  it('learns the cap of a portal asked for everything (limit 0), and reports the run\'s page size as 0', async () => {
+    // Share 3: 3 - 1 - 2 leaves no page beside the other sources, so the 10 known alerts are asked in one
+    // request (limit 0). The portal returns 4 and says limit 4: its cap, asked from then on.
+    const { pages, sizes, memory, logger } = await run(capped, openAlerts(10), { pageSize: 2, share: 3 }, { alertsTotal: 10 });
+    expect(pages).toEqual([[0, 0], [4, 4], [8, 2]]); // the last 2 fit the configured size
+    expect(sizes).toEqual([0, 0, 0]);
+    expect(memory).toEqual({ alertsTotal: 10, pageCap: 4 });
+    const info = logger.records().filter((r) => r.msg === 'the portal caps /alerts pages: paging by what it returns');
+    expect(info.map((r) => [r.asked, r.cap, r.total])).toEqual([[0, 4, 10]]);
+  });
+
+  /** A one-shot deadline for `requests` more requests from now, on a share of `share` without retries. */
+  const leftMs = (requests: number, share: number) => oneShotLeftSeconds({ requests, share, maxRetries: 0, maxRetryAfterSeconds: 120, windowInUse: true }) * 1000;
+
+  it('extends a one-shot run\'s deadline to the pages the total leaves after the first', async () => {
+    // 30 alerts, no total known, share 5 (2 pages): the first page asks 3; the 27 left are 9 pages of 3
+    // (2 windows of 5 requests), though the plan then asks them all in one request.
+    sim.setFixture({ alerts: openAlerts(30) });
+    const start = clock.monotonic();
+    const { ctx } = setup(sim, clock, { pageSize: 3, share: 5, maxRetries: 0, deadline: start + 1000, cap: start + 86_400_000 });
+    const from = sim.requests.length;
+    await runAlerts(ctx, () => {});
+    expect(sim.requests.slice(from).map((q) => [Number(q.query.offset), Number(q.query.limit)])).toEqual([[0, 3], [3, 0]]);
+    expect(clock.monotonic()).toBe(start);
+    expect(ctx.deadline.at).toBe(start + leftMs(9, 5));
+    expect(leftMs(9, 5)).toBeGreaterThan(leftMs(5, 5));
+    expect(leftMs(9, 5)).toBeLessThan(leftMs(11, 5));
+  });
+
+  it('learns no cap from a page shorter than asked whose limit says otherwise, and fails the run on the total', async () => {
+    // The total says 12 but 7 alerts exist. Share 3 leaves one page: all asked (limit 0), 7 come back, limit 0:
+    // no cap. The 5 the total leaves take one more request of everything; it comes back empty.
+    sim.addFault({ path: '/alerts', times: Infinity, fault: { kind: 'total-mismatch', delta: 5 } });
+    sim.setFixture({ alerts: openAlerts(7) });
+    const start = clock.monotonic();
+    const { ctx, logger } = setup(sim, clock, { pageSize: 2, share: 3, maxRetries: 0, deadline: start + 1000, cap: start + 86_400_000 });
+    ctx.memory.alertsTotal = 12;
+    const from = sim.requests.length;
+    const err = await runAlerts(ctx, () => {}).catch((e: unknown) => e);
+    sim.clearFaults();
+    expect(err).toMatchObject({ endpoint: '/alerts', expected: 12, received: 7 });
+    expect(sim.requests.slice(from).map((q) => [Number(q.query.offset), Number(q.query.limit)])).toEqual([[0, 0], [7, 0]]);
+    expect(ctx.memory).toEqual({ alertsTotal: 12 });
+    expect(logger.records().filter((r) => r.msg === 'the portal caps /alerts pages: paging by what it returns')).toEqual([]);
+    expect(ctx.deadline.at).toBe(start + leftMs(1, 3));
+    expect(leftMs(1, 3)).toBeLessThan(leftMs(5, 3));
   });
 
   it('ends on an empty list after one request', async () => {

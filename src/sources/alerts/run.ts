@@ -42,10 +42,11 @@ export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => 
     if (offset >= total) break;
     if (res.received === 0) break;
     // A page larger than the cap learned earlier: the portal no longer caps (or caps higher).
-    if (memory.pageCap !== undefined && res.received > memory.pageCap) delete memory.pageCap;
-    const wanted = limit === 0 ? total - at : Math.min(limit, total - at);
-    // A page asked for is never larger than a cap already learned (alertsLimit), so a short page is a new cap.
-    if (res.received < wanted && res.limit > 0 && res.limit === res.received) {
+    if (res.received > (memory.pageCap ?? Infinity)) delete memory.pageCap;
+    // Here fewer records came back than the total leaves (else the loop ended), so a page is short
+    // when it is smaller than asked (everything, with a limit of 0); and as a page asked for is never
+    // larger than a cap already learned (alertsLimit), a short page whose limit says what came back is a new cap.
+    if ((limit === 0 || res.received < limit) && res.limit === res.received) {
       // The portal returns at most this many whatever is asked: page by it, and plan with it from now on.
       memory.pageCap = res.limit;
       logger.info('the portal caps /alerts pages: paging by what it returns', { asked: limit, cap: res.limit, total });
