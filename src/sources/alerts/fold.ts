@@ -48,7 +48,8 @@ export const ALERT_AGES = [
   ['30d', 30 * 86_400],
   ['90d', 90 * 86_400],
 ] as const;
-const AGE_SECONDS: readonly number[] = ALERT_AGES.map(([, s]) => s);
+/** ALERT_AGES' seconds, then Infinity: no age is past it, so the age loop stops there without a bound check. */
+const AGE_SECONDS: readonly number[] = [...ALERT_AGES.map(([, s]) => s), Infinity];
 
 /** Aggregates of unresolved alerts: everything the alert families need, in constant memory. */
 export interface AlertsAggregate {
@@ -102,7 +103,7 @@ const SEVERITY_LABELS: readonly string[] = [...SEVERITIES, 'unknown'];
 /** Type labels by their index while folding. */
 const TYPE_LABELS: readonly string[] = [...KNOWN_TYPES, 'unknown'];
 const SEVERITY_COUNT = SEVERITY_LABELS.length;
-const AGE_COUNT = AGE_SECONDS.length;
+const AGE_COUNT = ALERT_AGES.length;
 
 // Where each count of a severity index s sits in AlertsSink's one array of counts.
 const OPEN = 0;
@@ -253,9 +254,9 @@ export class AlertsSink {
       // Stryker disable next-line EqualityOperator: <= replaces a time by the same time.
       if (unacknowledged && created < oldest[OLDEST_UNACKNOWLEDGED + sev]!) oldest[OLDEST_UNACKNOWLEDGED + sev] = created;
       const age = this.nowSeconds - created;
-      // Ages ascend: an alert older than one is older than every shorter one.
+      // Ages ascend: an alert older than one is older than every shorter one; none is past the closing Infinity.
       const buckets = OLDER_THAN + sev * AGE_COUNT;
-      for (let i = 0; i < AGE_COUNT && age > AGE_SECONDS[i]!; i++) counts[buckets + i]++;
+      for (let i = 0; age > AGE_SECONDS[i]!; i++) counts[buckets + i]++;
       // Added as 0 or 1, not bumped under a condition: the first alert past its SLA often comes
       // thousands of records in, after TurboFan compiled this function without that branch, and
       // reaching it threw the compiled code away and compiled it again (docs/performance.md).
@@ -333,7 +334,7 @@ export function mergeAlerts(a: AlertsAggregate, b: AlertsAggregate): AlertsAggre
   };
   const earliest = (x: Readonly<Record<string, number>>, y: Readonly<Record<string, number>>): Record<string, number> => {
     const out: Record<string, number> = { ...x };
-    for (const [k, v] of Object.entries(y)) if (out[k] === undefined || v < out[k]!) out[k] = v;
+    for (const [k, v] of Object.entries(y)) out[k] = Math.min(out[k] ?? Infinity, v);
     return out;
   };
   const olderThan: Record<string, number[]> = Object.fromEntries(Object.entries(a.olderThan).map(([k, v]) => [k, [...v]]));
