@@ -26,7 +26,8 @@ export function bySize(sizes: ReadonlyMap<string, number>): string[] {
   return [...sizes.keys()].sort((a, b) => {
     if ((a === OTHER) !== (b === OTHER)) return a === OTHER ? 1 : -1;
     const d = sizes.get(b)! - sizes.get(a)!;
-    // Map keys are distinct: two names are never equal.
-    return d !== 0 ? d : a < b ? -1 : 1;
+    if (d !== 0) return d;
+    // Stryker disable next-line EqualityOperator: map keys are distinct, so a and b are never equal.
+    return a < b ? -1 : 1;
   });
 }

@@ -128,6 +128,20 @@ describe('alert samples of alerts built by hand', () => {
     expect(family(got, 'posture_alerts_open_by_integration')).toEqual([[{ integration: 'Okta', severity: 'red', type: 'incident' }, 1]]);
   });
 
+  it('sorts one integration\'s series by severity, then type, when the fold gave them in that order already', () => {
+    // Label order: amber/incident, red/incident, red/warning; given in that order, it must stay so.
+    const plain: AlertsAggregate = {
+      ...foldAlerts([], NOW),
+      open: { red: 3, amber: 1, green: 0 },
+      byIntegration: new Map([['X', new Map([['amber', new Map([['incident', 1]])], ['red', new Map([['incident', 2], ['warning', 1]])]])]]),
+    };
+    expect(family(samplesOf(plain).rows, 'posture_alerts_open_by_integration')).toEqual([
+      [{ integration: 'X', severity: 'amber', type: 'incident' }, 1],
+      [{ integration: 'X', severity: 'red', type: 'incident' }, 2],
+      [{ integration: 'X', severity: 'red', type: 'warning' }, 1],
+    ]);
+  });
+
   it('writes the __other__ series sorted by severity, then type, whatever order the folded integrations gave them', () => {
     // 3 series for a cap of 2: keeping A (1 series) leaves 2 fold series, 3 in all; so everything is folded.
     // In label order the rows are A red/warning, b1 red/incident, b2 amber/incident.

@@ -53,6 +53,13 @@ describe('the source registry', () => {
     expect(DEFAULT_MAX_SERIES_PER_FAMILY).toBe(Number(SETTING_BY_KEY.max_series_per_family.default));
   });
 
+  it('says in the help of every source family that it is cached, not read at scrape time', () => {
+    const sentence = " Cached: read from the portal on the exporter's polling interval, not at scrape time.";
+    const families = Object.values(SOURCE_MODULES).flatMap((m) => m.families as readonly { name: string; help: string }[]);
+    expect(families.length).toBeGreaterThan(0);
+    expect(families.filter((f) => !f.help.endsWith(sentence) || f.help.length === sentence.length).map((f) => f.name)).toEqual([]);
+  });
+
   it('is what collect/ and exporter/ go through: they never name a source', () => {
     expect([...sourceNamesIn('collect'), ...sourceNamesIn('exporter')]).toEqual([]);
   });

@@ -57,9 +57,11 @@ function alertsKept(rows: readonly IntegrationRow[], cap: number): Set<string> |
   const order = bySize(sizes);
   const n = order.length;
   const comboCount = (c: Map<string, Map<string, number>>) => [...c.values()].reduce((sum, types) => sum + types.size, 0);
+  // Stryker disable next-line ArithmeticOperator: shorter, kept[n] (all kept) is NaN; keptGroups reaches k = n only when the shortcut above failed, where all kept does not fit anyway (n >= 1 here).
   const kept = new Array<number>(n + 1).fill(0);
   for (let k = 0; k < n; k++) kept[k + 1] = kept[k]! + comboCount(combos.get(order[k]!)!);
   // other[k]: distinct severity x type of the integrations from k on (one fold series each).
+  // Stryker disable next-line ArrayDeclaration,ArithmeticOperator: only other[n] (nothing folded) is left unset, read only where all kept does not fit (see above).
   const other = new Array<number>(n + 1).fill(0);
   const seen = new Map<string, Map<string, number>>();
   let distinct = 0;
