@@ -20,9 +20,12 @@ export class Deadline {
     outer?: AbortSignal,
   ) {
     // Once aborted, from outside or at the deadline, nothing waits for the deadline any more.
+    // Stryker disable next-line ObjectLiteral: a controller's signal aborts once, so the listener runs once either way
     this.controller.signal.addEventListener('abort', () => this.timer?.abort(), { once: true });
+    // Stryker disable next-line OptionalChaining: called only with an outer signal (at once when aborted, or by its abort event)
     const onOuter = () => this.controller.abort(outer?.reason);
     if (outer?.aborted) onOuter();
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: a signal aborts once, so the listener runs once either way
     outer?.addEventListener('abort', onOuter, { once: true });
     this.unlink = () => outer?.removeEventListener('abort', onOuter);
     this.arm();

@@ -72,7 +72,7 @@ export class SlidingWindow {
     const cutoff = now - this.windowMs - this.marginMs;
     let drop = 0;
     while (drop < this.starts.length && this.starts[drop]! <= cutoff) drop++;
-    if (drop > 0) this.starts.splice(0, drop);
+    this.starts.splice(0, drop);
     if (this.others.length === 0) return this.starts;
     const others = this.others.filter((t) => t > cutoff);
     return [...this.starts, ...others].sort((a, b) => a - b);

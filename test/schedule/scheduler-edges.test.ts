@@ -177,6 +177,29 @@ describe('PortalScheduler edges', () => {
     expect(sched.window.countAt(T0 + 61_000)).toBe(1);
   });
 
+  it('leaves no abort listener on a long-lived signal once a request is granted or refused as late', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const sched = new PortalScheduler({ share: 1, clock });
+    const signal = new AbortController().signal;
+    const listening = new Set<unknown>();
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = ((...args: Parameters<typeof add>) => {
+      if (args[0] === 'abort') listening.add(args[1]);
+      add(...args);
+    }) as typeof signal.addEventListener;
+    signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+      if (args[0] === 'abort') listening.delete(args[1]);
+      remove(...args);
+    }) as typeof signal.removeEventListener;
+    const p = await ask(sched, Infinity, signal);
+    p.done();
+    expect(listening.size).toBe(0);
+    // The next slot is 61 s on: refused at a deadline 30 s on.
+    await expect(ask(sched, T0 + 30_000, signal)).rejects.toBeInstanceOf(LateError);
+    expect(listening.size).toBe(0);
+  });
+
   it('gives a refunded slot back to the window and the ledger, once, and not after the request was read', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
     clock.stepWall(5_000);
