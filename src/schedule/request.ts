@@ -76,7 +76,8 @@ function classifier(ctx: RunContext, endpoint: () => string, abandoned: Abandone
     if (!decision.retry) return decision;
     if (n >= ctx.maxRetries) {
       ctx.logger.warn('upstream request failed, retries used up', { endpoint: endpoint(), status, attempt: n + 1 });
-    } else if (now + decision.waitMs > ctx.deadline.at) {
+    } else if (now + decision.waitMs >= ctx.deadline.at) {
+      // A wait that ends at the deadline ends as the deadline cuts the run: no retry could start.
       ctx.logger.warn('upstream request failed, no time left to retry before the deadline', { endpoint: endpoint(), status, attempt: n + 1, waitMs: Math.round(decision.waitMs) });
       // No portal was reached: the run fails as unreachable, never as late.
       if (err instanceof PortalUnreachableError) return { retry: false };

@@ -194,6 +194,27 @@ describe('request() against the simulated portal', () => {
     expect(warnings().at(-1)).toMatchObject({ msg: 'upstream request failed, no time left to retry before the deadline', status: 429, waitMs: 120_000 });
   });
 
+  it('waits a Retry-After that ends a second before the deadline, and gives one that ends at the deadline up as late, saying when it could have gone', async () => {
+    const { ctx } = setup(env.sim, env.clock, { deadline: env.clock.monotonic() + 30_000 });
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '29' } });
+    await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
+    expect(log()).toEqual([
+      [0, 429],
+      [29_000, 200],
+    ]);
+    env.sim.requests.length = 0;
+    env.t0 = env.clock.now();
+    const start = env.clock.monotonic();
+    const later = setup(env.sim, env.clock, { deadline: start + 30_000 });
+    env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '30' } });
+    const err = await failure(request(later.ctx, vitals, sinks().newSink, PRIORITY.vitals));
+    // The deadline cuts the run the moment the wait ends: late, with the 429 as the cause, and no second request.
+    expect(err).toBeInstanceOf(LateError);
+    expect(err.cause).toBeInstanceOf(RateLimitedError);
+    expect((err as LateError).slotAt).toBe(start + 30_000);
+    expect(log()).toEqual([[0, 429]]);
+  });
+
   it('defers a request whose Retry-After is longer than the largest wait allowed, pausing the portal only that long', async () => {
     const { ctx, scheduler, warnings } = setup(env.sim, env.clock);
     env.sim.addFault({ path: '/vitals', fault: { kind: 'status', status: 429, retryAfter: '600' } });
