@@ -65,6 +65,14 @@ describe('explainPlan', () => {
     );
   });
 
+  it('lists every other entry of the portal, comma-separated', () => {
+    const three = [...two, { portal: 'acme-green', base_url: 'https://acme.example.com/public-api/v1', api_key: 'k-green-0123456789' }];
+    // Each entry: 1 + 1 + 2 requests every 300 s = 48 per hour, 144 for the three.
+    const lines = explainPlan(file({}, three));
+    expect(lines[0]).toBe('portal acme-red (https://acme.example.com/public-api/v1, key from value): share 5 requests per 60 s (300 per hour), shared with acme-blue, acme-green (the same portal)');
+    expect(lines[4]).toMatch(/^ {2}serve: 48 \(144 with acme-blue, acme-green\) of 300 requests per hour;/);
+  });
+
   it('prints no suggestion line when even the longest intervals do not fit', () => {
     // 2,000 tags at 1 a window: a Vitals run spans 2,000 windows, longer than any interval.
     const lines = explainPlan(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_TAGS: Array.from({ length: 2_000 }, (_, i) => `t${i}`).join(',') }));

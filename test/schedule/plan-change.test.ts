@@ -1,6 +1,8 @@
 // The interval change check-config suggests (PortalPlan.change, docs/budget.md): the fewest sources
 // first, then the fewest requests per hour given up; the figures below are worked out by hand.
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { formatChange, planOf } from '../../src/schedule/fit.js';
 import { alertsPagesAllowed, planPortal } from '../../src/schedule/plan.js';
 
 describe('the least interval change', () => {
@@ -32,5 +34,15 @@ describe('the least interval change', () => {
     expect(plan.sources.find((s) => s.source === 'vitals')!.requestsPerRun).toBe(4);
     // 10 - 4 (Vitals) - 2 (devices) pages of /alerts per window.
     expect(alertsPagesAllowed({ requestsPerMinute: 10, vitalsTags: ['a', 'b', 'c'] })).toBe(4);
+  });
+});
+
+describe('a portal built without its interval settings (not from a config)', () => {
+  it('has every source inherit POSTURE_INTERVAL_SECONDS, and names the per-source variables', () => {
+    const c = loadConfig({ env: { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-plan-test-1234', POSTURE_INTERVAL_SECONDS: '10' }, flags: {} });
+    const { intervalSettings: _, ...bare } = c.portals[0]!;
+    // 5/min is 300 per hour; 1 + 1 + 2 requests every v s: 14400/v ≤ 300 → v ≥ 48 → 50.
+    expect(planOf(bare).intervalAlone).toBe(50);
+    expect(formatChange(c, bare, { sources: { alerts: 20 } })).toBe('POSTURE_ALERTS_INTERVAL_SECONDS=20');
   });
 });
