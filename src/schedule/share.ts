@@ -11,8 +11,8 @@ export class AdaptiveShare {
    * share, which only a 429 reaches, and a 429 sets it.
    */
   private cleanSince = 0;
-  /** The last cut: 429s within a window of it are the same congestion, and cut nothing more. */
-  private lastCutAt: number | undefined;
+  /** The last cut: 429s within a window of it are the same congestion, and cut nothing more (none yet: -Infinity, never within a window). */
+  private lastCutAt = -Infinity;
 
   constructor(
     readonly configured: number,
@@ -34,7 +34,7 @@ export class AdaptiveShare {
   rateLimited(now: number, explained: boolean): boolean {
     this.cleanSince = now;
     if (explained) return false;
-    if (this.lastCutAt !== undefined && now - this.lastCutAt < this.windowMs) return false;
+    if (now - this.lastCutAt < this.windowMs) return false;
     const next = Math.max(1, Math.floor(this.current / 2));
     // A share of 1 cannot be cut: nothing changes, and the next cut's window does not move.
     if (next === this.current) return false;
