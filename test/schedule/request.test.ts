@@ -226,6 +226,17 @@ describe('request() against the simulated portal', () => {
     expect(warnings().at(-1)).toMatchObject({ retryAfterMs: 600_000, maxRetryAfterMs: 120_000 });
   });
 
+  it('a first request with no slot before the deadline is late for its slot alone, with no failure before it to blame', async () => {
+    const { ctx } = setup(env.sim, env.clock, { share: 1, deadline: env.clock.monotonic() + 30_000 });
+    await request(ctx, vitals, sinks().newSink, PRIORITY.vitals);
+    // The one slot of the window is spent: the next is 61 s on, after the deadline.
+    const err = await failure(request(ctx, alerts, sinks().newSink, PRIORITY.alerts));
+    expect(err).toBeInstanceOf(LateError);
+    expect(err.message).not.toContain('a retry after');
+    expect(err.cause).toBeUndefined();
+    expect(log()).toEqual([[0, 200]]);
+  });
+
   it('takes a scheduler slot for every attempt: with a share of 2 per minute the third waits a window', async () => {
     const { ctx, scheduler } = setup(env.sim, env.clock, { share: 2 });
     env.sim.addFault({ path: '/vitals', times: 2, fault: { kind: 'status', status: 503 } });
