@@ -71,7 +71,8 @@ export class SlidingWindow {
   private inWindow(now: number): number[] {
     const cutoff = now - this.windowMs - this.marginMs;
     let drop = 0;
-    while (drop < this.starts.length && this.starts[drop]! <= cutoff) drop++;
+    // Past the end the entry is undefined, which compares false: the loop stops there.
+    while (this.starts[drop]! <= cutoff) drop++;
     this.starts.splice(0, drop);
     if (this.others.length === 0) return this.starts;
     const others = this.others.filter((t) => t > cutoff);
