@@ -314,20 +314,21 @@ describe('PortalReader error mapping', () => {
   // getaddrinfo's codes (the name has no address, or the resolver failed) and the kernel's (no
   // route to the host or its network, or either is down): no connection, so no request was made.
   it.each([
-    ['ECONNREFUSED', 'refused', 'connection refused by 127.0.0.1:9 (/vitals)'],
-    ['ENOTFOUND', 'unresolvable', 'cannot resolve 127.0.0.1 (ENOTFOUND, /vitals)'],
-    ['EAI_AGAIN', 'unresolvable', 'cannot resolve 127.0.0.1 (EAI_AGAIN, /vitals)'],
-    ['EAI_FAIL', 'unresolvable', 'cannot resolve 127.0.0.1 (EAI_FAIL, /vitals)'],
-    ['EAI_NONAME', 'unresolvable', 'cannot resolve 127.0.0.1 (EAI_NONAME, /vitals)'],
-    ['EHOSTUNREACH', 'unreachable', 'cannot reach 127.0.0.1:9 (EHOSTUNREACH, /vitals)'],
-    ['ENETUNREACH', 'unreachable', 'cannot reach 127.0.0.1:9 (ENETUNREACH, /vitals)'],
-    ['EHOSTDOWN', 'unreachable', 'cannot reach 127.0.0.1:9 (EHOSTDOWN, /vitals)'],
-    ['ENETDOWN', 'unreachable', 'cannot reach 127.0.0.1:9 (ENETDOWN, /vitals)'],
-  ])('classes a connection that failed with %s as a portal that is %s', async (code, kind, start) => {
+    ['ECONNREFUSED', 'refused'],
+    ['ENOTFOUND', 'unresolvable'],
+    ['EAI_AGAIN', 'unresolvable'],
+    ['EAI_FAIL', 'unresolvable'],
+    ['EAI_NONAME', 'unresolvable'],
+    ['EHOSTUNREACH', 'unreachable'],
+    ['ENETUNREACH', 'unreachable'],
+    ['EHOSTDOWN', 'unreachable'],
+    ['ENETDOWN', 'unreachable'],
+  ] as const)('classes a connection that failed with %s as a portal that is %s', async (code, kind) => {
     pool().intercept({ path: '/public-api/v1/vitals' }).replyWithError(Object.assign(new Error(`connect ${code}`), { code }));
     const err = await failure(list(reader().r));
     expect(err).toBeInstanceOf(PortalUnreachableError);
     expect(err).toMatchObject({ code, kind, host: '127.0.0.1', port: 9 });
+    const start = { refused: 'connection refused by 127.0.0.1:9 (/vitals)', unresolvable: `cannot resolve 127.0.0.1 (${code}, /vitals)`, unreachable: `cannot reach 127.0.0.1:9 (${code}, /vitals)` }[kind];
     expect(err.message.startsWith(`${start}: `)).toBe(true);
   });
 
