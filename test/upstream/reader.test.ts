@@ -410,7 +410,12 @@ describe('PortalReader streaming a large list', () => {
       const res = await reader.read({ endpoint: '/alerts', query: { filter: 'allunresolved' } }, () => ({
         record: (raw: unknown) => {
           count++;
-          if (count % 1_000 === 0) peak = Math.max(peak, process.memoryUsage().heapUsed - baseline);
+          // What the read still holds, garbage collected first: without the collect, the figure
+          // is mostly garbage of chunks already read, whose amount depends on when V8 collects.
+          if (count % 10_000 === 0) {
+            gc();
+            peak = Math.max(peak, process.memoryUsage().heapUsed - baseline);
+          }
           bytes += JSON.stringify(raw).length;
         },
         finish: () => count,
@@ -419,8 +424,8 @@ describe('PortalReader streaming a large list', () => {
       expect(res.result).toBe(res.total);
       expect(res.total).toBeGreaterThanOrEqual(90_000);
       expect(bytes / res.total).toBeGreaterThan(300);
-      // The body is tens of MB; holding it or its records would show here.
-      expect(peak).toBeLessThan(Math.min(48 * 1024 * 1024, bytes / 2));
+      // The body is tens of MB; holding it or its records would show here (about 1.3 MB is held).
+      expect(peak).toBeLessThan(bytes / 8);
     } finally {
       await sim.close();
     }
