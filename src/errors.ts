@@ -160,3 +160,18 @@ export class LateError extends EndpointError {
     this.deadline = deadline;
   }
 }
+
+/**
+ * The shared ledger of requests (the state directory or the DynamoDB table) cannot be read or
+ * written: no request goes out, as a share that cannot be seen cannot be kept. `ledger` names it
+ * (the folder or the table), `message` the cause and the fix.
+ */
+export class LedgerError extends PostureError {
+  constructor(
+    readonly ledger: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -61,7 +61,7 @@ export async function backfillCommand(flags: Partial<Record<SettingKey, string>>
   });
 
   // The state directory holds the requests sent to each portal and, unless --state says otherwise, the progress.
-  const processState = openState(config.stateDir, logger, bf.state === undefined ? "backfill's progress is not kept for --resume" : undefined);
+  const processState = openState(config.stateDir, logger, clock, bf.state === undefined ? "backfill's progress is not kept for --resume" : undefined);
   const statePath = bf.state ?? defaultStatePath(bf.output, config.stateDir);
   if (existsSync(statePath) && !bf.resume) {
     throw new ConfigError('--resume', `${statePath} holds an earlier backfill: add --resume to continue it (days already written are skipped), or remove the file to start over.`);

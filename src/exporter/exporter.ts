@@ -39,8 +39,8 @@ export interface ExporterDeps {
   /** Called with every secret learned at run time (keys from files and stores), for log redaction. */
   onSecret?: (secret: string) => void;
   random?: () => number;
-  /** The ledger of a portal (by identity) in the state directory, shared with other processes; unset: this process's requests only. */
-  ledgerOf?: (identity: string) => SendLedger;
+  /** The ledger of a portal (by identity), shared with other processes (the state directory, a DynamoDB table); unset or undefined: this process's requests only. */
+  ledgerOf?: (identity: string) => SendLedger | undefined;
 }
 
 /** One portal: its scheduler (the budget), what the jobs learned, and what `serve` remembers. */
@@ -131,16 +131,22 @@ export class Exporter {
     const explicit = this.config.cycleTimeoutSeconds !== undefined ? now + this.config.cycleTimeoutSeconds * 1000 : Infinity;
     const cap = Math.min(options.cap ?? Infinity, explicit);
     // Requests other processes (an earlier run, a restart) sent in the last window delay this run at most until they leave it.
-    const clearAt = new Map([...new Set(this.portals.map((p) => p.scheduler))].map((s) => [s, s.refresh()]));
-    return Promise.all(this.portals.map((p) => this.collectPortal(p, { deadline: Math.min(clearAt.get(p.scheduler)! + this.oneShotMs(p), cap), cap, signal: options.signal })));
+    // A ledger that cannot be read fails its portal's run before any request (fail closed).
+    const clearAt = new Map(await Promise.all([...new Set(this.portals.map((p) => p.scheduler))].map(async (s) => [s, await s.refresh().catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))] as const)));
+    return Promise.all(
+      this.portals.map((p) => {
+        const clear = clearAt.get(p.scheduler)!;
+        return clear instanceof Error ? this.collectPortal(p, { deadline: now, signal: options.signal }, clear) : this.collectPortal(p, { deadline: Math.min(clear + this.oneShotMs(p), cap), cap, signal: options.signal });
+      }),
+    );
   }
 
-  private async collectPortal(p: PortalRuntime, window: RunWindow): Promise<CycleResult> {
+  private async collectPortal(p: PortalRuntime, window: RunWindow, ledgerError?: Error): Promise<CycleResult> {
     // A rejected key or an unreachable portal fails every source alike: the first such failure
     // stops this portal's other runs (each still reports it).
     const portalFailed = new AbortController();
     const signal = window.signal ? AbortSignal.any([window.signal, portalFailed.signal]) : portalFailed.signal;
-    const apiKey = await this.apiKeyOf(p);
+    const apiKey = ledgerError ?? (await this.apiKeyOf(p));
     const run = <S extends Source>(source: S) =>
       this.runSource(p, source, { ...window, signal }, apiKey).then((r) => {
         if (!r.result.ok && (r.result.error instanceof AuthenticationError || r.result.error instanceof PortalUnreachableError)) portalFailed.abort(r.result.error);

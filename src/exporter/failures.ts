@@ -3,7 +3,7 @@
  * on logs, the error's own message for people) and at which level. Pure, so it is tested on data.
  */
 import type { LogLevel } from '../core/log.js';
-import { AuthenticationError, ConfigError, InvalidResponseError, LateError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, UpstreamHttpError } from '../errors.js';
+import { AuthenticationError, ConfigError, InvalidResponseError, LateError, LedgerError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, UpstreamHttpError } from '../errors.js';
 import type { Source } from '../domain.js';
 
 /** Why a run failed, in a word or two (the `reason` field of its log line). */
@@ -22,6 +22,7 @@ export type FailureReason =
   | 'http-error'
   | 'invalid-response'
   | 'network'
+  | 'ledger'
   | 'error';
 
 /** The reason of a failed run's error. */
@@ -37,6 +38,8 @@ function failureReason(error: Error): FailureReason {
   if (error instanceof InvalidResponseError) return 'invalid-response';
   // The key could not be read from its file or store (the only ConfigError a run meets).
   if (error instanceof ConfigError) return 'key-unavailable';
+  // The shared ledger of requests (state directory, table) could not be read: nothing was sent.
+  if (error instanceof LedgerError) return 'ledger';
   return 'error';
 }
 

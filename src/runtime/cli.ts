@@ -220,7 +220,7 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   const config = loadConfig({ env: io.env, flags });
   await refuseInvalid(config, unknown);
   const { logger, secrets } = makeLogger(config, io, clock);
-  const { ledgerOf } = openState(config.stateDir, logger);
+  const { ledgerOf } = openState(config.stateDir, logger, clock);
   const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (s) => secrets.push(s), ledgerOf });
   const { shard } = config;
   if (config.portals.length === 0) logger.info('this shard owns no portal: nothing to collect', { shard: shard.ordinal, totalShards: shard.total, portalsInAll: shard.portalsInAll });
@@ -266,7 +266,7 @@ function interrupted(io: CliIo): number {
 async function serveWith(config: Config, io: CliIo, clock: Clock, unknown: readonly ConfigError[], portalUrl?: string, onListening?: (metricsUrl: string) => void): Promise<number> {
   await refuseInvalid(config, unknown);
   const { logger, secrets } = makeLogger(config, io, clock);
-  const { ledgerOf } = openState(config.stateDir, logger);
+  const { ledgerOf } = openState(config.stateDir, logger, clock);
   // Loaded by the commands that serve: the HTTP server and its TLS and web config are no part of once or check-config.
   const { startServe } = await import('./serve.js');
   const handle = await startServe(config, { clock, logger, onSecret: (s) => secrets.push(s), ledgerOf });

@@ -1,9 +1,9 @@
 import { wallIso, type Clock } from '../core/clock.js';
 import { silentLogger, type Logger } from '../core/log.js';
 import { LateError } from '../errors.js';
-import type { SendLedger } from './ledger.js';
+import type { ClaimResult, SendLedger } from './ledger.js';
 import { AdaptiveShare } from './share.js';
-import { placeRecorded, SlidingWindow, WINDOW_MARGIN_MS } from './window.js';
+import { SlidingWindow, WINDOW_MARGIN_MS } from './window.js';
 
 /** The portal's documented limit (spec 8): 10 requests per 60 s for all its clients together. */
 const PORTAL_LIMIT = 10;
@@ -53,7 +53,7 @@ export interface SchedulerOptions {
   windowMs?: number;
   /** A Retry-After longer than this pauses the portal only this long, and the request that got it is deferred to its next run. @default 120_000 */
   maxRetryAfterMs?: number;
-  /** Where requests are recorded for other processes and read from them (the state directory); unset: this process's only. */
+  /** Where every process claims its requests' slots (the state directory, a DynamoDB table); unset: this process's only. */
   ledger?: SendLedger;
 }
 
@@ -96,14 +96,17 @@ export class PortalScheduler {
   /**
    * Reads the requests other processes recorded for the portal into the window (the scheduler
    * does so before every grant); returns the monotonic time at which the window holds no request.
+   * Throws LedgerError when the ledger cannot be read.
    */
-  refresh(): number {
+  async refresh(): Promise<number> {
+    if (this.ledger) this.observe(await this.ledger.others());
+    return this.window.clearAt(this.clock.monotonic());
+  }
+
+  /** Places the other writers' requests (ages in ms) on this process's monotonic clock. */
+  private observe(ages: readonly number[]): void {
     const now = this.clock.monotonic();
-    if (this.ledger) {
-      const wall = this.clock.now();
-      this.window.observe(placeRecorded(this.ledger.others(wall), wall, now, this.window.windowMs));
-    }
-    return this.window.clearAt(now);
+    this.window.observe(ages.map((age) => now - age));
   }
 
   /** Waits for a slot for one request. Rejects with LateError when the earliest slot is after the deadline, or with the signal's reason when aborted. */
@@ -210,12 +213,9 @@ export class PortalScheduler {
     return Math.max(this.window.nextSlot(now, this.share.effective), this.pausedUntil, now);
   }
 
-  private grant(waiter: Waiter, now: number): void {
+  private grant(waiter: Waiter, now: number, claim: ClaimResult | undefined): void {
     this.remove(waiter);
     this.window.record(now);
-    // Recorded before it is sent: a process killed while the request is in flight still leaves it counted.
-    const wallAt = this.clock.now();
-    this.ledger?.record(wallAt);
     this.inFlight++;
     let released = false;
     let refunded = false;
@@ -225,7 +225,7 @@ export class PortalScheduler {
         if (refunded || released) return;
         refunded = true;
         this.window.release(now);
-        this.ledger?.release(wallAt);
+        void claim?.release?.();
       },
       done: () => {
         if (released) return;
@@ -244,6 +244,29 @@ export class PortalScheduler {
   }
 
   /**
+   * Claims the slot in the shared ledger: one atomic step across every process (recorded before
+   * the request is sent, so a process killed while it is in flight still leaves it counted).
+   * Returns the claim, or the ms to wait when another process took the slot; a ledger that cannot
+   * be read fails the request at the head of the queue (nothing is sent on a share it cannot see).
+   */
+  private async claim(head: Waiter): Promise<{ claim?: ClaimResult; waitMs: number } | undefined> {
+    const ledger = this.ledger!;
+    // Held: the claim is real I/O (a clock that advances by itself must not jump past it).
+    const release = this.clock.hold?.();
+    try {
+      const result = await ledger.claim(this.share.effective);
+      this.observe(result.others);
+      return result.granted ? { claim: result, waitMs: 0 } : { waitMs: Math.max(1, result.waitMs) };
+    } catch (err) {
+      this.remove(head);
+      head.reject(err);
+      return undefined;
+    } finally {
+      release?.();
+    }
+  }
+
+  /**
    * The process's first request must wait for the window: before it, only requests other
    * processes (or an earlier run) recorded can fill it. One info line says so, with the wall time
    * the request can go, or a run that waits up to a window prints nothing and looks hung.
@@ -257,6 +280,27 @@ export class PortalScheduler {
     });
   }
 
+  /** Refuses `waiter` with LateError when `slot` is past its deadline; returns whether it did. */
+  private refusedLate(waiter: Waiter, slot: number): boolean {
+    const deadline = typeof waiter.deadline === 'function' ? waiter.deadline() : waiter.deadline;
+    if (slot <= deadline) return false;
+    this.remove(waiter);
+    waiter.reject(new LateError(waiter.endpoint, slot, deadline, this.clock, this.share.effective, this.window.windowMs));
+    return true;
+  }
+
+  /** Sleeps until `at`, or until something changes (a pause, an abort, a new arrival, a grown share). */
+  private async sleepUntil(at: number, now: number): Promise<void> {
+    const stop = new AbortController();
+    this.wakePump = () => stop.abort();
+    try {
+      await this.clock.sleep(at - now, stop.signal);
+    } catch {
+      // Woken early: look again.
+    }
+    this.wakePump = undefined;
+  }
+
   /** Serves the queue; sleeps on the clock until the next slot, or until something changes. */
   private async pump(): Promise<void> {
     if (this.pumping) return;
@@ -266,34 +310,40 @@ export class PortalScheduler {
         const head = this.head();
         if (!head) return;
         const now = this.clock.monotonic();
-        // Before every decision: another process may have sent since (reading costs a few small files).
-        if (this.inFlight === 0) this.refresh();
         const slot = this.nextSlot(now);
-        const deadline = typeof head.deadline === 'function' ? head.deadline() : head.deadline;
-        if (slot > deadline) {
-          this.remove(head);
-          head.reject(new LateError(head.endpoint, slot, deadline, this.clock, this.share.effective, this.window.windowMs));
-          continue;
-        }
+        if (this.refusedLate(head, slot)) continue;
         if (this.inFlight > 0) {
           // A request is being read: wait for it (its `done`), then look again.
           await new Promise<void>((resolve) => (this.wakePump = resolve));
           continue;
         }
         if (slot <= now) {
-          this.firstSettled = true;
-          this.grant(head, now);
+          if (!this.ledger) {
+            this.firstSettled = true;
+            this.grant(head, now, undefined);
+            continue;
+          }
+          // The ledger decides, atomically across processes, with every other writer's requests.
+          const claimed = await this.claim(head);
+          if (!claimed) continue;
+          const at = this.clock.monotonic();
+          const current = this.head();
+          if (claimed.claim) {
+            // Granted to whoever heads the queue now (an abort or a higher priority may have come meanwhile).
+            this.firstSettled = true;
+            if (current) this.grant(current, at, claimed.claim);
+            else void claimed.claim.release?.();
+            continue;
+          }
+          if (!current) continue;
+          const retryAt = Math.max(this.nextSlot(at), at + claimed.waitMs);
+          if (this.refusedLate(current, retryAt)) continue;
+          if (!this.firstSettled) this.announceFirstWait(at, retryAt);
+          await this.sleepUntil(retryAt, at);
           continue;
         }
         if (!this.firstSettled && this.window.nextSlot(now, this.share.effective) > now) this.announceFirstWait(now, slot);
-        const stop = new AbortController();
-        this.wakePump = () => stop.abort();
-        try {
-          await this.clock.sleep(slot - now, stop.signal);
-        } catch {
-          // Woken early: a pause, an abort, a new arrival or a grown share; look again.
-        }
-        this.wakePump = undefined;
+        await this.sleepUntil(slot, now);
       }
     } finally {
       this.pumping = false;

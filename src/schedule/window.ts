@@ -3,6 +3,7 @@
  * and those other processes recorded in the state directory), and when the next one may start
  * under a share of N requests per window. Pure bookkeeping on numbers; the scheduler owns the clock.
  */
+import { nextStart } from './ledger.js';
 
 /**
  * Spacing a start keeps beyond the window from the start it pushes out of it, so network latency
@@ -55,10 +56,7 @@ export class SlidingWindow {
    * any window: it must come a full window after the start `share` places before it.
    */
   nextSlot(now: number, share: number): number {
-    const starts = this.inWindow(now);
-    const n = starts.length;
-    if (n < share) return now;
-    return Math.max(now, starts[n - share]! + this.windowMs + this.marginMs);
+    return nextStart(this.inWindow(now), share, now, this.windowMs, this.marginMs);
   }
 
   /** When the window ending at `now` holds no start any more (`now` when it holds none). */
@@ -78,19 +76,4 @@ export class SlidingWindow {
     const others = this.others.filter((t) => t > cutoff);
     return [...this.starts, ...others].sort((a, b) => a - b);
   }
-}
-
-/**
- * Where the requests other processes recorded (wall times, epoch ms) fall on this process's
- * monotonic clock, read at `wallNow` and `monotonicNow`. A record later than now (the wall clock
- * stepped back since) counts as starting now, so it is never placed beyond a window it could
- * still occupy; one more than a window ahead cannot be placed at all and is left out.
- */
-export function placeRecorded(recorded: readonly number[], wallNow: number, monotonicNow: number, windowMs: number): number[] {
-  const out: number[] = [];
-  for (const t of recorded) {
-    if (!Number.isFinite(t) || t > wallNow + windowMs) continue;
-    out.push(monotonicNow - (wallNow - Math.min(t, wallNow)));
-  }
-  return out;
 }

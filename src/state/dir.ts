@@ -1,14 +1,34 @@
 /**
- * The state directory as a process uses it: created and tried once at the start. One that cannot
- * be written gives one warning, naming the setting and what is lost, and the process goes on from
+ * The state directory as a process uses it: the exporter's own. Created 0700 (files 0600); one
+ * that another user owns, or that group or others may write, is refused at the start (exit 2),
+ * before any request, because whoever can write it can steer what the exporter counts and deletes.
+ * Inside it no symlink is followed. One that cannot be created or written (a read-only file
+ * system) gives one warning, naming the setting and what is lost, and the process goes on from
  * memory; a later failed write (a full disk) does the same, once.
  */
-import { mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants, lstatSync, mkdirSync, openSync, statSync, unlinkSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../core/log.js';
+import { ConfigError, LedgerError } from '../errors.js';
 
 /** The setting as a user sets it, for the warning. */
 const SETTING = 'POSTURE_STATE_DIR (--state-dir)';
+
+/** This process's effective user, or undefined where there is none (not POSIX): nothing to compare. */
+const euid = (): number | undefined => process.geteuid?.();
+
+/** What is wrong with a directory's owner or mode for a state directory, or undefined. */
+function unsafe(st: Stats): string | undefined {
+  const me = euid();
+  if (me !== undefined && st.uid !== me) return `is owned by uid ${st.uid}, not by this user (uid ${me})`;
+  if ((st.mode & 0o022) !== 0) return `is writable by ${(st.mode & 0o020) !== 0 ? 'its group' : 'others'} (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')})`;
+  return undefined;
+}
+
+/** Flags of a new file of the exporter's: created here, never through a symlink, never an existing one. */
+export const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+/** Flags of a file read: never through a symlink. */
+export const READ_FILE = constants.O_RDONLY | constants.O_NOFOLLOW;
 
 /** A state directory: `writable` until a write has failed (then everything stays in memory). */
 export class StateDir {
@@ -22,15 +42,37 @@ export class StateDir {
   ) {}
 
   /**
-   * Creates the directory when missing and tries a write; `lost` says what a process loses without
-   * it (the warning's words). Never throws.
+   * Creates the directory (0700) when missing and tries a write; `lost` says what a process loses
+   * without it (the warning's words). Throws ConfigError when the directory is not the process's
+   * own: owned by another user, writable by group or others, or not a directory.
    */
   static open(path: string, logger: Logger, lost: string): StateDir {
     const dir = new StateDir(path, logger, lost);
+    let st: Stats | undefined;
     try {
-      mkdirSync(path, { recursive: true });
+      st = statSync(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return dir.failedWith(err);
+    }
+    if (st === undefined) {
+      try {
+        mkdirSync(path, { recursive: true, mode: 0o700 });
+        st = statSync(path);
+      } catch (err) {
+        return dir.failedWith(err);
+      }
+    }
+    if (!st.isDirectory()) throw new ConfigError('POSTURE_STATE_DIR', `${SETTING} ${path} is not a directory: give a directory of this user's own, or a path where the exporter can create one (0700).`);
+    const problem = unsafe(st);
+    if (problem) {
+      throw new ConfigError(
+        'POSTURE_STATE_DIR',
+        `${SETTING} ${path} ${problem}: whoever can write it could change what the exporter counts and deletes. Give a directory of this user's own that only it can write (chmod 700), or a path where the exporter creates one.`,
+      );
+    }
+    try {
       const probe = join(path, `.probe-${process.pid}`);
-      writeFileSync(probe, '');
+      closeSync(openSync(probe, NEW_FILE, 0o600));
       unlinkSync(probe);
     } catch (err) {
       dir.failed(err);
@@ -43,15 +85,44 @@ export class StateDir {
     return !this.failedOnce;
   }
 
+  /**
+   * A folder of the exporter's inside the directory: created 0700 when missing; one that is a
+   * symlink, not a directory, or not the process's own is refused (LedgerError: nothing is read,
+   * written or deleted through it). A folder of ours left group- or world-readable by an earlier
+   * version is made 0700.
+   */
+  ownFolder(path: string): void {
+    try {
+      mkdirSync(path, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new LedgerError(path, `${path} in the state directory cannot be created (${codeOf(err)})`, { cause: err });
+    }
+    const st = lstatSync(path);
+    if (st.isSymbolicLink() || !st.isDirectory()) throw new LedgerError(path, `${path} in the state directory is ${st.isSymbolicLink() ? 'a symlink' : 'not a directory'}: it is not followed; remove it`);
+    const me = euid();
+    if (me !== undefined && st.uid !== me) throw new LedgerError(path, `${path} in the state directory is owned by uid ${st.uid}, not by this user: it is not used; remove it`);
+    if ((st.mode & 0o077) !== 0) chmodSync(path, 0o700);
+  }
+
   /** A write failed: warn once, and write nothing more. */
   failed(err: unknown): void {
     if (this.failedOnce) return;
     this.failedOnce = true;
-    const code = (err as NodeJS.ErrnoException | undefined)?.code ?? (err instanceof Error ? err.message : String(err));
+    const code = codeOf(err);
     this.logger.warn(`${SETTING} ${this.path} cannot be written (${code}): ${this.lost}; the process goes on from memory. Give a writable directory to keep them.`, {
       setting: 'POSTURE_STATE_DIR',
       stateDir: this.path,
       error: code,
     });
   }
+
+  private failedWith(err: unknown): StateDir {
+    this.failed(err);
+    return this;
+  }
+}
+
+/** The system's code of an error (EACCES), else its message. */
+export function codeOf(err: unknown): string {
+  return (err as NodeJS.ErrnoException | undefined)?.code ?? (err instanceof Error ? err.message : String(err));
 }

@@ -1,7 +1,9 @@
 /** What a process keeps in its state directory (POSTURE_STATE_DIR): its requests to each portal; backfill's progress. */
+import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import type { SendLedger } from '../schedule/ledger.js';
 import { StateDir } from './dir.js';
+import { hostClockOf } from './host-clock.js';
 import { SendFiles } from './sends.js';
 
 /** What a process that cannot write its state directory loses. */
@@ -10,13 +12,18 @@ const REQUESTS_LOST = 'the requests this process sends to each portal are not re
 /** A process's state directory, opened (created, tried) once: the ledger of each portal in it. */
 export interface ProcessState {
   readonly dir: StateDir;
-  /** The ledger of a portal, by identity (normalised base URL). */
-  ledgerOf(identity: string): SendLedger;
+  /** The ledger of a portal, by identity (normalised base URL); undefined when the directory cannot be written. */
+  ledgerOf(identity: string): SendLedger | undefined;
 }
 
-/** Opens the state directory at `path`; `alsoLost` adds what else the process loses without it (the one warning says it). */
-export function openState(path: string, logger: Logger, alsoLost?: string): ProcessState {
+/**
+ * Opens the state directory at `path` and removes the portals idle for more than an hour;
+ * `alsoLost` adds what else the process loses without it (the one warning says it). Throws
+ * ConfigError when the directory is not the process's own (see StateDir.open).
+ */
+export function openState(path: string, logger: Logger, clock: Clock, alsoLost?: string): ProcessState {
   const dir = StateDir.open(path, logger, alsoLost ? `${REQUESTS_LOST}, and ${alsoLost}` : REQUESTS_LOST);
-  const files = new SendFiles(dir, { logger });
-  return { dir, ledgerOf: (identity) => files.ledger(identity) };
+  const files = new SendFiles(dir, { logger, clock: hostClockOf(clock) });
+  files.sweep();
+  return { dir, ledgerOf: (identity) => (dir.writable ? files.ledger(identity) : undefined) };
 }

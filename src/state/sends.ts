@@ -1,218 +1,396 @@
 /**
- * The requests each process sent to each portal, recorded in the state directory so that a
+ * The requests every process sent to each portal, recorded in the state directory so that a
  * restart, `once` from cron or a second process counts them against the share (the scheduler's
  * SendLedger port).
  *
- * Layout: `<state dir>/sends/<portal>/<pid>-<token>.json`, one file per process (and per portal
- * scheduler) holding its requests of the last two windows, rewritten whole through a temporary
- * file and a rename, so a reader never sees half a file and no two writers share a file: there is
- * nothing to lock. A reader reads every file of the portal but its own. A file whose requests have
- * all left the window is removed once its process is gone.
+ * Layout: `<state dir>/sends/<portal>/s<n>`, one small file per request, numbered 1, 2, 3… A slot
+ * is granted by one atomic step: a process reads the portal's requests, decides against the share,
+ * and claims request n + 1 by `link(2)`ing a file it wrote to that name, which fails if any process
+ * claimed it first (the loser reads again). So every request n was decided by a writer that saw
+ * requests 1…n − 1, and no window ever holds more than the share, however many processes wait on
+ * it: there is no lock to leave behind, and a process killed anywhere leaves at most a request
+ * counted that it never sent, or a temporary file it wrote.
+ *
+ * Times compare on the host's monotonic clock with its boot id (src/state/host-clock.ts), so a
+ * wall-clock step moves nothing; a record of another boot or host falls back to wall time, and one
+ * in the future counts as now until it expires. Nothing in the folder is followed if it is a
+ * symlink, and only names the exporter writes (`s<n>`, `.t-<pid>-<hex>`) are ever deleted. A
+ * portal whose last request is more than an hour old is removed by any process that opens the
+ * directory.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { closeSync, fstatSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../core/log.js';
-import type { SendLedger } from '../schedule/ledger.js';
+import { LedgerError } from '../errors.js';
+import { nextStart, type ClaimResult, type SendLedger } from '../schedule/ledger.js';
 import { WINDOW_MS } from '../schedule/scheduler.js';
 import { WINDOW_MARGIN_MS } from '../schedule/window.js';
-import type { StateDir } from './dir.js';
+import { codeOf, NEW_FILE, READ_FILE, type StateDir } from './dir.js';
+import type { HostClock } from './host-clock.js';
+import { folderOf } from './portal-folder.js';
 
-/** How long a process keeps its requests in its file, and reads others': the window, its margin, and a window of slack for clock skew between readers. */
-const KEEP_MS = 2 * WINDOW_MS + WINDOW_MARGIN_MS;
-/** A file of another host (whose processes cannot be asked whether they still run) is removed this long after its last request. */
-const FOREIGN_HOST_MS = 24 * 3_600_000;
-/** A temporary file left by a process killed between its write and its rename is removed this long after it was written. */
+/** A portal whose newest request is older than this is removed from the directory. */
+export const IDLE_MS = 3_600_000;
+/** Requests kept behind the newest: more than any share, so the window's requests are never pruned. */
+const KEEP = 64;
+/** A temporary file older than this was left by a process killed between writing and linking it. */
 const STALE_TEMP_MS = 10 * 60_000;
+/** A portal being closed (idle) by another process: look again after this long. */
+const CLOSING_WAIT_MS = 200;
+/** A closing mark older than this was left by a process killed while closing: the chain goes on past it. */
+const CLOSING_STALE_MS = 10_000;
+/** Claims lost in a row before the claimer gives the others a moment. */
+const MAX_RACES = 50;
 
-/** The contents of one process's file. */
-interface SendsFile {
-  version: 1;
-  /** The portal identity (normalised base URL) the requests went to. */
+const SLOT = /^s(\d{12})$/;
+const TEMP = /^\.t-\d+-[0-9a-f]+$/;
+/** Files of the state directory's first layout (one per process): removed once idle. */
+const LEGACY = /^(?:\d+-[0-9a-f]{12}\.json|\.\d+-[0-9a-f]{12}\.json\.tmp)$/;
+
+/** The contents of one request's file. */
+interface SlotFile {
+  version: 2;
+  /** The portal identity (normalised base URL) the request went to. */
   portal: string;
   host: string;
-  pid: number;
-  /** Wall times (epoch ms) of the requests, oldest first. */
-  sends: number[];
+  boot: string;
+  /** The start on the host's monotonic clock, ms. */
+  mono: number;
+  /** The start on the wall clock, epoch ms. */
+  wall: number;
+  /** The writer (process and ledger) that claimed it. */
+  writer: string;
+  /** Claimed but never sent (the request reached no portal). */
+  released?: true;
+  /** Not a request: the portal is being removed (idle). */
+  closing?: true;
 }
 
-/** The folder name of a portal: readable, and unique by a hash of the identity. */
-function folderOf(identity: string): string {
-  const readable = identity.replace(/^[a-z]+:\/\//, '').replace(/[^A-Za-z0-9.-]+/g, '_').slice(0, 64);
-  return `${readable}-${createHash('sha256').update(identity).digest('hex').slice(0, 12)}`;
+const slotName = (n: number): string => `s${String(n).padStart(12, '0')}`;
+
+function isSlotFile(value: unknown, identity: string): value is SlotFile {
+  if (value === null || typeof value !== 'object') return false;
+  const f = value as Partial<SlotFile>;
+  return f.version === 2 && f.portal === identity && typeof f.host === 'string' && typeof f.boot === 'string' && Number.isFinite(f.mono) && Number.isFinite(f.wall) && typeof f.writer === 'string';
 }
 
-/** What is wrong with a file's contents, or undefined when it is a record of `identity`. */
-function problemOf(value: unknown, identity: string): string | undefined {
-  if (value === null || typeof value !== 'object') return 'not a record of requests';
-  const f = value as Partial<SendsFile>;
-  if (f.version !== 1 || typeof f.host !== 'string' || !Number.isSafeInteger(f.pid) || !Array.isArray(f.sends) || !f.sends.every((t) => Number.isFinite(t))) return 'not a record of requests (version 1 expected)';
-  if (f.portal !== identity) return `a record of another portal (${JSON.stringify(f.portal)})`;
-  return undefined;
-}
-
-/** The options of the store; each defaults to this process. */
+/** The options of the store. */
 export interface SendFilesOptions {
   logger: Logger;
-  pid?: number;
-  host?: string;
-  /** Whether the process `pid` on this host still runs. */
-  isRunning?: (pid: number) => boolean;
+  clock: HostClock;
 }
 
 /** The recorded requests of every portal in one state directory. */
 export class SendFiles {
-  private readonly pid: number;
-  private readonly host: string;
-  private readonly isRunning: (pid: number) => boolean;
   /** Files already warned about (once each per process). */
   private readonly warned = new Set<string>();
+  readonly root: string;
 
   constructor(
-    private readonly dir: StateDir,
-    private readonly options: SendFilesOptions,
+    readonly dir: StateDir,
+    readonly options: SendFilesOptions,
   ) {
-    this.pid = options.pid ?? process.pid;
-    this.host = options.host ?? hostname();
-    this.isRunning = options.isRunning ?? processRuns;
+    this.root = join(dir.path, 'sends');
   }
 
   /** The ledger of one portal (by its identity); each call is a writer of its own. */
   ledger(identity: string): SendLedger {
-    return new PortalSends(this, identity, join(this.dir.path, 'sends', folderOf(identity)), `${this.pid}-${randomBytes(6).toString('hex')}.json`);
+    return new PortalSends(this, identity, join(this.root, folderOf(identity)), `${this.options.clock.host}/${process.pid}/${randomBytes(6).toString('hex')}`);
   }
 
-  /** @internal Writes a ledger's file, unless the directory has failed once. */
-  write(folder: string, name: string, file: SendsFile): void {
+  /** Removes the portals idle for more than an hour (and what an earlier layout left). Never throws. */
+  sweep(): void {
     if (!this.dir.writable) return;
-    const path = join(folder, name);
-    const temp = join(folder, `.${name}.tmp`);
-    try {
-      mkdirSync(folder, { recursive: true });
-      writeFileSync(temp, JSON.stringify(file));
-      renameSync(temp, path);
-    } catch (err) {
-      this.dir.failed(err);
-    }
-  }
-
-  /** @internal The requests other writers recorded for `identity` since `from` (wall ms); removes files nobody needs any more. */
-  read(folder: string, own: string, identity: string, from: number, wallNow: number): number[] {
     let names: string[];
     try {
-      names = readdirSync(folder);
+      this.dir.ownFolder(this.root);
+      names = readdirSync(this.root);
     } catch {
-      return [];
+      return;
     }
-    const out: number[] = [];
     for (const name of names) {
-      if (name === own) continue;
-      const path = join(folder, name);
-      if (name.startsWith('.')) {
-        this.dropStaleTemp(path);
-        continue;
-      }
-      let value: unknown;
+      const folder = join(this.root, name);
       try {
-        value = JSON.parse(readFileSync(path, 'utf8'));
-      } catch (err) {
-        // Gone since the listing (its process removed it): nothing to count.
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        this.warn(path, err instanceof SyntaxError ? 'not JSON' : ((err as NodeJS.ErrnoException).code ?? String(err)));
-        continue;
+        const st = lstatSync(folder);
+        if (!st.isDirectory()) continue;
+        this.closeIfIdle(folder);
+      } catch {
+        // Another process closes it, or it is not ours: leave it.
       }
-      const problem = problemOf(value, identity);
-      if (problem) {
-        this.warn(path, problem);
-        continue;
-      }
-      const file = value as SendsFile;
-      const recent = file.sends.filter((t) => t > from);
-      out.push(...recent);
-      if (recent.length === 0 && this.gone(file, wallNow)) this.remove(path);
     }
-    return out;
   }
 
-  /** Whether the writer of a file whose requests have left the window has stopped: it will not write it again. */
-  private gone(file: SendsFile, wallNow: number): boolean {
-    if (file.host !== this.host) return file.sends.every((t) => t < wallNow - FOREIGN_HOST_MS);
-    // Our own pid on another writer's file: an earlier process that had it (pid 1 in a restarted
-    // container), or another scheduler of this process, which rewrites its recent requests whole.
-    if (file.pid === this.pid) return true;
-    return !this.isRunning(file.pid);
+  /** @internal The chain of a folder: its slot numbers, newest first. */
+  slots(folder: string): number[] {
+    const out: number[] = [];
+    for (const name of readdirSync(folder)) {
+      const m = SLOT.exec(name);
+      if (m) out.push(Number(m[1]));
+    }
+    return out.sort((a, b) => b - a);
   }
 
-  private remove(path: string): void {
-    if (!this.dir.writable) return;
+  /** @internal Reads one slot's record; undefined when gone or not a record of `identity` (warned once). */
+  read(folder: string, n: number, identity: string | undefined): SlotFile | undefined {
+    const path = join(folder, slotName(n));
+    let fd: number;
+    try {
+      fd = openSync(path, READ_FILE);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(path, codeOf(err) === 'ELOOP' ? 'a symlink' : codeOf(err));
+      return undefined;
+    }
+    let text: string;
+    try {
+      if (!fstatSync(fd).isFile()) {
+        this.warn(path, 'not a file');
+        return undefined;
+      }
+      text = readFileSync(fd, 'utf8');
+    } finally {
+      closeSync(fd);
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      this.warn(path, 'not JSON');
+      return undefined;
+    }
+    if (identity === undefined ? value !== null && typeof value === 'object' && (value as Partial<SlotFile>).version === 2 : isSlotFile(value, identity)) return value as SlotFile;
+    this.warn(path, 'not a record of requests to this portal');
+    return undefined;
+  }
+
+  /** @internal Writes `file` to a new temporary file of `folder`; returns its path. */
+  writeTemp(folder: string, file: SlotFile): string {
+    const path = join(folder, `.t-${process.pid}-${randomBytes(6).toString('hex')}`);
+    const fd = openSync(path, NEW_FILE, 0o600);
+    try {
+      writeSync(fd, JSON.stringify(file));
+    } finally {
+      closeSync(fd);
+    }
+    return path;
+  }
+
+  /** @internal The effective start of a record on this host's monotonic clock now (`mono`, `wall` read together). */
+  startOf(file: SlotFile, mono: number, wall: number): number {
+    const { host, boot } = this.options.clock;
+    if (file.host === host && file.boot === boot) return Math.min(file.mono, mono);
+    // Another boot or host: its wall time, a future one counting as now.
+    return mono - Math.max(0, wall - file.wall);
+  }
+
+  /** @internal Removes a file of ours by name. Never throws. */
+  remove(path: string): void {
     try {
       unlinkSync(path);
     } catch {
-      // Removed by another reader, or not ours to remove: harmless either way.
+      // Removed by another process already.
     }
   }
 
-  private dropStaleTemp(path: string): void {
+  /** @internal Removes temporary files older than STALE_TEMP_MS (a writer killed before its link). */
+  dropStaleTemps(folder: string, names: readonly string[], wall: number): void {
+    for (const name of names) {
+      if (!TEMP.test(name) && !LEGACY.test(name)) continue;
+      const path = join(folder, name);
+      try {
+        const st = lstatSync(path);
+        if (st.isFile() && wall - st.mtimeMs > (LEGACY.test(name) ? IDLE_MS : STALE_TEMP_MS)) this.remove(path);
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  }
+
+  /**
+   * Closes a portal folder whose newest request is more than an hour old: claims the next number
+   * with a closing mark (so no request can be claimed behind it), removes the requests, then the
+   * mark and the folder. A claimer that meets the mark waits for the folder to go.
+   */
+  private closeIfIdle(folder: string): void {
+    const { clock } = this.options;
+    const mono = clock.monotonic();
+    const wall = clock.wall();
+    const names = readdirSync(folder);
+    this.dropStaleTemps(folder, names, wall);
+    const slots = this.slots(folder);
+    if (slots.length === 0) {
+      if (names.every((n) => TEMP.test(n) || LEGACY.test(n))) this.rmdirQuiet(folder);
+      return;
+    }
+    const newest = this.read(folder, slots[0]!, undefined);
+    if (!newest || mono - this.startOf(newest, mono, wall) <= IDLE_MS || newest.closing) return;
+    const mark: SlotFile = { ...newest, mono, wall, writer: `${clock.host}/${process.pid}/sweep`, closing: true };
+    const temp = this.writeTemp(folder, mark);
     try {
-      if (Date.now() - statSync(path).mtimeMs > STALE_TEMP_MS) this.remove(path);
+      linkSync(temp, join(folder, slotName(slots[0]! + 1)));
     } catch {
-      // Renamed or removed meanwhile.
+      return;
+    } finally {
+      this.remove(temp);
+    }
+    for (const n of slots) this.remove(join(folder, slotName(n)));
+    this.remove(join(folder, slotName(slots[0]! + 1)));
+    this.rmdirQuiet(folder);
+  }
+
+  private rmdirQuiet(folder: string): void {
+    try {
+      rmdirSync(folder);
+    } catch {
+      // A request was claimed in it meanwhile (ENOTEMPTY): it stays.
     }
   }
 
-  private warn(path: string, reason: string): void {
+  /** @internal Warns once per file. */
+  warn(path: string, reason: string): void {
     if (this.warned.has(path)) return;
     this.warned.add(path);
     this.options.logger.warn(`${path} in the state directory is ${reason}: it is ignored; remove it`, { file: path, reason });
-  }
-
-  /** @internal The identity of this writer, for its file. */
-  owner(): { host: string; pid: number } {
-    return { host: this.host, pid: this.pid };
   }
 }
 
 /** One portal's ledger in the state directory. */
 class PortalSends implements SendLedger {
-  /** This writer's requests (wall ms), oldest first. */
-  private sends: number[] = [];
-
   constructor(
     private readonly files: SendFiles,
     private readonly identity: string,
     private readonly folder: string,
-    private readonly name: string,
+    private readonly writer: string,
   ) {}
 
-  others(wallNow: number): readonly number[] {
-    return this.files.read(this.folder, this.name, this.identity, wallNow - KEEP_MS, wallNow);
+  others(): Promise<readonly number[]> {
+    return Promise.resolve(this.look(Infinity).others);
   }
 
-  record(at: number): void {
-    this.sends = this.sends.filter((t) => t > at - KEEP_MS);
-    this.sends.push(at);
-    this.save();
+  claim(share: number): Promise<ClaimResult> {
+    return Promise.resolve(this.claimNow(share));
   }
 
-  release(at: number): void {
-    const i = this.sends.lastIndexOf(at);
-    if (i < 0) return;
-    this.sends.splice(i, 1);
-    this.save();
+  private claimNow(share: number): ClaimResult {
+    for (let race = 0; race < MAX_RACES; race++) {
+      const seen = this.look(share);
+      if (seen.waitMs > 0) return { granted: false, waitMs: seen.waitMs, others: seen.others };
+      const { clock } = this.files.options;
+      const file: SlotFile = { version: 2, portal: this.identity, host: clock.host, boot: clock.boot, mono: seen.mono, wall: seen.wall, writer: this.writer };
+      const name = join(this.folder, slotName(seen.newest + 1));
+      if (!this.link(file, name)) continue;
+      this.prune(seen.newest + 1, seen.mono, seen.wall);
+      return { granted: true, waitMs: 0, others: seen.others, release: () => Promise.resolve(this.release(name, file)) };
+    }
+    // Every try lost to another writer: let them go first.
+    return { granted: false, waitMs: CLOSING_WAIT_MS, others: this.look(Infinity).others };
   }
 
-  private save(): void {
-    this.files.write(this.folder, this.name, { version: 1, portal: this.identity, ...this.files.owner(), sends: this.sends });
+  /**
+   * Reads the portal's requests in the window, newest first: when one more may start (0: now) at
+   * `share`, the ages of the other writers' requests, and the newest number in the chain.
+   */
+  private look(share: number): { waitMs: number; others: number[]; newest: number; mono: number; wall: number } {
+    const { files, folder } = this;
+    try {
+      files.dir.ownFolder(files.root);
+      files.dir.ownFolder(folder);
+    } catch (err) {
+      throw err instanceof LedgerError ? err : new LedgerError(folder, `${folder} in the state directory cannot be used (${codeOf(err)})`, { cause: err });
+    }
+    const { clock } = files.options;
+    const mono = clock.monotonic();
+    const wall = clock.wall();
+    let slots: number[];
+    try {
+      slots = files.slots(folder);
+    } catch (err) {
+      throw new LedgerError(folder, `${folder} in the state directory cannot be read (${codeOf(err)})`, { cause: err });
+    }
+    // A listing may miss the newest names: whatever exists past it is newer still.
+    let newest = slots[0] ?? 0;
+    while (exists(join(folder, slotName(newest + 1)))) slots.unshift(++newest);
+    const cutoff = mono - WINDOW_MS - WINDOW_MARGIN_MS;
+    const starts: number[] = [];
+    const others: number[] = [];
+    for (const [i, n] of slots.entries()) {
+      if (i >= KEEP) break;
+      const file = files.read(folder, n, this.identity);
+      if (!file) continue;
+      if (file.closing) {
+        // Another process is removing this idle portal: wait for it, or go on past a mark it left when killed.
+        if (i === 0 && wall - file.wall < CLOSING_STALE_MS) return { waitMs: CLOSING_WAIT_MS, others, newest, mono, wall };
+        continue;
+      }
+      if (file.released) continue;
+      const at = files.startOf(file, mono, wall);
+      // This boot's records are in claim order, so the first one out of the window ends the look.
+      if (at <= cutoff) {
+        if (file.host === clock.host && file.boot === clock.boot) break;
+        continue;
+      }
+      starts.push(at);
+      if (file.writer !== this.writer) others.push(mono - at);
+    }
+    const waitMs = Number.isFinite(share) ? nextStart(starts, share, mono, WINDOW_MS, WINDOW_MARGIN_MS) - mono : 0;
+    return { waitMs, others, newest, mono, wall };
+  }
+
+  /** Claims `name` with `file`; false when another writer claimed it first. */
+  private link(file: SlotFile, name: string): boolean {
+    const { files, folder } = this;
+    let temp: string;
+    try {
+      temp = files.writeTemp(folder, file);
+    } catch (err) {
+      throw new LedgerError(folder, `${folder} in the state directory cannot be written (${codeOf(err)})`, { cause: err });
+    }
+    try {
+      linkSync(temp, name);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw new LedgerError(folder, `${folder} in the state directory cannot be written (${codeOf(err)})`, { cause: err });
+    } finally {
+      files.remove(temp);
+    }
+  }
+
+  /** Marks a claimed request as never sent: it no longer counts. */
+  private release(name: string, file: SlotFile): void {
+    try {
+      const temp = this.files.writeTemp(this.folder, { ...file, released: true });
+      // Replaces our own file (a symlink planted at its name is replaced, never followed).
+      renameSync(temp, name);
+    } catch {
+      // It stays counted: more careful, never less.
+    }
+  }
+
+  /** Removes requests far behind the newest that have left the window twice over, and stale temporary files. */
+  private prune(newest: number, mono: number, wall: number): void {
+    const { files, folder } = this;
+    let names: string[];
+    try {
+      names = readdirSync(folder);
+    } catch {
+      return;
+    }
+    files.dropStaleTemps(folder, names, wall);
+    for (const name of names) {
+      const m = SLOT.exec(name);
+      if (!m || Number(m[1]) > newest - KEEP) continue;
+      const file = files.read(folder, Number(m[1]), this.identity);
+      if (file && mono - files.startOf(file, mono, wall) > 2 * (WINDOW_MS + WINDOW_MARGIN_MS)) files.remove(join(folder, name));
+    }
   }
 }
 
-/** Whether a process of this host runs (a signal 0 reaches it, or it exists but is not ours to signal). */
-function processRuns(pid: number): boolean {
+function exists(path: string): boolean {
   try {
-    process.kill(pid, 0);
+    lstatSync(path);
     return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  } catch {
+    return false;
   }
 }
