@@ -263,12 +263,13 @@ class PortalSends implements SendLedger {
     private readonly writer: string,
   ) {}
 
-  others(): Promise<readonly number[]> {
-    return Promise.resolve(this.look(Infinity).others);
+  // Async, though the file system calls are synchronous: a LedgerError rejects, as the port says.
+  async others(): Promise<readonly number[]> {
+    return this.look(Infinity).others;
   }
 
-  claim(share: number): Promise<ClaimResult> {
-    return Promise.resolve(this.claimNow(share));
+  async claim(share: number): Promise<ClaimResult> {
+    return this.claimNow(share);
   }
 
   private claimNow(share: number): ClaimResult {
@@ -294,7 +295,9 @@ class PortalSends implements SendLedger {
     const { files, folder } = this;
     try {
       files.dir.ownFolder(files.root);
-      files.dir.ownFolder(folder);
+      // Only a claim creates the portal's folder; a look at a portal never claimed finds nothing.
+      if (Number.isFinite(share) || exists(folder)) files.dir.ownFolder(folder);
+      else return { waitMs: 0, others: [], newest: 0, mono: files.options.clock.monotonic(), wall: files.options.clock.wall() };
     } catch (err) {
       throw err instanceof LedgerError ? err : new LedgerError(folder, `${folder} in the state directory cannot be used (${codeOf(err)})`, { cause: err });
     }

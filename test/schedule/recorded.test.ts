@@ -3,25 +3,13 @@ import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import type { SendLedger } from '../../src/schedule/ledger.js';
 import { PortalScheduler } from '../../src/schedule/scheduler.js';
-import { placeRecorded, SlidingWindow } from '../../src/schedule/window.js';
+import { SlidingWindow } from '../../src/schedule/window.js';
+import { LedgerError } from '../../src/errors.js';
+import { MemoryLedger } from '../support/ledger.js';
 import { spendSlots } from '../support/slots.js';
 
 const WALL = Date.UTC(2026, 10, 22, 12, 0, 0);
 const MINUTE = 60_000;
-
-describe('placeRecorded: other processes\' requests on this process\'s monotonic clock', () => {
-  it.each([
-    ['20 s ago', [WALL - 20_000], [1_000_000 - 20_000]],
-    ['now', [WALL], [1_000_000]],
-    // The wall clock stepped back 30 s since: the request counts as starting now, never later.
-    ['30 s in the future', [WALL + 30_000], [1_000_000]],
-    // More than a window ahead: it cannot be placed in any window this process sees.
-    ['two windows in the future', [WALL + 2 * MINUTE], []],
-    ['not a number', [Number.NaN], []],
-  ])('a request recorded %s', (_what, recorded, placed) => {
-    expect(placeRecorded(recorded, WALL, 1_000_000, MINUTE)).toEqual(placed);
-  });
-});
 
 describe('SlidingWindow with requests other processes recorded', () => {
   it('counts them with its own, in order, and forgets them once out of the window', () => {
@@ -40,34 +28,38 @@ describe('SlidingWindow with requests other processes recorded', () => {
 });
 
 describe('PortalScheduler and its ledger', () => {
-  it('reads the ledger before every grant, and records each grant before the request goes out', async () => {
+  it('claims every grant in the ledger before the request goes out, and waits when another process took the slot', async () => {
     const clock = new FakeClock(WALL, { autoAdvance: true });
-    const others: number[] = [];
-    const recorded: number[] = [];
-    let reads = 0;
-    const ledger: SendLedger = {
-      others: () => (reads++, others),
-      record: (at) => recorded.push(at),
-      release: () => {},
-    };
-    const sched = new PortalScheduler({ share: 2, clock, ledger });
+    const ledger = new MemoryLedger(clock);
+    const sched = new PortalScheduler({ share: 2, clock, ledger: ledger.writer() });
     const a = await sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity });
-    expect(recorded).toEqual([WALL]);
-    const readsBefore = reads;
+    expect(ledger.starts('this process')).toEqual([WALL]);
     // Another process sends meanwhile: the window is full now.
-    others.push(WALL);
+    ledger.add(WALL);
     a.done();
     const b = await sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity });
-    expect(reads).toBeGreaterThan(readsBefore);
     expect(b.startedAt).toBe(WALL + MINUTE + 1_000);
-    expect(recorded).toEqual([WALL, WALL + MINUTE + 1_000]);
+    expect(ledger.starts('this process')).toEqual([WALL, WALL + MINUTE + 1_000]);
+    expect(ledger.claims).toBe(3);
     b.done();
+  });
+
+  it('fails the request, sending nothing, when the ledger cannot be read', async () => {
+    const clock = new FakeClock(WALL, { autoAdvance: true });
+    const broken = new LedgerError('/state/sends/acme', 'cannot be read (EIO)');
+    const sched = new PortalScheduler({ share: 2, clock, ledger: { claim: () => Promise.reject(broken), others: () => Promise.reject(broken) } });
+    await expect(sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity })).rejects.toBe(broken);
+    expect(sched.window.countAt(WALL)).toBe(0);
   });
 });
 
 describe('the line a first request that waits for other processes\' requests logs', () => {
-  /** A ledger holding `others` (wall ms) as other processes' requests; records nothing. */
-  const ledgerOf = (others: number[]): SendLedger => ({ others: () => others, record: () => {}, release: () => {} });
+  /** A ledger holding `others` (monotonic ms of `clock`) as other processes' requests. */
+  const ledgerOf = (clock: FakeClock, others: number[]): SendLedger => {
+    const ledger = new MemoryLedger(clock);
+    for (const at of others) ledger.add(at);
+    return ledger.writer();
+  };
   const WAITS = 'the share of this window was already spent by requests other processes (or an earlier run) recorded in the state directory: the first request waits for its slot';
 
   it('says once, naming the portal, how much of the share is spent and the wall time the first request goes', async () => {
@@ -76,7 +68,7 @@ describe('the line a first request that waits for other processes\' requests log
     clock.stepWall(WALL - 7_000);
     const logger = memoryLogger();
     // An earlier run sent 5 requests, 3 of them 20 s ago and 2 of them 10 s ago: a share of 5 is spent until the oldest leaves the window.
-    const ledger = ledgerOf([WALL - 20_000, WALL - 20_000, WALL - 20_000, WALL - 10_000, WALL - 10_000]);
+    const ledger = ledgerOf(clock, [7_000 - 20_000, 7_000 - 20_000, 7_000 - 20_000, 7_000 - 10_000, 7_000 - 10_000]);
     const sched = new PortalScheduler({ share: 5, clock, ledger, logger: logger.child({ portal: 'acme' }) });
     const starts = await spendSlots(sched, 4);
     // The three oldest leave the window 60 s + 1 s after they started: 41 s from now. The fourth
@@ -92,7 +84,7 @@ describe('the line a first request that waits for other processes\' requests log
   it('says nothing when the waits are only this process\'s own spacing', async () => {
     const clock = new FakeClock(WALL, { autoAdvance: true });
     const logger = memoryLogger();
-    const sched = new PortalScheduler({ share: 2, clock, ledger: ledgerOf([]), logger });
+    const sched = new PortalScheduler({ share: 2, clock, ledger: ledgerOf(clock, []), logger });
     const starts = await spendSlots(sched, 5);
     expect(starts).toEqual([WALL, WALL, WALL + MINUTE + 1_000, WALL + MINUTE + 1_000, WALL + 2 * (MINUTE + 1_000)]);
     expect(logger.lines).toEqual([]);
@@ -101,7 +93,7 @@ describe('the line a first request that waits for other processes\' requests log
   it('says nothing when the others left the first request a slot, though later ones wait for their requests', async () => {
     const clock = new FakeClock(WALL, { autoAdvance: true });
     const logger = memoryLogger();
-    const sched = new PortalScheduler({ share: 3, clock, ledger: ledgerOf([WALL - 5_000, WALL - 5_000]), logger });
+    const sched = new PortalScheduler({ share: 3, clock, ledger: ledgerOf(clock, [WALL - 5_000, WALL - 5_000]), logger });
     const starts = await spendSlots(sched, 2);
     expect(starts).toEqual([WALL, WALL - 5_000 + MINUTE + 1_000]);
     expect(logger.lines).toEqual([]);

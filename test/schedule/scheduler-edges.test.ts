@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { LateError } from '../../src/errors.js';
-import type { SendLedger } from '../../src/schedule/ledger.js';
+import { MemoryLedger } from '../support/ledger.js';
 import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
 import { expectNextWaitsFor, spendSlots } from '../support/slots.js';
 
@@ -106,9 +106,9 @@ describe('PortalScheduler edges', () => {
   it('counts the requests other processes recorded as its own when judging a 429', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
     const logger = memoryLogger();
-    const others = Array.from({ length: 7 }, () => T0 - 10_000);
-    const ledger: SendLedger = { others: () => others, record: () => {}, release: () => {} };
-    const sched = new PortalScheduler({ share: 10, clock, logger, ledger });
+    const shared = new MemoryLedger(clock);
+    for (let i = 0; i < 7; i++) shared.add(T0 - 10_000);
+    const sched = new PortalScheduler({ share: 10, clock, logger, ledger: shared.writer() });
     await spendSlots(sched, 3);
     sched.rateLimited(1_000, 1_000);
     expect(sched.share.effective).toBe(10);
@@ -144,8 +144,7 @@ describe('PortalScheduler edges', () => {
   it('does not say the first request waits for other processes when it waits only for a 429 pause', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
     const logger = memoryLogger();
-    const ledger: SendLedger = { others: () => [], record: () => {}, release: () => {} };
-    const sched = new PortalScheduler({ share: 5, clock, ledger, logger });
+    const sched = new PortalScheduler({ share: 5, clock, ledger: new MemoryLedger(clock).writer(), logger });
     sched.rateLimited(5_000, 1_000);
     expect((await ask(sched)).startedAt).toBe(T0 + 5_000);
     expect(logger.records().filter((r) => String(r.msg).startsWith('the share of this window'))).toEqual([]);
@@ -203,20 +202,22 @@ describe('PortalScheduler edges', () => {
   it('gives a refunded slot back to the window and the ledger, once, and not after the request was read', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
     clock.stepWall(5_000);
-    const released: number[] = [];
-    const ledger: SendLedger = { others: () => [], record: () => {}, release: (at) => released.push(at) };
-    const sched = new PortalScheduler({ share: 1, clock, ledger });
+    const shared = new MemoryLedger(clock);
+    const sched = new PortalScheduler({ share: 1, clock, ledger: shared.writer() });
     const a = await ask(sched);
     a.refund();
     a.refund();
     a.done();
-    expect(released).toEqual([T0 + 5_000]);
+    await settle();
+    expect(shared.starts()).toEqual([]);
+    expect(shared.entries).toHaveLength(1);
     expect(sched.window.countAt(T0)).toBe(0);
     const b = await ask(sched);
     expect(b.startedAt).toBe(T0);
     b.done();
     b.refund();
-    expect(released).toEqual([T0 + 5_000]);
+    await settle();
+    expect(shared.starts()).toEqual([T0]);
     expect(sched.window.countAt(T0)).toBe(1);
     expect((await ask(sched)).startedAt).toBe(T0 + 61_000);
   });
@@ -245,28 +246,26 @@ describe('PortalScheduler edges', () => {
     expect(sched.share.effective).toBe(1);
   });
 
-  it('reads the other processes\' requests once before each grant, not while a request is in flight', async () => {
+  it('claims once before each grant, not while a request is in flight', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
-    let reads = 0;
-    const ledger: SendLedger = { others: () => (reads++, []), record: () => {}, release: () => {} };
-    const sched = new PortalScheduler({ share: 10, clock, ledger });
+    const shared = new MemoryLedger(clock);
+    const sched = new PortalScheduler({ share: 10, clock, ledger: shared.writer() });
     // Three requests queued at once: each waits for the one before it to be read.
     const permits = [ask(sched), ask(sched), ask(sched)];
     for (const p of permits) (await p).done();
-    expect(reads).toBe(3);
+    expect(shared.claims).toBe(3);
   });
 
   it('tells when the window holds no request any more, counting other processes\' requests', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
-    const others: number[] = [];
-    const ledger: SendLedger = { others: () => others, record: () => {}, release: () => {} };
-    const sched = new PortalScheduler({ share: 5, clock, ledger });
-    expect(sched.refresh()).toBe(T0);
+    const shared = new MemoryLedger(clock);
+    const sched = new PortalScheduler({ share: 5, clock, ledger: shared.writer() });
+    expect(await sched.refresh()).toBe(T0);
     (await ask(sched)).done();
-    expect(sched.refresh()).toBe(T0 + 61_000);
+    expect(await sched.refresh()).toBe(T0 + 61_000);
     await clock.sleep(30_000);
-    others.push(T0 + 20_000);
-    expect(sched.refresh()).toBe(T0 + 81_000);
+    shared.add(T0 + 20_000);
+    expect(await sched.refresh()).toBe(T0 + 81_000);
     expect(sched.window.countAt(T0 + 30_000)).toBe(2);
   });
 });

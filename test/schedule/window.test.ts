@@ -4,7 +4,7 @@
  * the 1 s the exporter keeps beyond it).
  */
 import { describe, expect, it } from 'vitest';
-import { placeRecorded, SlidingWindow, WINDOW_MARGIN_MS } from '../../src/schedule/window.js';
+import { SlidingWindow, WINDOW_MARGIN_MS } from '../../src/schedule/window.js';
 
 const MINUTE = 60_000;
 const T = 1_000_000;
@@ -114,16 +114,5 @@ describe('SlidingWindow edges', () => {
     const w = new SlidingWindow(1, 0);
     w.record(T);
     expect(w.nextSlot(T, 1)).toBe(T + 1);
-  });
-});
-
-describe('placeRecorded edges', () => {
-  it('places a record exactly one window ahead at now, and one a millisecond further not at all', () => {
-    expect(placeRecorded([T + MINUTE], T, 5_000, MINUTE)).toEqual([5_000]);
-    expect(placeRecorded([T + MINUTE + 1], T, 5_000, MINUTE)).toEqual([]);
-  });
-
-  it('places each record by its distance from the wall clock, in the order given, skipping infinities', () => {
-    expect(placeRecorded([T - 1_000, Number.NEGATIVE_INFINITY, T - 30_000, Number.POSITIVE_INFINITY, T + 1], T, 500_000, MINUTE)).toEqual([499_000, 470_000, 500_000]);
   });
 });

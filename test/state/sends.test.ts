@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -10,6 +10,9 @@ import { PortalScheduler } from '../../src/schedule/scheduler.js';
 import { StateDir } from '../../src/state/dir.js';
 import { openState } from '../../src/state/index.js';
 import { SendFiles } from '../../src/state/sends.js';
+import { hostClockOf, type HostClock } from '../../src/state/host-clock.js';
+import { folderOf } from '../../src/state/portal-folder.js';
+import { ConfigError, LedgerError } from '../../src/errors.js';
 import { maxInAnyWindow } from '../support/window.js';
 import { portalWithConfig, T0 } from '../integration/support.js';
 import { closeAfterEach } from '../support/closing.js';
@@ -30,21 +33,21 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 const closing = closeAfterEach();
 
 /** The one portal folder of the state directory, and the files in it. */
-function portalFiles(): string[] {
-  const folders = readdirSync(join(dir, 'sends'));
+function portalFiles(root = dir): string[] {
+  const folders = readdirSync(join(root, 'sends'));
   expect(folders).toHaveLength(1);
-  return readdirSync(join(dir, 'sends', folders[0]!)).map((f) => join(dir, 'sends', folders[0]!, f));
+  return readdirSync(join(root, 'sends', folders[0]!)).map((f) => join(root, 'sends', folders[0]!, f));
 }
 
 describe('the share across processes, through the state directory', () => {
   it('a second exporter on the same state directory counts the first one\'s requests: never more than the share in any 60 s at the portal', async () => {
     const { clock, sim, logger, config } = await portalWithConfig(closing, [KEY], { moving: false }, { POSTURE_REQUESTS_PER_MINUTE: '5', POSTURE_STATE_DIR: dir });
-    const first = new Exporter(config, { clock, logger, runtime: 'once', ledgerOf: openState(config.stateDir, logger).ledgerOf });
+    const first = new Exporter(config, { clock, logger, runtime: 'once', ledgerOf: openState(config.stateDir, logger, clock).ledgerOf });
     await first.collect();
     // vitals 1 + devices 2 + alerts 1, at once (the window was empty).
     expect(sim.requests.map((q) => q.time)).toEqual([T0, T0, T0, T0]);
     // A restart: a new process (its own writer) on the same directory, at once.
-    const second = new Exporter(config, { clock, logger, runtime: 'once', ledgerOf: openState(config.stateDir, logger).ledgerOf });
+    const second = new Exporter(config, { clock, logger, runtime: 'once', ledgerOf: openState(config.stateDir, logger, clock).ledgerOf });
     const [r] = await second.collect();
     expect([r!.vitals.ok, r!.devices.ok, r!.alerts.ok]).toEqual([true, true, true]);
     const times = sim.requests.map((q) => q.time);
@@ -59,14 +62,14 @@ describe('the share across processes, through the state directory', () => {
     const { clock, sim, config } = await portalWithConfig(closing, [KEY], { moving: false }, { POSTURE_REQUESTS_PER_MINUTE: '4', POSTURE_STATE_DIR: dir });
     // Loggers that redact nothing: the key must not reach them at all.
     const firstLog = memoryLogger();
-    await new Exporter(config, { clock, logger: firstLog, runtime: 'once', ledgerOf: openState(config.stateDir, firstLog).ledgerOf }).collect();
+    await new Exporter(config, { clock, logger: firstLog, runtime: 'once', ledgerOf: openState(config.stateDir, firstLog, clock).ledgerOf }).collect();
     // vitals 1 + devices 2 + alerts 1 at T0 spend the share of 4; the first run waited for nothing.
     expect(sim.requests.map((q) => q.time)).toEqual([T0, T0, T0, T0]);
     const waits = (log: ReturnType<typeof memoryLogger>) => log.records().filter((l) => String(l.msg).includes('the first request waits'));
     expect(waits(firstLog)).toEqual([]);
     clock.advance(15_000);
     const secondLog = memoryLogger();
-    const [r] = await new Exporter(config, { clock, logger: secondLog, runtime: 'once', ledgerOf: openState(config.stateDir, secondLog).ledgerOf }).collect();
+    const [r] = await new Exporter(config, { clock, logger: secondLog, runtime: 'once', ledgerOf: openState(config.stateDir, secondLog, clock).ledgerOf }).collect();
     expect([r!.vitals.ok, r!.devices.ok, r!.alerts.ok]).toEqual([true, true, true]);
     expect(sim.requests.map((q) => q.time).slice(4)).toEqual([T0 + SLOT, T0 + SLOT, T0 + SLOT, T0 + SLOT]);
     expect(waits(secondLog)).toEqual([expect.objectContaining({ level: 'info', portal: 'test', spentInWindow: 4, share: 4, firstRequestAt: new Date(T0 + SLOT).toISOString() })]);
@@ -82,8 +85,8 @@ describe('the share across processes, through the state directory', () => {
 
   it('two exporters running at the same time on one state directory (serve beside once) share one share', async () => {
     const { clock, sim, logger, config } = await portalWithConfig(closing, [KEY], { moving: false, alerts: 40 }, { POSTURE_REQUESTS_PER_MINUTE: '5', POSTURE_VITALS_TAGS: 'laptops,servers', POSTURE_STATE_DIR: dir });
-    const a = new Exporter(config, { clock, logger, runtime: 'once', ledgerOf: openState(config.stateDir, logger).ledgerOf });
-    const b = new Exporter(config, { clock, logger, runtime: 'once', ledgerOf: openState(config.stateDir, logger).ledgerOf });
+    const a = new Exporter(config, { clock, logger, runtime: 'once', ledgerOf: openState(config.stateDir, logger, clock).ledgerOf });
+    const b = new Exporter(config, { clock, logger, runtime: 'once', ledgerOf: openState(config.stateDir, logger, clock).ledgerOf });
     const results = await Promise.all([a.collect(), b.collect()]);
     for (const [r] of results) expect([r!.vitals.ok, r!.devices.ok, r!.alerts.ok]).toEqual([true, true, true]);
     const times = sim.requests.map((q) => q.time);
@@ -93,65 +96,96 @@ describe('the share across processes, through the state directory', () => {
     expect(sim.requests.every((q) => q.status === 200)).toBe(true);
   });
 
-  it('honours the requests of a process that is gone, mapping their wall times onto its own monotonic clock', async () => {
+  it('honours the requests of a process that is gone, on the clock they share', async () => {
     const logger = memoryLogger();
-    // The clocks of a new process: the monotonic one starts far from the wall clock.
-    const clock = new FakeClock(5_000);
-    clock.stepWall(T0 - 5_000);
-    const gone = new SendFiles(StateDir.open(dir, logger, 'lost'), { logger, pid: 4242, isRunning: () => false }).ledger(PORTAL);
-    // Five requests 20 s ago: the window is full for 41 s more.
-    for (let i = 0; i < 5; i++) gone.record(T0 - 20_000);
-    const sched = new PortalScheduler({ share: 5, clock, ledger: new SendFiles(StateDir.open(dir, logger, 'lost'), { logger }).ledger(PORTAL) });
+    const clock = new FakeClock(T0);
+    const gone = new SendFiles(StateDir.open(dir, logger, 'lost'), { logger, clock: hostClockOf(clock) }).ledger(PORTAL);
+    // Five requests at T0: the window is full until T0 + 61 s.
+    for (let i = 0; i < 5; i++) expect((await gone.claim(5)).granted).toBe(true);
+    clock.advance(20_000);
+    const sched = new PortalScheduler({ share: 5, clock, ledger: new SendFiles(StateDir.open(dir, logger, 'lost'), { logger, clock: hostClockOf(clock) }).ledger(PORTAL) });
     const first = sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity });
-    await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
     expect(clock.pending).toBe(1);
-    expect(clock.nextWakeAt).toBe(5_000 + SLOT - 20_000);
+    expect(clock.nextWakeAt).toBe(T0 + SLOT);
     clock.set(clock.nextWakeAt!);
-    expect((await first).startedAt).toBe(5_000 + SLOT - 20_000);
+    expect((await first).startedAt).toBe(T0 + SLOT);
   });
 
-  it('removes the file of a process that is gone once its requests have left the window, and keeps a running one\'s', async () => {
+  it('compares the requests of another boot or host on wall time, a record in the future counting as now until it leaves the window', async () => {
     const logger = memoryLogger();
     const state = StateDir.open(dir, logger, 'lost');
-    new SendFiles(state, { logger, pid: 4242, isRunning: () => false }).ledger(PORTAL).record(T0);
-    new SendFiles(state, { logger, pid: 4343, isRunning: (pid) => pid === 4343 }).ledger(PORTAL).record(T0);
-    const reader = new SendFiles(state, { logger, isRunning: (pid) => pid === 4343 }).ledger(PORTAL);
-    expect(reader.others(T0 + 1_000)).toEqual([T0, T0]);
-    expect(portalFiles()).toHaveLength(2);
-    // Two windows later (what a file keeps) both are out of the window; only the running process's file stays.
-    expect(reader.others(T0 + 3 * SLOT)).toEqual([]);
-    const left = portalFiles();
-    expect(left).toHaveLength(1);
-    expect(JSON.parse(readFileSync(left[0]!, 'utf8'))).toMatchObject({ pid: 4343 });
+    const clock = new FakeClock(T0);
+    const here = (): HostClock => ({ host: 'here', boot: 'b1', monotonic: () => clock.monotonic(), wall: () => clock.now() });
+    // Another host whose wall clock runs 90 s ahead wrote 5 requests now: 90 s "in the future".
+    const ahead: HostClock = { host: 'there', boot: 'b2', monotonic: () => 1, wall: () => clock.now() + 90_000 };
+    const there = new SendFiles(state, { logger, clock: ahead }).ledger(PORTAL);
+    for (let i = 0; i < 5; i++) expect((await there.claim(5)).granted).toBe(true);
+    const mine = new SendFiles(state, { logger, clock: here() }).ledger(PORTAL);
+    // They count as now: never dropped, and they hold the window until 61 s after their wall time passes.
+    expect(await mine.others()).toEqual([0, 0, 0, 0, 0]);
+    const refused = await mine.claim(5);
+    expect(refused).toMatchObject({ granted: false, waitMs: SLOT });
+    clock.advance(90_000);
+    expect((await mine.claim(5)).granted).toBe(false);
+    clock.advance(SLOT - 1);
+    expect((await mine.claim(5)).granted).toBe(false);
+    clock.advance(1);
+    expect((await mine.claim(5)).granted).toBe(true);
   });
 
-  it('ignores, with one warning each, a file that is not JSON, one of another shape and one of another portal', async () => {
+  it('a wall-clock step of this host moves nothing: its own records compare on the monotonic clock', async () => {
     const logger = memoryLogger();
     const state = StateDir.open(dir, logger, 'lost');
-    const real = new SendFiles(state, { logger, pid: 4242, isRunning: () => true }).ledger(PORTAL);
-    real.record(T0);
-    const [folder] = portalFiles().map((f) => join(f, '..'));
-    writeFileSync(join(folder!, '1-garbage.json'), '{"version":1,"sends":[');
-    writeFileSync(join(folder!, '2-shape.json'), JSON.stringify({ version: 2, sends: 'many' }));
-    writeFileSync(join(folder!, '3-other.json'), JSON.stringify({ version: 1, portal: 'https://other.example.com/public-api/v1', host: 'h', pid: 1, sends: [T0, T0, T0] }));
-    const reader = new SendFiles(state, { logger }).ledger(PORTAL);
-    expect(reader.others(T0 + 1_000)).toEqual([T0]);
-    expect(reader.others(T0 + 2_000)).toEqual([T0]);
+    const clock = new FakeClock(T0);
+    const a = new SendFiles(state, { logger, clock: hostClockOf(clock) }).ledger(PORTAL);
+    for (let i = 0; i < 5; i++) expect((await a.claim(5)).granted).toBe(true);
+    const b = new SendFiles(state, { logger, clock: hostClockOf(clock) }).ledger(PORTAL);
+    for (const step of [-90_000, 45_000 + 90_000]) {
+      clock.stepWall(step);
+      expect(await b.claim(5)).toMatchObject({ granted: false, waitMs: SLOT });
+    }
+    clock.advance(SLOT);
+    expect((await b.claim(5)).granted).toBe(true);
+  });
+
+  it('ignores, with one warning each, a file that is not JSON, one of another shape, one of another portal and a symlink, and deletes none of them', async () => {
+    const logger = memoryLogger();
+    const clock = new FakeClock(T0);
+    const state = StateDir.open(dir, logger, 'lost');
+    const real = new SendFiles(state, { logger, clock: hostClockOf(clock) }).ledger(PORTAL);
+    expect((await real.claim(5)).granted).toBe(true);
+    const folder = join(portalFiles()[0]!, '..');
+    const outside = join(dir, 'outside');
+    writeFileSync(outside, 'not the exporter\'s');
+    writeFileSync(join(folder, 's000000000002'), '{"version":2,');
+    writeFileSync(join(folder, 's000000000003'), JSON.stringify({ version: 2, sends: 'many' }));
+    writeFileSync(join(folder, 's000000000004'), JSON.stringify({ version: 2, portal: 'https://other.example.com/public-api/v1', host: 'h', boot: 'b', mono: T0, wall: T0, writer: 'w' }));
+    symlinkSync(outside, join(folder, 's000000000005'));
+    writeFileSync(join(folder, 'notes.txt'), 'a user\'s file');
+    const reader = new SendFiles(state, { logger, clock: hostClockOf(clock) }).ledger(PORTAL);
+    expect(await reader.others()).toEqual([0]);
+    // The chain goes on past them: the next claim is number 6.
+    expect((await reader.claim(5)).granted).toBe(true);
+    expect(readdirSync(folder).sort()).toEqual(['notes.txt', 's000000000001', 's000000000002', 's000000000003', 's000000000004', 's000000000005', 's000000000006']);
     const warnings = logger.records().filter((r) => r.level === 'warn');
-    expect(warnings.map((w) => w.file)).toEqual(['1-garbage.json', '2-shape.json', '3-other.json'].map((f) => join(folder!, f)));
-    expect(warnings.map((w) => w.reason)).toEqual(['not JSON', 'not a record of requests (version 1 expected)', 'a record of another portal ("https://other.example.com/public-api/v1")']);
-    for (const w of warnings) expect(w.msg).toMatch(/in the state directory is .*: it is ignored; remove it$/);
+    expect(warnings.map((w) => [w.file, w.reason])).toEqual([
+      [join(folder, 's000000000005'), 'a symlink'],
+      [join(folder, 's000000000004'), 'not a record of requests to this portal'],
+      [join(folder, 's000000000003'), 'not a record of requests to this portal'],
+      [join(folder, 's000000000002'), 'not JSON'],
+    ]);
+    expect(readFileSync(outside, 'utf8')).toBe('not the exporter\'s');
   });
 
-  it('a directory that cannot be written: one warning naming the setting and what is lost, then the share from memory', async () => {
+  it('a directory that cannot be created: one warning naming the setting and what is lost, then the share from memory', async () => {
     writeFileSync(join(dir, 'file'), '');
     const logger = memoryLogger();
     const clock = new FakeClock(T0, { autoAdvance: true });
-    const { ledgerOf } = openState(join(dir, 'file', 'state'), logger);
+    const { ledgerOf } = openState(join(dir, 'file', 'state'), logger, clock);
+    expect(ledgerOf(PORTAL)).toBeUndefined();
     const sched = new PortalScheduler({ share: 2, clock, ledger: ledgerOf(PORTAL) });
     expect(await spendSlots(sched, 5)).toEqual([T0, T0, T0 + SLOT, T0 + SLOT, T0 + 2 * SLOT]);
-    // A second portal's writes fail too: still the one warning.
-    await spendSlots(new PortalScheduler({ share: 2, clock, ledger: ledgerOf('https://other.example.com/public-api/v1') }), 2);
     const warnings = logger.records().filter((r) => r.level === 'warn');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ setting: 'POSTURE_STATE_DIR', stateDir: join(dir, 'file', 'state'), error: 'ENOTDIR' });
@@ -160,54 +194,122 @@ describe('the share across processes, through the state directory', () => {
     );
   });
 
-  it('a write that fails later (the directory removed and a file in its place) warns once and goes on', async () => {
+  it('a directory that stops working later (removed, a file in its place) fails the requests closed: nothing is sent on a share it cannot see', async () => {
     const logger = memoryLogger();
     const clock = new FakeClock(T0, { autoAdvance: true });
     const stateDir = join(dir, 'state');
-    const { ledgerOf } = openState(stateDir, logger);
+    const { ledgerOf } = openState(stateDir, logger, clock);
     const sched = new PortalScheduler({ share: 5, clock, ledger: ledgerOf(PORTAL) });
     await spendSlots(sched, 1);
     rmSync(stateDir, { recursive: true });
     writeFileSync(stateDir, '');
-    expect(await spendSlots(sched, 5)).toEqual([T0, T0, T0, T0, T0 + SLOT]);
-    expect(logger.records().filter((r) => r.level === 'warn')).toHaveLength(1);
+    await expect(spendSlots(sched, 1)).rejects.toBeInstanceOf(LedgerError);
+    expect(sched.window.countAt(T0)).toBe(1);
   });
 
   it('records a request before it is sent and forgets one that reached no portal', async () => {
     const logger = memoryLogger();
     const clock = new FakeClock(T0, { autoAdvance: true });
-    const { ledgerOf } = openState(dir, logger);
+    const { ledgerOf } = openState(dir, logger, clock);
     const sched = new PortalScheduler({ share: 5, clock, ledger: ledgerOf(PORTAL) });
-    const reader = new SendFiles(StateDir.open(dir, logger, 'lost'), { logger }).ledger(PORTAL);
+    const reader = new SendFiles(StateDir.open(dir, logger, 'lost'), { logger, clock: hostClockOf(clock) }).ledger(PORTAL);
     const permit = await sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity });
-    expect(reader.others(T0)).toEqual([T0]);
+    expect(await reader.others()).toEqual([0]);
     permit.refund();
     permit.done();
-    expect(reader.others(T0)).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(await reader.others()).toEqual([]);
   });
 
-  it('keeps each writer\'s file whole: a reader never sees a temporary file or half a record', () => {
+  it('files each portal apart, and keeps a busy portal\'s folder small', async () => {
     const logger = memoryLogger();
+    const clock = new FakeClock(T0);
     const state = StateDir.open(dir, logger, 'lost');
-    const writers = Array.from({ length: 4 }, (_, i) => new SendFiles(state, { logger, pid: 5000 + i, isRunning: () => true }).ledger(PORTAL));
-    const reader = new SendFiles(state, { logger }).ledger(PORTAL);
-    for (let i = 0; i < 20; i++) {
-      writers[i % 4]!.record(T0 + i);
-      expect(reader.others(T0 + i)).toHaveLength(i + 1);
+    const files = new SendFiles(state, { logger, clock: hostClockOf(clock) });
+    const acme = files.ledger(PORTAL);
+    expect((await acme.claim(5)).granted).toBe(true);
+    const other = new SendFiles(state, { logger, clock: hostClockOf(clock) });
+    expect(await other.ledger('https://other.example.com/public-api/v1').others()).toEqual([]);
+    expect(await other.ledger(PORTAL).others()).toEqual([0]);
+    // A day of requests at the share: the folder keeps about 64 of them, not all.
+    for (let i = 0; i < 500; i++) {
+      clock.advance(SLOT / 5);
+      expect((await acme.claim(5)).granted).toBe(true);
     }
-    expect(portalFiles().every((f) => f.endsWith('.json') && !f.includes('.tmp'))).toBe(true);
-    expect(logger.records().filter((r) => r.level === 'warn')).toEqual([]);
+    expect(portalFiles().length).toBeLessThanOrEqual(70);
   });
 
-  it('files each portal apart', () => {
+  it('creates the directory and its folders 0700 and its files 0600', async () => {
     const logger = memoryLogger();
-    const state = StateDir.open(dir, logger, 'lost');
-    new SendFiles(state, { logger, pid: 4242, isRunning: () => true }).ledger(PORTAL).record(T0);
-    const files = new SendFiles(state, { logger });
-    expect(files.ledger('https://other.example.com/public-api/v1').others(T0)).toEqual([]);
-    expect(files.ledger(PORTAL).others(T0)).toEqual([T0]);
-    mkdirSync(join(dir, 'unrelated'));
-    expect(readdirSync(join(dir, 'sends'))).toHaveLength(1);
+    const clock = new FakeClock(T0);
+    const root = join(dir, 'new', 'state');
+    const { ledgerOf } = openState(root, logger, clock);
+    expect((await ledgerOf(PORTAL)!.claim(5)).granted).toBe(true);
+    expect(statSync(root).mode & 0o777).toBe(0o700);
+    expect(statSync(join(root, 'sends')).mode & 0o777).toBe(0o700);
+    const [file] = portalFiles(root);
+    expect(statSync(join(file!, '..')).mode & 0o777).toBe(0o700);
+    expect(statSync(file!).mode & 0o777).toBe(0o600);
+  });
+
+  it.each([
+    ['0777', 0o777, 'is writable by its group (mode 0777)'],
+    ['0702', 0o702, 'is writable by others (mode 0702)'],
+  ])('refuses a directory of mode %s before anything, naming the setting and the fix', (_mode, mode, problem) => {
+    const root = join(dir, 'open');
+    mkdirSync(root);
+    chmodSync(root, mode);
+    let thrown: unknown;
+    try {
+      openState(root, memoryLogger(), new FakeClock(T0));
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as ConfigError).setting).toBe('POSTURE_STATE_DIR');
+    expect((thrown as ConfigError).message).toBe(
+      `POSTURE_STATE_DIR (--state-dir) ${root} ${problem}: whoever can write it could change what the exporter counts and deletes. Give a directory of this user's own that only it can write (chmod 700), or a path where the exporter creates one.`,
+    );
+    expect(readdirSync(root)).toEqual([]);
+  });
+
+  it('follows no symlink planted in place of its folders: nothing is written or deleted outside', async () => {
+    const logger = memoryLogger();
+    const clock = new FakeClock(T0);
+    const root = join(dir, 'state');
+    const outside = join(dir, 'outside');
+    mkdirSync(outside);
+    writeFileSync(join(outside, '.bashrc'), 'keep me');
+    utimesSync(join(outside, '.bashrc'), new Date(T0 - 86_400_000), new Date(T0 - 86_400_000));
+    // The portal's folder is a symlink to another directory.
+    const { ledgerOf } = openState(root, logger, clock);
+    symlinkSync(outside, join(root, 'sends', folderOf(PORTAL)));
+    await expect(ledgerOf(PORTAL)!.claim(5)).rejects.toThrow(new LedgerError(join(root, 'sends', folderOf(PORTAL)), `${join(root, 'sends', folderOf(PORTAL))} in the state directory is a symlink: it is not followed; remove it`));
+    // The sends folder itself a symlink.
+    const root2 = join(dir, 'state2');
+    mkdirSync(root2, { mode: 0o700 });
+    symlinkSync(outside, join(root2, 'sends'));
+    const second = openState(root2, logger, clock);
+    await expect(second.ledgerOf(PORTAL)!.claim(5)).rejects.toBeInstanceOf(LedgerError);
+    expect(readdirSync(outside)).toEqual(['.bashrc']);
+    expect(readFileSync(join(outside, '.bashrc'), 'utf8')).toBe('keep me');
+  });
+
+  it('removes the portals idle for more than an hour when any run opens the directory', async () => {
+    const logger = memoryLogger();
+    const clock = new FakeClock(T0);
+    for (let i = 0; i < 6; i++) expect((await openState(dir, logger, clock).ledgerOf(`https://p${i}.example.com/public-api/v1`)!.claim(5)).granted).toBe(true);
+    expect(readdirSync(join(dir, 'sends'))).toHaveLength(6);
+    clock.advance(3_600_000);
+    // Exactly an hour: still there.
+    openState(dir, logger, clock);
+    expect(readdirSync(join(dir, 'sends'))).toHaveLength(6);
+    clock.advance(3_600_000);
+    const { ledgerOf } = openState(dir, logger, clock);
+    expect(readdirSync(join(dir, 'sends'))).toEqual([]);
+    expect((await ledgerOf(PORTAL)!.claim(5)).granted).toBe(true);
+    expect(readdirSync(join(dir, 'sends'))).toEqual([folderOf(PORTAL)]);
+    expect(logger.records().filter((r) => r.level === 'warn')).toEqual([]);
   });
 
   it('once on a state directory that cannot be written: one JSON warning line naming the setting, and the run succeeds', async () => {

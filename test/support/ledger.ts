@@ -1,0 +1,56 @@
+/**
+ * A shared ledger in memory with the state directory's semantics (src/state/sends.ts): every
+ * writer's requests on one clock, one claim decided at a time. For the scheduler's tests on the
+ * fake clock; the state directory and the table are tested themselves, with real processes.
+ */
+import type { Clock } from '../../src/core/clock.js';
+import { nextStart, type ClaimResult, type SendLedger } from '../../src/schedule/ledger.js';
+
+const WINDOW = 60_000;
+const MARGIN = 1_000;
+
+interface Entry {
+  at: number;
+  writer: string;
+  released: boolean;
+}
+
+export class MemoryLedger {
+  readonly entries: Entry[] = [];
+  /** Claims asked, granted or not. */
+  claims = 0;
+  /** Reads of the others' requests (`others()`). */
+  reads = 0;
+
+  constructor(private readonly clock: Pick<Clock, 'monotonic'>) {}
+
+  /** A request another process recorded at `at` (monotonic ms of the test's clock). */
+  add(at: number, writer = 'another process'): void {
+    this.entries.push({ at, writer, released: false });
+  }
+
+  /** Start times of the requests that count (not released), by `writer` or everyone. */
+  starts(writer?: string): number[] {
+    return this.entries.filter((e) => !e.released && (writer === undefined || e.writer === writer)).map((e) => e.at);
+  }
+
+  /** A writer of its own (one process's scheduler). */
+  writer(name = 'this process'): SendLedger {
+    const agesOfOthers = (now: number) => this.entries.filter((e) => !e.released && e.writer !== name && e.at > now - WINDOW - MARGIN).map((e) => now - e.at);
+    return {
+      others: () => {
+        this.reads++;
+        return Promise.resolve(agesOfOthers(this.clock.monotonic()));
+      },
+      claim: (share: number): Promise<ClaimResult> => {
+        this.claims++;
+        const now = this.clock.monotonic();
+        const next = nextStart(this.starts(), share, now, WINDOW, MARGIN);
+        if (next > now) return Promise.resolve({ granted: false, waitMs: next - now, others: agesOfOthers(now) });
+        const entry: Entry = { at: now, writer: name, released: false };
+        this.entries.push(entry);
+        return Promise.resolve({ granted: true, waitMs: 0, others: agesOfOthers(now), release: () => Promise.resolve(void (entry.released = true)) });
+      },
+    };
+  }
+}
