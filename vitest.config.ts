@@ -37,6 +37,7 @@ const LONGEST = [
   'test/lambda/bundle.e2e.test.ts',
   'test/serverless/package.test.ts',
   'test/e2e/budget-realtime.test.ts',
+  'test/e2e/budget-processes.test.ts',
   'test/package/exports.e2e.test.ts',
 ];
 const missing = LONGEST.filter((f) => !existsSync(new URL(f, import.meta.url)));

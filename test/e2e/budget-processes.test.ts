@@ -1,0 +1,79 @@
+/**
+ * The share held by construction, on real time through the built CLI with real processes: five
+ * `once` started together behind a full window, and `once` runs whose wall clock is stepped (via
+ * libfaketime, the monotonic clock untouched). The simulated portal's request log is the oracle:
+ * no 60 s window holds more than the share.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { BUILT_CLI, runBuiltCli, runProcess } from '../support/cli.js';
+import { maxInAnyWindow } from '../support/window.js';
+
+const KEY = 'sim-processes-key-0123456789abcdef';
+
+let sim: Simulator;
+let stateDir: string;
+beforeEach(async () => {
+  sim = await startSimulator({ keys: [{ key: KEY }], moving: false });
+  stateDir = mkdtempSync(join(tmpdir(), 'budget-processes-'));
+});
+afterEach(async () => {
+  await sim?.close();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+const env = (share: number, extra: Record<string, string> = {}) => ({
+  POSTURE_BASE_URL: sim.baseUrl,
+  POSTURE_API_KEY: KEY,
+  POSTURE_REQUESTS_PER_MINUTE: String(share),
+  POSTURE_STATE_DIR: stateDir,
+  POSTURE_LOG_LEVEL: 'warn',
+  ...extra,
+});
+
+/** Whether a failed run failed only as late (its sources had no slot before the deadline). */
+function onlyLate(stderr: string): boolean {
+  const failures = stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { level: string; reason?: string })
+    .filter((l) => l.level === 'error' || l.reason !== undefined);
+  return failures.every((l) => l.reason === 'late');
+}
+
+describe('real processes on one state directory', () => {
+  it('five once started together behind a full window: each succeeds or is late, and no 60 s window holds more than the share of 5', async () => {
+    const first = await runBuiltCli(['once'], env(5));
+    expect(first.code, first.stderr).toBe(0);
+    expect(sim.requests).toHaveLength(4);
+    // Five runs need 20 requests: one slot is left now, five more 61 s later; the rest are late at 75 s.
+    const runs = await Promise.all(Array.from({ length: 5 }, () => runBuiltCli(['once'], env(5, { POSTURE_CYCLE_TIMEOUT_SECONDS: '75' }))));
+    for (const r of runs) {
+      if (r.code !== 0) expect(onlyLate(r.stderr), r.stderr.slice(-3000)).toBe(true);
+    }
+    const times = sim.requests.map((q) => q.time).sort((a, b) => a - b);
+    expect(maxInAnyWindow(times)).toBeLessThanOrEqual(5);
+    // The window did fill: the share was used, not starved.
+    expect(maxInAnyWindow(times)).toBe(5);
+    expect(sim.requests.every((q) => q.status === 200)).toBe(true);
+  });
+
+  it.each([
+    ['90 s behind', '-90s'],
+    ['45 s ahead', '+45s'],
+  ])('a once whose wall clock runs %s waits for the window like any other: nothing is sent before it clears', async (_what, offset) => {
+    const first = await runBuiltCli(['once'], env(4));
+    expect(first.code, first.stderr).toBe(0);
+    expect(sim.requests).toHaveLength(4);
+    // Its run may take 20 s: the window stays full for 61 s, so it is late and sends nothing.
+    const stepped = await runProcess('faketime', ['-f', offset, process.execPath, BUILT_CLI, 'once'], {
+      env: { PATH: process.env.PATH, DONT_FAKE_MONOTONIC: '1', ...env(4, { POSTURE_CYCLE_TIMEOUT_SECONDS: '20' }) },
+    });
+    expect(stepped.code).not.toBe(0);
+    expect(onlyLate(stepped.stderr), stepped.stderr.slice(-3000)).toBe(true);
+    expect(sim.requests).toHaveLength(4);
+  });
+});
