@@ -5,10 +5,12 @@
 import type { PortalConfig } from './types.js';
 
 /**
- * The identity of the portal at `baseUrl`: the base URL normalised (scheme and host in lower case,
- * the default port and trailing slashes dropped), so a Cloud ID with its host and the base URL they
- * make are one portal. Entries with the same identity read one portal with one budget, whatever
- * their keys.
+ * The identity of the portal at `baseUrl`: the base URL normalised so that every spelling of one
+ * portal is one identity (RFC 3986, 6.2.2): scheme and host in lower case, the default port, a
+ * trailing dot of the host (a fully qualified name), dot segments, repeated and trailing slashes
+ * dropped, percent-encoded unreserved characters decoded and other escapes in upper case. So a
+ * Cloud ID with its host and the base URL they make are one portal. Entries with the same identity
+ * read one portal with one budget, whatever their keys.
  */
 export function portalIdentity(baseUrl: string): string {
   let url: URL;
@@ -17,7 +19,15 @@ export function portalIdentity(baseUrl: string): string {
   } catch {
     return baseUrl;
   }
-  return url.origin + url.pathname.replace(/\/+$/, '');
+  const host = url.host.replace(/\.(?=:\d+$|$)/, '');
+  const path = url.pathname
+    .replace(/%[0-9a-fA-F]{2}/g, (escape) => {
+      const c = String.fromCharCode(parseInt(escape.slice(1), 16));
+      return /[A-Za-z0-9\-._~]/.test(c) ? c : escape.toUpperCase();
+    })
+    .replace(/\/{2,}/g, '/')
+    .replace(/\/+$/, '');
+  return `${url.protocol}//${host}${path}`;
 }
 
 /** The entries of each portal (by identity), in the order of their first entry. */

@@ -15,11 +15,32 @@ describe('portalIdentity', () => {
     ['HTTPS://acme.example.com:443/public-api/v1//', 'https://acme.example.com/public-api/v1'],
     ['http://127.0.0.1:80/public-api/v1', 'http://127.0.0.1/public-api/v1'],
     ['https://acme.example.com:8443/public-api/v1', 'https://acme.example.com:8443/public-api/v1'],
+    // A fully qualified host (trailing dot) is the same host.
+    ['https://acme.example.com./public-api/v1', 'https://acme.example.com/public-api/v1'],
+    ['https://acme.example.com.:8443/public-api/v1', 'https://acme.example.com:8443/public-api/v1'],
+    // Repeated slashes anywhere in the path.
+    ['https://acme.example.com//public-api/v1', 'https://acme.example.com/public-api/v1'],
+    ['https://acme.example.com/public-api///v1', 'https://acme.example.com/public-api/v1'],
+    // Percent-encoded unreserved characters are the characters; other escapes in upper case.
+    ['https://acme.example.com/public%2Dapi/%76%31', 'https://acme.example.com/public-api/v1'],
+    ['https://acme.example.com/a%2fb/v1', 'https://acme.example.com/a%2Fb/v1'],
+    // Dot segments.
+    ['https://acme.example.com/x/../public-api/./v1', 'https://acme.example.com/public-api/v1'],
   ]);
 
   it('tells apart portals that differ in host, port or path', () => {
-    const ids = ['https://acme.example.com/public-api/v1', 'https://globex.example.com/public-api/v1', 'https://acme.example.com:8443/public-api/v1', 'https://acme.example.com/other/public-api/v1'].map(portalIdentity);
-    expect(new Set(ids).size).toBe(4);
+    const ids = [
+      'https://acme.example.com/public-api/v1',
+      'https://globex.example.com/public-api/v1',
+      'https://acme.example.com:8443/public-api/v1',
+      'https://acme.example.com/other/public-api/v1',
+      // Paths are case-sensitive, and an encoded slash is not a slash.
+      'https://acme.example.com/Public-API/v1',
+      'https://acme.example.com/public-api%2Fv1',
+      // Another scheme is another origin.
+      'http://acme.example.com/public-api/v1',
+    ].map(portalIdentity);
+    expect(new Set(ids).size).toBe(7);
   });
 });
 
