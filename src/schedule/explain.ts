@@ -1,8 +1,8 @@
 /** The plan in words, for `check-config`: one block per portal, one line per source. */
 import type { Config } from '../config/load.js';
 import { entriesByPortal, portalIdentity } from '../config/identity.js';
-import { formatChange, planOf } from './fit.js';
-import { alertsPagesAllowed, portalOneShotSeconds } from './plan.js';
+import { formatChange, lateWhy, planOf, portalTimeline } from './fit.js';
+import { alertsPagesAllowed, entryRuns, portalOneShotSeconds, timelineOf } from './plan.js';
 
 /** Lines explaining each portal's budget: requests per run and per hour for each source, against the share. */
 export function explainPlan(config: Config): string[] {
@@ -32,6 +32,7 @@ export function explainPlan(config: Config): string[] {
     lines.push(
       `  serve: ${per(plan.requestsPerHour)}${withOthers} of ${plan.capacityPerHour} requests per hour${plan.fits ? '' : ' — does NOT fit'}; once/Lambda: one run of every source with ${config.maxRetries} retries takes up to ${oneShot} s${capped} (give the Lambda a timeout of at least ${oneShot + config.lambdaMarginSeconds} s)`,
     );
+    lines.push(`  ${minuteByMinute(entries)}`);
     // Set only when the plan does not fit.
     if (plan.suggested) {
       // Each interval set for its source, so the line applied alone fits whatever else is set.
@@ -39,4 +40,13 @@ export function explainPlan(config: Config): string[] {
     }
   }
   return lines;
+}
+
+/** The plan minute by minute as serve runs it: each source's first run (its phase), the busiest 60 s, and a run that would be late. */
+function minuteByMinute(entries: Parameters<typeof portalTimeline>[0]): string {
+  const sources = timelineOf(entries.map((e) => entryRuns(e.name, e)));
+  const timeline = portalTimeline(entries);
+  const starts = sources.map((s) => `${s.name} +${s.phaseMs / 1000} s`).join(', ');
+  const late = timeline.late[0];
+  return `serve minute by minute: first runs at ${starts}; busiest 60 s: ${timeline.busiest.requests} of ${entries[0]!.requestsPerMinute} requests${late ? ` — NOT on time: ${lateWhy(late, entries[0]!.requestsPerMinute)}` : ''}`;
 }

@@ -6,7 +6,8 @@ import type { Config, PortalConfig, SettingRef } from '../config/types.js';
 import { entriesByPortal } from '../config/identity.js';
 import { SOURCES, type Source } from '../domain.js';
 import { ConfigError } from '../errors.js';
-import { MAX_INTERVAL_SECONDS, planPortal, runSeconds, type IntervalChange, type PortalPlan } from './plan.js';
+import { entryRuns, MAX_INTERVAL_SECONDS, planPortal, runSeconds, timelineOf, type IntervalChange, type PortalPlan } from './plan.js';
+import { checkTimeline, HEADROOM_MS, type LateRun, type Timeline } from './timeline.js';
 
 /** A setting with a value, as a user would write it: `--x=1`, `POSTURE_X=1`, or `x: 1 in file.yaml`. */
 function formatSetting(ref: SettingRef, value: number | string): string {
@@ -17,6 +18,20 @@ function formatSetting(ref: SettingRef, value: number | string): string {
 export function planOf(portal: PortalConfig, learned: { alertsTotal?: number; pageCap?: number } = {}): PortalPlan {
   const inherited = SOURCES.filter((s) => !portal.intervalSettings?.[s].explicit);
   return planPortal({ requestsPerMinute: portal.requestsPerMinute, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, intervals: portal.intervals, inherited, ...learned });
+}
+
+/** The timeline of every entry of one portal as `serve` runs them together (see timelineOf). */
+export function portalTimeline(entries: readonly PortalConfig[], learned: { alertsTotal?: number; pageCap?: number } = {}): Timeline {
+  return checkTimeline(timelineOf(entries.map((e) => entryRuns(e.name, { ...e, ...learned }))), entries[0]!.requestsPerMinute);
+}
+
+/** Why a plan whose hourly average fits still does not run: its first late run in serve, in words. */
+export function lateWhy(late: LateRun, share: number): string {
+  const at = (ms: number) => `+${Math.round(ms / 1000)} s`;
+  const last = Number.isFinite(late.lastAt) ? `could send its last request only at ${at(late.lastAt)}, less than ${HEADROOM_MS / 1000} s before its deadline ${at(late.deadline)}` : `could not send all its requests before its deadline ${at(late.deadline)}`;
+  const slash = late.name.indexOf('/');
+  const what = slash < 0 ? `/${late.name}` : `${late.name.slice(0, slash)}'s /${late.name.slice(slash + 1)}`;
+  return `serve would run ${what} late (sources phased as check-config shows): its run that starts at ${at(late.startsAt)} ${last} at ${share}/min`;
 }
 
 /** Staleness limit of each source in ms: the setting, else two intervals of the source. */
@@ -52,7 +67,9 @@ export function checkServeConfig(config: Config): ConfigError[] {
     const why =
       plan.requestsPerHour > plan.capacityPerHour
         ? `the intervals need ${Math.ceil(plan.requestsPerHour)} requests per hour but the share allows ${plan.capacityPerHour} (${p.requestsPerMinute}/min)`
-        : `a run of ${long!.source} (${long!.requestsPerRun} requests at ${p.requestsPerMinute}/min) takes at least ${runSeconds(long!.requestsPerRun, p.requestsPerMinute)} s, not less than its interval of ${long!.intervalSeconds} s`;
+        : long
+          ? `a run of ${long.source} (${long.requestsPerRun} requests at ${p.requestsPerMinute}/min) takes at least ${runSeconds(long.requestsPerRun, p.requestsPerMinute)} s, not less than its interval of ${long.intervalSeconds} s`
+          : lateWhy(plan.late!, p.requestsPerMinute);
     const change = plan.change;
     if (!change) {
       out.push(new ConfigError('POSTURE_REQUESTS_PER_MINUTE', `${at}${why}, and no interval up to ${MAX_INTERVAL_SECONDS} s fits: raise POSTURE_REQUESTS_PER_MINUTE or give fewer POSTURE_VITALS_TAGS.`));
@@ -69,9 +86,15 @@ export function checkServeConfig(config: Config): ConfigError[] {
     if (!plans.every((plan) => plan.fits)) continue;
     const together = plans.reduce((n, plan) => n + plan.requestsPerHour, 0);
     const capacity = plans[0]!.capacityPerHour;
-    if (together <= capacity) continue;
     const names = entries.map((e) => e.name).join(', ');
-    out.push(new ConfigError('POSTURE_INTERVAL_SECONDS', `portals ${names} read one portal (${identity}) with one share: their intervals need ${Math.ceil(together)} requests per hour together but the share allows ${capacity} (${entries[0]!.requestsPerMinute}/min): lengthen their intervals about ${Math.ceil((together / capacity) * 10) / 10} times, or read the portal with fewer keys.`));
+    const share = entries[0]!.requestsPerMinute;
+    if (together > capacity) {
+      out.push(new ConfigError('POSTURE_INTERVAL_SECONDS', `portals ${names} read one portal (${identity}) with one share: their intervals need ${Math.ceil(together)} requests per hour together but the share allows ${capacity} (${share}/min): lengthen their intervals about ${Math.ceil((together / capacity) * 10) / 10} times, or read the portal with fewer keys.`));
+      continue;
+    }
+    if (entries.length === 1) continue;
+    const late = portalTimeline(entries).late[0];
+    if (late) out.push(new ConfigError('POSTURE_INTERVAL_SECONDS', `portals ${names} read one portal (${identity}) with one share: ${lateWhy(late, share)}: lengthen their intervals, or read the portal with fewer keys.`));
   }
   return out;
 }

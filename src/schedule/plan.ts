@@ -5,7 +5,8 @@
  */
 import { SETTING_BY_KEY } from '../config/settings.js';
 import { SOURCES, type Source } from '../domain.js';
-import { WINDOW_MS } from './scheduler.js';
+import { PRIORITY, WINDOW_MS } from './scheduler.js';
+import { checkTimeline, type LateRun, type TimelineSource } from './timeline.js';
 import { WINDOW_MARGIN_MS } from './window.js';
 
 /** The longest interval a setting takes (POSTURE_*_INTERVAL_SECONDS, from the settings table): a suggestion beyond it could not be set. */
@@ -51,8 +52,15 @@ export interface PortalPlan {
   readonly requestsPerHour: number;
   /** The share's capacity per hour. */
   readonly capacityPerHour: number;
-  /** Whether every source can run on its interval within the share. */
+  /**
+   * Whether every source can run on its interval within the share: on average over the hour, and
+   * minute by minute as `serve` runs them (the timeline: every run ends in time, HEADROOM_MS early).
+   */
   readonly fits: boolean;
+  /** When the hourly average fits but a run would end too late in `serve`: the first such run. */
+  readonly late?: LateRun;
+  /** Most requests `serve` starts in any 60 s (when the hourly average fits), and when (s from the start). */
+  readonly busiest?: { readonly requests: number; readonly atSeconds: number };
   /**
    * When it does not fit: the smallest intervals that do, minimal in this sense: each is at least
    * its configured interval, a changed one is a whole multiple of 10 s, the plan fits, and none
@@ -109,16 +117,23 @@ export function alertsLimit(args: { pageSize: number; remaining: number | undefi
 }
 
 /** Requests per run of each source. */
-function requestsPerRun(input: PlanInput): Record<Source, number> {
+function requestsPerRun(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'alertsTotal' | 'pageCap'>): Record<Source, number> {
   return { vitals: vitalsRequests(input.vitalsTags), alerts: alertsRequests(input, input.alertsTotal), devices: DEVICES_REQUESTS };
 }
 
 /** The plan of one portal in `serve`. */
 export function planPortal(input: PlanInput): PortalPlan {
   const perRun = requestsPerRun(input);
-  const at = (intervals: Readonly<Record<Source, number>>) => evaluate(perRun, intervals, input.requestsPerMinute);
-  const { sources, requestsPerHour, capacityPerHour, fits } = at(input.intervals);
-  if (fits) return { sources, requestsPerHour, capacityPerHour, fits };
+  const seen = new Map<string, Evaluation>();
+  const at = (intervals: Readonly<Record<Source, number>>): Evaluation => {
+    const key = SOURCES.map((s) => intervals[s]).join();
+    let e = seen.get(key);
+    if (!e) seen.set(key, (e = evaluate(perRun, intervals, input.requestsPerMinute)));
+    return e;
+  };
+  const { sources, requestsPerHour, capacityPerHour, fits, late, busiest } = at(input.intervals);
+  const minute = { ...(late && { late }), ...(busiest && { busiest }) };
+  if (fits) return { sources, requestsPerHour, capacityPerHour, fits, ...minute };
   const suggested = smallestThatFit(input.intervals, at, (s) => runSeconds(perRun[s], input.requestsPerMinute));
   const inherited = SOURCES.filter((s) => input.inherited?.includes(s));
   const intervalAlone = inherited.length ? smallestFitting(Math.max(...inherited.map((s) => input.intervals[s])), (v) => at(withValue(input.intervals, inherited, v))) : undefined;
@@ -133,10 +148,10 @@ export function planPortal(input: PlanInput): PortalPlan {
   candidates.sort((a, b) => changed(a) - changed(b) || at(b.intervals).requestsPerHour - at(a.intervals).requestsPerHour);
   const fallback = suggested && { sources: Object.fromEntries(SOURCES.filter((s) => suggested[s] !== input.intervals[s]).map((s) => [s, suggested[s]])), intervals: suggested };
   const change = candidates[0] ?? fallback;
-  return { sources, requestsPerHour, capacityPerHour, fits, ...(suggested && { suggested }), ...(change && { change }), ...(intervalAlone !== undefined && { intervalAlone }) };
+  return { sources, requestsPerHour, capacityPerHour, fits, ...minute, ...(suggested && { suggested }), ...(change && { change }), ...(intervalAlone !== undefined && { intervalAlone }) };
 }
 
-type Evaluation = Pick<PortalPlan, 'sources' | 'requestsPerHour' | 'capacityPerHour' | 'fits'>;
+type Evaluation = Pick<PortalPlan, 'sources' | 'requestsPerHour' | 'capacityPerHour' | 'fits' | 'late' | 'busiest'>;
 
 /** Requests per hour of each source at `intervals`, and whether they fit the share (every suggestion is checked with this). */
 function evaluate(perRun: Readonly<Record<Source, number>>, intervals: Readonly<Record<Source, number>>, requestsPerMinute: number): Evaluation {
@@ -150,8 +165,42 @@ function evaluate(perRun: Readonly<Record<Source, number>>, intervals: Readonly<
   const requestsPerHour = Math.round(sources.reduce((n, s) => n + s.requestsPerHour, 0) * 1e9) / 1e9;
   const capacityPerHour = (requestsPerMinute * 3_600_000) / WINDOW_MS;
   // A run must also end before the source is due again.
-  const fits = requestsPerHour <= capacityPerHour && sources.every((s) => runSeconds(s.requestsPerRun, requestsPerMinute) < s.intervalSeconds);
-  return { sources, requestsPerHour, capacityPerHour, fits };
+  if (!(requestsPerHour <= capacityPerHour && sources.every((s) => runSeconds(s.requestsPerRun, requestsPerMinute) < s.intervalSeconds))) return { sources, requestsPerHour, capacityPerHour, fits: false };
+  // And minute by minute, as serve runs them, every run ends in time.
+  const timeline = checkTimeline(timelineOf([{ name: '', perRun, intervals }]), requestsPerMinute);
+  const busiest = { requests: timeline.busiest.requests, atSeconds: timeline.busiest.at / 1000 };
+  return { sources, requestsPerHour, capacityPerHour, fits: timeline.late.length === 0, ...(timeline.late[0] && { late: timeline.late[0] }), busiest };
+}
+
+/** What `serve` runs of one entry of a portal: each source's requests per run and interval (s). */
+export interface EntryRuns {
+  readonly name: string;
+  readonly perRun: Readonly<Record<Source, number>>;
+  readonly intervals: Readonly<Record<Source, number>>;
+}
+
+/**
+ * The sources of the entries of one portal as `serve` starts them: phased, so that not every
+ * source is due at once: Vitals of every entry first, then device totals, then /alerts (the
+ * scheduler's priorities), their first runs spread evenly over the shortest interval, in whole
+ * seconds. `serve` starts each source at its phase; the plan's timeline runs the same phases.
+ */
+export function timelineOf(entries: readonly EntryRuns[]): TimelineSource[] {
+  const order = [...SOURCES].sort((a, b) => PRIORITY[a] - PRIORITY[b]);
+  const pairs = order.flatMap((source) => entries.map((entry) => ({ entry, source })));
+  const shortest = Math.min(...pairs.map(({ entry, source }) => entry.intervals[source]));
+  return pairs.map(({ entry, source }, i) => ({
+    name: entries.length > 1 ? `${entry.name}/${source}` : source,
+    priority: PRIORITY[source],
+    requests: entry.perRun[source],
+    intervalMs: entry.intervals[source] * 1000,
+    phaseMs: Math.floor((i * shortest) / pairs.length) * 1000,
+  }));
+}
+
+/** What `serve` runs of one entry, for timelineOf. */
+export function entryRuns(name: string, input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'intervals' | 'alertsTotal' | 'pageCap'>): EntryRuns {
+  return { name, perRun: requestsPerRun(input), intervals: input.intervals };
 }
 
 function withValue(intervals: Readonly<Record<Source, number>>, which: readonly Source[], value: number): Record<Source, number> {
@@ -168,8 +217,11 @@ function withValue(intervals: Readonly<Record<Source, number>>, which: readonly 
 function smallestFitting(current: number, fitsWith: (value: number) => Evaluation): number | undefined {
   if (fitsWith(current).fits) return current;
   if (!fitsWith(MAX_INTERVAL_SECONDS).fits) return undefined;
-  // Bisect over the multiples of 10 s above `current` (the top one, 86400, fits).
+  // The multiples of 10 s above `current`: the first few one by one (how the sources line up
+  // minute by minute changes with the interval, so a longer one does not always fit when a shorter
+  // one does), then by bisection (the top one, 86400, fits).
   let lo = Math.floor(current / 10) + 1;
+  for (const end = lo + LINEAR_STEPS; lo < end && lo < MAX_INTERVAL_SECONDS / 10; lo++) if (fitsWith(lo * 10).fits) return lo * 10;
   let hi = MAX_INTERVAL_SECONDS / 10;
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
@@ -178,6 +230,9 @@ function smallestFitting(current: number, fitsWith: (value: number) => Evaluatio
   }
   return lo * 10;
 }
+
+/** Multiples of 10 s smallestFitting tries one by one before it bisects. */
+const LINEAR_STEPS = 30;
 
 /** `suggested` of PortalPlan (see there for the sense in which it is smallest). */
 function smallestThatFit(current: Readonly<Record<Source, number>>, at: (intervals: Readonly<Record<Source, number>>) => Evaluation, run: (s: Source) => number): Record<Source, number> | undefined {
@@ -191,10 +246,15 @@ function smallestThatFit(current: Readonly<Record<Source, number>>, at: (interva
   // A run that outlasts its interval needs that source longer still (the next multiple of 10 s past the run).
   for (const s of SOURCES) if (run(s) >= out[s]) out[s] = Math.min(MAX_INTERVAL_SECONDS, (Math.floor(run(s) / 10) + 1) * 10);
   if (!at(out).fits) Object.assign(out, longest);
-  // Lowering one source only adds load, so a source lowered earlier stays as low as it can go.
-  for (const s of ['alerts', 'vitals', 'devices'] as const) {
-    const cap = out[s];
-    out[s] = Math.min(cap, smallestFitting(current[s], (v) => at({ ...out, [s]: Math.min(v, cap) })) ?? cap);
+  // Lowering one source adds load, but also moves where the runs line up minute by minute, so a
+  // source lowered earlier may go lower still once the others have: again until none moves.
+  for (let round = 0, moved = true; moved && round < 5; round++) {
+    moved = false;
+    for (const s of ['alerts', 'vitals', 'devices'] as const) {
+      const cap = out[s];
+      out[s] = Math.min(cap, smallestFitting(current[s], (v) => at({ ...out, [s]: Math.min(v, cap) })) ?? cap);
+      moved ||= out[s] !== cap;
+    }
   }
   return out;
 }

@@ -1,7 +1,8 @@
 /**
  * `serve`'s check of each portal's intervals, in the words a user reads: which constraint fails
- * (the hourly share or a run longer than its interval), the change to make, and the setting named.
- * Figures worked by hand from docs/budget.md's formula.
+ * (the hourly share, a run longer than its interval, or a run late minute by minute), the change to
+ * make, and the setting named. Hourly figures worked by hand from docs/budget.md's formula; where
+ * the minute by minute timeline moves a suggestion, the comment says why.
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/load.js';
@@ -14,18 +15,21 @@ const problems = (c: Config) => checkServeConfig(c).map((e) => [e.setting, e.mes
 
 describe('checkServeConfig', () => {
   it("gives the docs' message: one source, and POSTURE_INTERVAL_SECONDS as the alternative", () => {
-    // Vitals 4 × 60 + /alerts 1 × 120 + devices 2 × 60 = 480 of 300. Vitals alone: 14400 / x ≤ 60 → 240 s.
-    // POSTURE_INTERVAL_SECONDS (Vitals and devices): 6 × 3600 / x ≤ 180 → 120 s.
+    // Vitals 4 × 60 + /alerts 1 × 120 + devices 2 × 60 = 480 of 300. Vitals alone: 14400 / x ≤ 60 → 240 s,
+    // and POSTURE_INTERVAL_SECONDS (Vitals and devices): 6 × 3600 / x ≤ 180 → 120 s, each exactly 300
+    // per hour, which 5 requests per 61 s cannot keep up with: every source changes.
     expect(problems(env({ POSTURE_VITALS_TAGS: 'a,b,c', POSTURE_ALERTS_INTERVAL_SECONDS: '30', POSTURE_INTERVAL_SECONDS: '60' }))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 480 requests per hour but the share allows 300 (5/min): set POSTURE_VITALS_INTERVAL_SECONDS=240 (or POSTURE_INTERVAL_SECONDS=120), or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 480 requests per hour but the share allows 300 (5/min): set POSTURE_VITALS_INTERVAL_SECONDS=100 POSTURE_ALERTS_INTERVAL_SECONDS=50 POSTURE_DEVICES_INTERVAL_SECONDS=100, or raise POSTURE_REQUESTS_PER_MINUTE.'],
     ]);
   });
 
   it('names POSTURE_INTERVAL_SECONDS as the alternative when no interval is set at all', () => {
-    // Share 1 (60 per hour), 10 tags, every source at the default 300 s: 132 + 12 + 24. Vitals alone:
-    // 39600 / x ≤ 24 → 1,650 s (a run of 11 requests spans 610 s). All three: 14 × 3600 / x ≤ 60 → 840 s.
+    // Share 1 (60 per hour), 10 tags, every source at the default 300 s: 132 + 12 + 24. Vitals alone
+    // by the hour: 39600 / x ≤ 24 → 1,650 s, but a run of 11 requests then holds the share for 610 s
+    // and the other sources' runs wait past their deadlines. All three: 14 × 3600 / x ≤ 60 → 840 s by
+    // the hour, 850 s minute by minute.
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_TAGS: tags(10) }))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 168 requests per hour but the share allows 60 (1/min): set POSTURE_VITALS_INTERVAL_SECONDS=1650 (or POSTURE_INTERVAL_SECONDS=840), or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_INTERVAL_SECONDS', 'the intervals need 168 requests per hour but the share allows 60 (1/min): set POSTURE_INTERVAL_SECONDS=850, or raise POSTURE_REQUESTS_PER_MINUTE.'],
     ]);
   });
 
@@ -39,9 +43,13 @@ describe('checkServeConfig', () => {
     // 70 tags at 10 a window: 71 requests span 8 windows, 7 × 61 = 427 s; 598.6 + 0.1 per hour of 600.
     const c = env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '427', POSTURE_INTERVAL_SECONDS: '86400' });
     expect(problems(c)).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'a run of vitals (71 requests at 10/min) takes at least 427 s, not less than its interval of 427 s: set POSTURE_VITALS_INTERVAL_SECONDS=430, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'a run of vitals (71 requests at 10/min) takes at least 427 s, not less than its interval of 427 s: set POSTURE_VITALS_INTERVAL_SECONDS=440, or raise POSTURE_REQUESTS_PER_MINUTE.'],
     ]);
-    expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '428', POSTURE_INTERVAL_SECONDS: '86400' }))).toEqual([]);
+    // At 428 s the run fits its interval, but its last request leaves less than 10 s to be read or retried.
+    expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '428', POSTURE_INTERVAL_SECONDS: '86400' }))).toEqual([
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late (sources phased as check-config shows): its run that starts at +0 s could send its last request only at +427 s, less than 10 s before its deadline +428 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=440, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+    ]);
+    expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '437', POSTURE_INTERVAL_SECONDS: '86400' }))).toEqual([]);
   });
 
   it('says the run is too long, not the hour too full, when the hour is exactly full', () => {
@@ -49,7 +57,8 @@ describe('checkServeConfig', () => {
     // + 3 × 3600 / 2745 = 596.07 + 3.93 = 600, the share's capacity exactly. Vitals at 620 s: 590.4.
     const c = env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(100), POSTURE_VITALS_INTERVAL_SECONDS: '610', POSTURE_INTERVAL_SECONDS: '2745' });
     expect(problems(c)).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'a run of vitals (101 requests at 10/min) takes at least 610 s, not less than its interval of 610 s: set POSTURE_VITALS_INTERVAL_SECONDS=620, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      // 620 s by the run's length, 630 s for the 10 s a last request needs to be read or retried.
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'a run of vitals (101 requests at 10/min) takes at least 610 s, not less than its interval of 610 s: set POSTURE_VITALS_INTERVAL_SECONDS=630, or raise POSTURE_REQUESTS_PER_MINUTE.'],
     ]);
   });
 
@@ -61,7 +70,8 @@ describe('checkServeConfig', () => {
   });
 
   it('rounds the requests per hour up and names the portal when there are several', () => {
-    // Portal b: Vitals every 11 s: 3600 / 11 = 327.3 + 12 + 24 = 363.3, 364 rounded up; alone 3600 / x ≤ 264 → 20 s.
+    // Portal b: Vitals every 11 s: 3600 / 11 = 327.3 + 12 + 24 = 363.3, 364 rounded up; alone 3600 / x ≤ 264 → 20 s
+    // by the hour, where a window holding a devices run leaves 3 slots for Vitals every 20 s: 30 s.
     const c = loadConfig({
       env: {
         POSTURE_CONFIG: JSON.stringify({
@@ -74,7 +84,7 @@ describe('checkServeConfig', () => {
       flags: {},
     });
     expect(problems(c)).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'portal b: the intervals need 364 requests per hour but the share allows 300 (5/min): set portals[1].vitals_interval_seconds: 20 in POSTURE_CONFIG, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'portal b: the intervals need 364 requests per hour but the share allows 300 (5/min): set portals[1].vitals_interval_seconds: 30 in POSTURE_CONFIG, or raise POSTURE_REQUESTS_PER_MINUTE.'],
     ]);
   });
 
@@ -90,20 +100,36 @@ describe('checkServeConfig', () => {
     ]);
     // Every 85 s: 169.4 each, 338.8 together: 339, 1.13 times → 1.2 (1.1 would still be 308).
     expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 85, portals: two }) }, flags: {} }))[0]![1]).toContain('their intervals need 339 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.2 times');
-    // Every 96 s: 150 each, exactly 300 together.
-    expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 96, portals: two }) }, flags: {} }))).toEqual([]);
+    // Every 96 s: 150 each, exactly 300 together by the hour, which 5 requests per 61 s cannot keep up with.
+    expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 96, portals: two }) }, flags: {} }))).toEqual([
+      ['POSTURE_INTERVAL_SECONDS', "portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: serve would run blue's /alerts late (sources phased as check-config shows): its run that starts at +944 s could not send all its requests before its deadline +1040 s at 5/min: lengthen their intervals, or read the portal with fewer keys."],
+    ]);
+    // Every 100 s: 144 each, 288 together, runs.
+    expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 100, portals: two }) }, flags: {} }))).toEqual([]);
     // One entry that does not fit alone (327.3 + 3 × 37.5 = 439.8) is reported alone, not again together.
     const c2 = loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 96, portals: [two[0], { ...two[1], vitals_interval_seconds: 11 }] }) }, flags: {} });
     expect(problems(c2)).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'portal blue: the intervals need 440 requests per hour but the share allows 300 (5/min): set portals[1].vitals_interval_seconds: 20 in POSTURE_CONFIG, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'portal blue: the intervals need 440 requests per hour but the share allows 300 (5/min): set portals[1].vitals_interval_seconds: 30 in POSTURE_CONFIG, or raise POSTURE_REQUESTS_PER_MINUTE.'],
     ]);
   });
 });
 
-describe('checkServeConfig at the capacity exactly', () => {
-  it('accepts intervals whose load is exactly the share', () => {
+describe('checkServeConfig at the capacity exactly, and minute by minute', () => {
+  it('refuses intervals whose load is exactly the share by the hour: one request per 61 s falls behind', () => {
     // Share 1 (60 per hour): 3600 × (1/70 + 1/700 + 2/2100) = 60.
-    expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_INTERVAL_SECONDS: '70', POSTURE_ALERTS_INTERVAL_SECONDS: '700', POSTURE_DEVICES_INTERVAL_SECONDS: '2100' }))).toEqual([]);
+    expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_INTERVAL_SECONDS: '70', POSTURE_ALERTS_INTERVAL_SECONDS: '700', POSTURE_DEVICES_INTERVAL_SECONDS: '2100' }))).toEqual([
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late (sources phased as check-config shows): its run that starts at +70 s could not send all its requests before its deadline +140 s at 1/min: set POSTURE_VITALS_INTERVAL_SECONDS=100, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+    ]);
+  });
+
+  it('two Vitals tags every 180 s and the other sources every 60 s: accepted at a share of 5 (phased), refused at 4 with the interval that fits', () => {
+    const at = (share: number) => env({ POSTURE_REQUESTS_PER_MINUTE: String(share), POSTURE_VITALS_TAGS: 'a,b', POSTURE_VITALS_INTERVAL_SECONDS: '180', POSTURE_ALERTS_INTERVAL_SECONDS: '60', POSTURE_DEVICES_INTERVAL_SECONDS: '60' });
+    // 3 Vitals requests every 180 s, 2 device totals and 1 /alerts page every 60 s: 240 per hour, 6 in a
+    // minute where every source is due. At 4 per 61 s the runs fall behind whatever the phases.
+    expect(problems(at(5))).toEqual([]);
+    expect(problems(at(4))).toEqual([
+      ['POSTURE_ALERTS_INTERVAL_SECONDS', 'serve would run /alerts late (sources phased as check-config shows): its run that starts at +220 s could not send all its requests before its deadline +280 s at 4/min: set POSTURE_ALERTS_INTERVAL_SECONDS=80, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+    ]);
   });
 });
 

@@ -1,5 +1,6 @@
 // The interval change check-config suggests (PortalPlan.change, docs/budget.md): the fewest sources
-// first, then the fewest requests per hour given up; the figures below are worked out by hand.
+// first, then the fewest requests per hour given up; the figures below are worked out by hand by the
+// hour, then checked minute by minute (the plan's timeline).
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { formatChange, planOf } from '../../src/schedule/fit.js';
@@ -12,9 +13,14 @@ describe('the least interval change', () => {
     const plan = planPortal({ requestsPerMinute: 12, pageSize: 50, vitalsTags: ['t0'], intervals: { vitals: 45, alerts: 45, devices: 45 }, inherited: ['vitals', 'alerts', 'devices'], alertsTotal: 393 });
     expect(plan.sources.map((s) => s.requestsPerRun)).toEqual([2, 8, 2]);
     expect(plan.fits).toBe(false);
-    // All three at 60 s: 12·60 = 720, which fits (50 s: 864 does not); /alerts alone at 80 s: 160 + 360 + 160 = 680 (70 s: 731 does not).
-    expect(plan.intervalAlone).toBe(60);
-    expect(plan.change).toEqual({ sources: { alerts: 80 }, intervals: { vitals: 45, alerts: 80, devices: 45 } });
+    // All three at 60 s: 12·60 = 720, the whole hour, which one window's 1 s margin cannot keep up
+    // with; 70 s: 617 per hour runs. /alerts alone at 80 s: 160 + 360 + 160 = 680 per hour, but then
+    // a devices run meets 8 /alerts pages in its window and ends late; at 90 s it runs.
+    expect(plan.intervalAlone).toBe(70);
+    expect(plan.change).toEqual({ sources: { alerts: 90 }, intervals: { vitals: 45, alerts: 90, devices: 45 } });
+    const at = (alerts: number) => planPortal({ requestsPerMinute: 12, pageSize: 50, vitalsTags: ['t0'], intervals: { vitals: 45, alerts, devices: 45 }, alertsTotal: 393 });
+    expect(at(80).late).toMatchObject({ name: 'devices' });
+    expect(at(90).fits).toBe(true);
   });
 
   it('when no single setting fixes it, names only the sources whose interval changes, and has no POSTURE_INTERVAL_SECONDS value when none inherits it', () => {
@@ -23,9 +29,10 @@ describe('the least interval change', () => {
     expect(plan.requestsPerHour).toBe(1086);
     expect(plan.capacityPerHour).toBe(180);
     // Stretched by 1086/180: Vitals 100, /alerts 3620, devices 130; lowered /alerts first: 600 (108 + 6 + 55.4 fits),
-    // then Vitals: 10800/v ≤ 180 - 6 - 55.4 → 100, then devices: 7200/v ≤ 180 - 108 - 6 → 110.
-    expect(plan.suggested).toEqual({ vitals: 100, alerts: 600, devices: 110 });
-    expect(plan.change).toEqual({ sources: { vitals: 100, devices: 110 }, intervals: { vitals: 100, alerts: 600, devices: 110 } });
+    // then Vitals: 10800/v ≤ 180 - 6 - 55.4 → 100, then devices: 7200/v ≤ 180 - 108 - 6 → 110 by the hour, where
+    // 174 of 180 per hour falls behind minute by minute; 120 (168 per hour) runs.
+    expect(plan.suggested).toEqual({ vitals: 100, alerts: 600, devices: 120 });
+    expect(plan.change).toEqual({ sources: { vitals: 100, devices: 120 }, intervals: { vitals: 100, alerts: 600, devices: 120 } });
     expect(plan).not.toHaveProperty('intervalAlone');
   });
 

@@ -69,14 +69,14 @@ describe('planPortal: the docs\' worked examples (share 5, 300 requests per hour
     expect(plan.fits).toBe(fits);
   });
 
-  it('suggests intervals from the same-proportions 2,440 s when the pages are capped at 100, Vitals lowered to 1,830 s', () => {
+  it('suggests intervals that run minute by minute when the pages are capped at 100', () => {
     const plan = planPortal(input({ alertsTotal: 20_000, pageCap: 100 }));
-    // 2,436 per hour over 300: a factor of 8.12, 300 s × 8.12 = 2,436 s, to the next 10 s; then
-    // /alerts cannot go lower (2,430 s: 300.7 per hour), Vitals can: 3600 / x ≤ 300 − 202 × 3600 / 2,440
-    // → x ≥ 1,830 s; devices at 2,430 s would be 300.01.
-    expect(plan.suggested).toEqual({ vitals: 1_830, alerts: 2_440, devices: 2_440 });
-    // Per source, /alerts alone: 203 requests per 300 s would need 200 / x ≤ (300 − 36)/3600.
-    expect(plan.change).toEqual({ sources: { alerts: 2_730 }, intervals: { vitals: 300, alerts: 2_730, devices: 300 } });
+    // 2,436 per hour over 300: no single source fixes it (/alerts alone needs 200 pages every
+    // 2,730 s, and then 200 requests in a row hold every window for 40 windows, past the other
+    // sources' 300 s). Every source changes, and each suggestion fits the timeline.
+    expect(plan.suggested).toEqual({ vitals: 2_380, alerts: 2_460, devices: 6_010 });
+    expect(plan.change).toEqual({ sources: { vitals: 2_380, alerts: 2_460, devices: 6_010 }, intervals: { vitals: 2_380, alerts: 2_460, devices: 6_010 } });
+    expect(planPortal(input({ alertsTotal: 20_000, pageCap: 100, intervals: plan.suggested! })).fits).toBe(true);
     expect(plan.intervalAlone).toBeUndefined();
   });
 
@@ -88,34 +88,40 @@ describe('planPortal: the docs\' worked examples (share 5, 300 requests per hour
     expect(perRun(planPortal(input({ alertsTotal: 1_001 })))).toEqual([2, 1, 2]);
   });
 
-  it('fits exactly at the share\'s capacity and not a request above it', () => {
-    // 3600 × (1/60 + 2/60 + 1/30) = 60 + 120 + 120 = 300.
+  it('refuses a load of exactly the share\'s capacity: each window\'s 1 s margin makes the share 5 per 61 s, and the runs fall behind', () => {
+    // 3600 × (1/60 + 2/60 + 1/30) = 60 + 120 + 120 = 300 per hour: 5 every 60 s, where at most 5 can
+    // start every 61 s. Every minute the runs fall a second further behind, until /alerts (every
+    // 30 s, the lowest priority) has no slot before its deadline.
     const at = planPortal(input({ intervals: { vitals: 60, devices: 60, alerts: 30 }, inherited: [] }));
     expect(at.requestsPerHour).toBe(300);
-    expect(at.fits).toBe(true);
-    expect(at).toEqual({ sources: at.sources, requestsPerHour: 300, capacityPerHour: 300, fits: true });
-    const over = planPortal(input({ intervals: { vitals: 60, devices: 60, alerts: 29 }, inherited: [] }));
-    expect(over.fits).toBe(false);
-    expect(over.change).toEqual({ sources: { alerts: 30 }, intervals: { vitals: 60, devices: 60, alerts: 30 } });
+    expect(at.fits).toBe(false);
+    expect(at.late).toMatchObject({ name: 'alerts', lastAt: Infinity });
+    // Vitals every 70 s: 5 every 60 s at most in any minute, less over the hour.
+    expect(at.change).toEqual({ sources: { vitals: 70 }, intervals: { vitals: 70, devices: 60, alerts: 30 } });
+    expect(planPortal(input({ intervals: { vitals: 70, devices: 60, alerts: 30 }, inherited: [] })).fits).toBe(true);
   });
 
-  it('fits a load of exactly the capacity that floating point sums a hair above it', () => {
-    // Share 1: 3600 × (1/70 + 1/700 + 2/2100) = 360/7 + 36/7 + 24/7 = 60, the capacity.
+  it('refuses a load of exactly the capacity that floating point sums a hair above it', () => {
+    // Share 1: 3600 × (1/70 + 1/700 + 2/2100) = 360/7 + 36/7 + 24/7 = 60, the hourly capacity, which
+    // one request per 61 s cannot keep up with.
     const plan = planPortal(input({ requestsPerMinute: 1, intervals: { vitals: 70, alerts: 700, devices: 2_100 } }));
     expect(plan.requestsPerHour).toBe(60);
-    expect(plan.fits).toBe(true);
+    expect(plan.fits).toBe(false);
   });
 
-  it('refuses a run that does not end before its source is due again, even within the hourly share', () => {
-    // 70 tags at 10 a window: 71 Vitals requests span 8 windows, 7 × 61 s = 427 s; 71 per 427 s is 598.6 per hour of 600.
+  it('refuses a run that does not end 10 s before its source is due again, even within the hourly share', () => {
+    // 70 tags at 10 a window: 71 Vitals requests span 8 windows, 7 × 61 s = 427 s; 71 per 427 s is
+    // 598.6 per hour of 600. The last request goes at 427 s and must leave 10 s (HEADROOM_MS) to be
+    // read or retried: an interval of at least 437 s, 440 s in multiples of 10.
     const base = { requestsPerMinute: 10, vitalsTags: tags(70) };
     const long = { alerts: 86_400, devices: 86_400 };
     expect(runSeconds(71, 10)).toBe(427);
     const at = planPortal(input({ ...base, intervals: { vitals: 427, ...long } }));
     expect(at.requestsPerHour).toBeLessThan(600);
     expect(at.fits).toBe(false);
-    expect(at.change).toEqual({ sources: { vitals: 430 }, intervals: { vitals: 430, ...long } });
-    expect(planPortal(input({ ...base, intervals: { vitals: 428, ...long } })).fits).toBe(true);
+    expect(at.change).toEqual({ sources: { vitals: 440 }, intervals: { vitals: 440, ...long } });
+    expect(planPortal(input({ ...base, intervals: { vitals: 436, ...long } })).late).toMatchObject({ name: 'vitals', startsAt: 0, lastAt: 427_000, deadline: 436_000 });
+    expect(planPortal(input({ ...base, intervals: { vitals: 437, ...long } })).fits).toBe(true);
   });
 
   it('names POSTURE_INTERVAL_SECONDS alone for the inheriting sources at the smallest multiple of 10 s that fits', () => {
@@ -136,23 +142,25 @@ describe('planPortal: the docs\' worked examples (share 5, 300 requests per hour
     expect(plan.intervalAlone).toBe(300);
   });
 
-  it('prefers one source to POSTURE_INTERVAL_SECONDS, and of the sources the one that gives up the fewest requests per hour', () => {
+  it('prefers one source to POSTURE_INTERVAL_SECONDS, and of the sources that fit alone the one that gives up the fewest requests per hour', () => {
     // Vitals at 20 s (180 per hour), /alerts at 300 s (12), devices at 60 s (120): 312 of 300.
-    // Vitals alone: 3600 / x ≤ 168 → 30 s, 252 per hour. Devices alone: 7200 / x ≤ 108 → 70 s,
-    // 294.9 per hour. /alerts alone cannot fix it. POSTURE_INTERVAL_SECONDS alone: 300 s, two sources changed.
+    // Vitals alone: 3600 / x ≤ 168 → 30 s, 252 per hour. Devices alone at 70 s would be 294.9 per
+    // hour, within the hour's 300 but not minute by minute. POSTURE_INTERVAL_SECONDS alone: 300 s,
+    // two sources changed.
     const plan = planPortal(input({ intervals: { vitals: 20, alerts: 300, devices: 60 }, inherited: ['vitals', 'alerts', 'devices'] }));
     expect(plan.requestsPerHour).toBe(312);
-    expect(plan.change).toEqual({ sources: { devices: 70 }, intervals: { vitals: 20, alerts: 300, devices: 70 } });
+    expect(plan.change).toEqual({ sources: { vitals: 30 }, intervals: { vitals: 30, alerts: 300, devices: 60 } });
+    expect(planPortal(input({ intervals: { vitals: 20, alerts: 300, devices: 70 } })).fits).toBe(false);
     expect(plan.intervalAlone).toBe(300);
   });
 
-  it('lowers /alerts first, then Vitals, then devices, from the same-proportions stretch', () => {
-    // Share 1 (60 per hour), every source at 10 s except devices at 300 s: 360 + 360 + 24 = 744, a
-    // factor of 12.4: 124 → 130 s, 130 s, 3,720 s (57.3 per hour). /alerts first: 3600 / x ≤ 60 −
-    // 27.7 − 1.9 → 120 s; then Vitals: 3600 / x ≤ 60 − 30 − 1.9 → 130 s; then devices: 7200 / x ≤
-    // 60 − 30 − 27.7 → 3,120 s (exactly 60: 360/13 + 30 + 30/13).
+  it('lowers /alerts first, then Vitals, then devices, from the same-proportions stretch, as far as each runs minute by minute', () => {
+    // Share 1 (60 per hour, one request per 61 s): every source at 10 s except devices at 300 s: 744
+    // per hour, a factor of 12.4, then each lowered while the timeline still runs.
     const plan = planPortal(input({ requestsPerMinute: 1, intervals: { vitals: 10, alerts: 10, devices: 300 } }));
-    expect(plan.suggested).toEqual({ vitals: 130, alerts: 120, devices: 3_120 });
+    expect(plan.suggested).toEqual({ vitals: 190, alerts: 190, devices: 350 });
+    expect(planPortal(input({ requestsPerMinute: 1, intervals: plan.suggested! })).fits).toBe(true);
+    for (const s of ['vitals', 'alerts', 'devices'] as const) expect(planPortal(input({ requestsPerMinute: 1, intervals: { ...plan.suggested!, [s]: plan.suggested![s] - 10 } })).fits).toBe(false);
   });
 
   it('has no suggestion when even the longest intervals do not fit', () => {

@@ -1,0 +1,183 @@
+/**
+ * The plan as `serve` runs it, minute by minute: every source of every entry of one portal started
+ * on its grid (its phase, then every interval), each run's requests through a model of the
+ * portal's scheduler (src/schedule/scheduler.ts): one request in flight, the share in any window
+ * of 60 s and its 1 s margin, the highest priority first (a run's follow-up requests before new
+ * runs), then in arrival order. Whether every run ends in time is what check-config, `serve`,
+ * `once` and the Lambda all check (src/schedule/fit.ts), so a plan they accept runs with no late
+ * source: including the first cycle, where every source is due, and each common multiple of the
+ * intervals. Pure: numbers in, numbers out.
+ */
+import { WINDOW_MARGIN_MS } from './window.js';
+
+const WINDOW_MS = 60_000;
+
+/** How long the model holds a request in flight: the next request of the portal waits for it. */
+export const MODEL_REQUEST_MS = 1_000;
+/**
+ * How long before its deadline a run's last request must go out: time to read it, and to retry it
+ * once at once (a 502, a cut body) when the window has a slot. A run that leaves less is late
+ * whenever a response is slow.
+ */
+export const HEADROOM_MS = 10_000;
+/** The shortest stretch the model runs: an hour. */
+const MIN_HORIZON_MS = 3_600_000;
+/** The longest common multiple of the intervals the model runs through whole: 4 hours. */
+const MAX_HORIZON_MS = 4 * 3_600_000;
+
+/** One source of one entry, as the timeline runs it. */
+export interface TimelineSource {
+  /** For what the timeline reports, e.g. `acme/alerts`. */
+  readonly name: string;
+  /** The scheduler's priority of a run's first request (PRIORITY); the rest go as continuations (0). */
+  readonly priority: number;
+  /** Requests of one run. */
+  readonly requests: number;
+  readonly intervalMs: number;
+  /** When its first run starts, after the others' (ms). */
+  readonly phaseMs: number;
+}
+
+/** A run that would end too late. */
+export interface LateRun {
+  readonly name: string;
+  /** When the run started (ms from the start). */
+  readonly startsAt: number;
+  /** When its last request could go, or Infinity when it never could before its deadline. */
+  readonly lastAt: number;
+  readonly deadline: number;
+}
+
+export interface Timeline {
+  /** The first run that would not end HEADROOM_MS before its deadline (none: the plan runs). */
+  readonly late: readonly LateRun[];
+  /** Most requests started in any 60 s, and when the first such window starts (ms from the start). */
+  readonly busiest: { readonly requests: number; readonly at: number };
+  /** How long the model ran (ms). */
+  readonly horizonMs: number;
+}
+
+interface Pending {
+  readonly source: number;
+  readonly priority: number;
+  readonly arrival: number;
+  readonly seq: number;
+  readonly startsAt: number;
+  readonly deadline: number;
+  left: number;
+}
+
+function gcd(a: number, b: number): number {
+  while (b) [a, b] = [b, a % b];
+  return a;
+}
+
+/** The intervals' common multiple (ms), or undefined past MAX_HORIZON_MS. */
+function commonMultiple(sources: readonly TimelineSource[]): number | undefined {
+  let lcm = 1_000;
+  for (const s of sources) {
+    lcm = (lcm / gcd(lcm, s.intervalMs)) * s.intervalMs;
+    if (lcm > MAX_HORIZON_MS) return undefined;
+  }
+  return lcm;
+}
+
+/**
+ * Runs `sources` as `serve` runs them. When the intervals repeat within 4 hours, the timeline
+ * covers their common multiple (at least an hour) and every run of it: every way the runs line up
+ * is seen. When they
+ * do not, the runs drift through every alignment over the days, so the timeline also runs them
+ * with every source due at once, the first cycle of an unphased start, besides 4 hours as phased.
+ */
+export function checkTimeline(sources: readonly TimelineSource[], share: number): Timeline {
+  const longest = Math.max(...sources.map((s) => s.intervalMs));
+  const phases = Math.max(0, ...sources.map((s) => s.phaseMs));
+  const lcm = commonMultiple(sources);
+  // At least an hour: a plan at the edge of the share falls behind a little every cycle (the 1 s margin of each window).
+  const phased = runTimeline(sources, share, Math.max(lcm ?? MAX_HORIZON_MS, MIN_HORIZON_MS) + phases + longest);
+  if (lcm !== undefined || phased.late.length > 0) return phased;
+  const together = runTimeline(
+    sources.map((s) => ({ ...s, phaseMs: 0 })),
+    share,
+    2 * longest,
+  );
+  return together.late.length > 0 ? together : phased;
+}
+
+/** Runs `sources` on one portal's share from an empty window, every run that starts before `horizonMs`. */
+function runTimeline(sources: readonly TimelineSource[], share: number, horizonMs: number): Timeline {
+  // Run starts in time order (ties: the order of `sources`).
+  const starts: Array<{ source: number; at: number }> = [];
+  sources.forEach((s, i) => {
+    for (let at = s.phaseMs; at < horizonMs; at += s.intervalMs) starts.push({ source: i, at });
+  });
+  starts.sort((a, b) => a.at - b.at || a.source - b.source);
+  const queue: Pending[] = [];
+  const grants: number[] = [];
+  const late: LateRun[] = [];
+  let next = 0;
+  let seq = 0;
+  let now = 0;
+  let busyUntil = 0;
+  const admit = (until: number) => {
+    for (; next < starts.length && starts[next]!.at <= until; next++) {
+      const { source, at } = starts[next]!;
+      const s = sources[source]!;
+      queue.push({ source, priority: s.priority, arrival: at, seq: seq++, startsAt: at, deadline: at + s.intervalMs, left: s.requests });
+    }
+  };
+  const head = (): Pending | undefined => {
+    let best: Pending | undefined;
+    for (const p of queue) if (p.arrival <= now && (!best || p.priority < best.priority || (p.priority === best.priority && p.seq < best.seq))) best = p;
+    return best;
+  };
+  // The first late run decides: the plan does not fit.
+  while (late.length === 0) {
+    now = Math.max(now, busyUntil);
+    admit(now);
+    let p = head();
+    if (!p) {
+      const arrivals = queue.map((q) => q.arrival);
+      if (next < starts.length) arrivals.push(starts[next]!.at);
+      if (arrivals.length === 0) break;
+      now = Math.max(now, Math.min(...arrivals));
+      continue;
+    }
+    // The window (and its margin) after the start `share` places back (the scheduler's nextStart).
+    const slot = grants.length >= share ? Math.max(now, grants[grants.length - share]! + WINDOW_MS + WINDOW_MARGIN_MS) : now;
+    if (slot > now) {
+      // Waiting for the window: whatever arrives meanwhile competes for the slot.
+      now = slot;
+      admit(now);
+      p = head()!;
+    }
+    if (now > p.deadline) {
+      // The scheduler refuses the slot: the run fails as late.
+      late.push({ name: sources[p.source]!.name, startsAt: p.startsAt, lastAt: Infinity, deadline: p.deadline });
+      break;
+    }
+    grants.push(now);
+    busyUntil = now + MODEL_REQUEST_MS;
+    p.left--;
+    if (p.left > 0) {
+      // Its next request (page, tag) follows when this one has been read, ahead of new runs.
+      queue.splice(queue.indexOf(p), 1);
+      queue.push({ ...p, priority: 0, arrival: busyUntil, seq: seq++ });
+    } else {
+      queue.splice(queue.indexOf(p), 1);
+      if (now + HEADROOM_MS > p.deadline) late.push({ name: sources[p.source]!.name, startsAt: p.startsAt, lastAt: now, deadline: p.deadline });
+    }
+  }
+  return { late, busiest: busiestOf(grants), horizonMs };
+}
+
+/** Most starts in any 60 s window (a start 60 s after another is outside its window), and where. */
+function busiestOf(grants: readonly number[]): { requests: number; at: number } {
+  let best = { requests: 0, at: 0 };
+  let j = 0;
+  for (let i = 0; i < grants.length; i++) {
+    while (grants[i]! - grants[j]! >= WINDOW_MS) j++;
+    if (i - j + 1 > best.requests) best = { requests: i - j + 1, at: grants[j]! };
+  }
+  return best;
+}
