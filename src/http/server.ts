@@ -16,6 +16,8 @@ export interface MetricsSource {
   readonly ready: boolean;
   /** A few words for the landing page. */
   describe(): { portals: string[]; intervalSeconds: number; lastCycle?: string };
+  /** While the first collection waits for the portal's budget (other processes' requests fill the window): until when, ISO 8601. */
+  waitingUntil?(): string | undefined;
 }
 
 /** Picks OpenMetrics when the scraper asks for it (Prometheus does), else the classic text format. */
@@ -132,7 +134,8 @@ export async function startMetricsServer(source: MetricsSource, options: Metrics
       return;
     }
     if (path === '/healthz') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end(source.ready ? 'ok\n' : 'ok (first collection pending)\n');
+      const waiting = source.ready ? undefined : source.waitingUntil?.();
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(source.ready ? 'ok\n' : waiting ? `ok (first collection pending: waiting for the portal's budget until ${waiting})\n` : 'ok (first collection pending)\n');
       return;
     }
     if (path === '/') {

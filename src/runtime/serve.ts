@@ -4,6 +4,9 @@ import type { Logger } from '../core/log.js';
 import { SOURCES, type Source } from '../domain.js';
 import { Exporter, totalRequests, type ExporterDeps, type PortalRuntime } from '../exporter/exporter.js';
 import { startMetricsServer } from '../http/server.js';
+import { wallIso } from '../core/clock.js';
+import { phasesOf } from '../schedule/fit.js';
+import type { PortalScheduler } from '../schedule/scheduler.js';
 
 /** A running `serve`: stop it to end the loops and close the server. */
 export interface ServeHandle {
@@ -26,6 +29,8 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
   // sleep to the next slot) listen on its own, so no signal collects a listener per portal and source.
   const stoppers: AbortController[] = [];
   let lastCycle: string | undefined;
+  /** While the first runs wait for a window other processes filled: when it clears (wall time). */
+  let waitingUntil: string | undefined;
   const shortest = Math.min(...config.portals.flatMap((p) => SOURCES.map((s) => p.intervals[s])), config.intervalSeconds);
   const server = await startMetricsServer(
     {
@@ -34,6 +39,7 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
         return exporter.ready;
       },
       describe: () => ({ portals: config.portals.map((p) => p.name), intervalSeconds: shortest, lastCycle }),
+      waitingUntil: () => waitingUntil,
     },
     { host: config.listen.host, port: config.listen.port, logger: deps.logger, webConfigFile: config.webConfigFile },
   );
@@ -55,6 +61,12 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
     const every = p.config.intervals[source] * 1000;
     const stopper = new AbortController();
     stoppers.push(stopper);
+    // The source's phase: the plan's timeline runs the sources staggered so, and checked it on time.
+    try {
+      await deps.clock.sleep(start - deps.clock.monotonic(), stopper.signal);
+    } catch {
+      return;
+    }
     for (let k = 0; !stopper.signal.aborted; ) {
       const due = start + (k + 1) * every;
       const deadline = config.cycleTimeoutSeconds !== undefined ? Math.min(due, deps.clock.monotonic() + config.cycleTimeoutSeconds * 1000) : due;
@@ -79,7 +91,20 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
     }
   };
   const start = deps.clock.monotonic();
-  const loops = Promise.all(exporter.portals.flatMap((p) => SOURCES.map((s) => loop(p, s, start))));
+  // The plan holds from a window with nothing in it: each portal starts when the requests other
+  // processes recorded (a restart, a once from cron) have left it. /healthz and the log say until when.
+  const clearAt = new Map<PortalScheduler, number>();
+  for (const p of exporter.portals) {
+    if (clearAt.has(p.scheduler)) continue;
+    clearAt.set(p.scheduler, await p.scheduler.refresh().catch(() => start));
+  }
+  const latest = Math.max(...clearAt.values());
+  if (latest > start) {
+    waitingUntil = wallIso(deps.clock, latest);
+    deps.logger.info("the portal's window holds requests other processes (or an earlier run) recorded: serve starts collecting when they have left it", { waitingUntil });
+  }
+  const phases = phasesOf(config);
+  const loops = Promise.all(exporter.portals.flatMap((p) => SOURCES.map((s) => loop(p, s, clearAt.get(p.scheduler)! + phases.get(p.config)![s]))));
 
   return {
     url: server.url,

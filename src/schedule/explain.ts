@@ -1,8 +1,8 @@
 /** The plan in words, for `check-config`: one block per portal, one line per source. */
-import type { Config } from '../config/load.js';
+import type { Config, PortalConfig } from '../config/load.js';
 import { entriesByPortal, portalIdentity } from '../config/identity.js';
-import { formatChange, lateWhy, planOf, portalTimeline } from './fit.js';
-import { alertsPagesAllowed, entryRuns, portalOneShotSeconds, timelineOf } from './plan.js';
+import { formatChange, lateWhy, planOf } from './fit.js';
+import { alertsPagesAllowed, entryRuns, portalOneShotSeconds, servePlan } from './plan.js';
 
 /** Lines explaining each portal's budget: requests per run and per hour for each source, against the share. */
 export function explainPlan(config: Config): string[] {
@@ -43,10 +43,9 @@ export function explainPlan(config: Config): string[] {
 }
 
 /** The plan minute by minute as serve runs it: each source's first run (its phase), the busiest 60 s, and a run that would be late. */
-function minuteByMinute(entries: Parameters<typeof portalTimeline>[0]): string {
-  const sources = timelineOf(entries.map((e) => entryRuns(e.name, e)));
-  const timeline = portalTimeline(entries);
-  const starts = sources.map((s) => `${s.name} +${s.phaseMs / 1000} s`).join(', ');
+function minuteByMinute(entries: readonly PortalConfig[]): string {
+  const { sources, timeline } = servePlan(entries.map((e) => entryRuns(e.name, e)), entries[0]!.requestsPerMinute);
+  const starts = sources.every((s) => s.phaseMs === 0) ? 'every source at once' : `first runs at ${sources.map((s) => `${s.name} +${s.phaseMs / 1000} s`).join(', ')}`;
   const late = timeline.late[0];
-  return `serve minute by minute: first runs at ${starts}; busiest 60 s: ${timeline.busiest.requests} of ${entries[0]!.requestsPerMinute} requests${late ? ` — NOT on time: ${lateWhy(late, entries[0]!.requestsPerMinute)}` : ''}`;
+  return `serve minute by minute: ${starts}; busiest 60 s: ${timeline.busiest.requests} of ${entries[0]!.requestsPerMinute} requests${late ? ` — NOT on time: ${lateWhy(late, entries[0]!.requestsPerMinute)}` : ''}`;
 }

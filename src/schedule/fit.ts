@@ -6,8 +6,9 @@ import type { Config, PortalConfig, SettingRef } from '../config/types.js';
 import { entriesByPortal } from '../config/identity.js';
 import { SOURCES, type Source } from '../domain.js';
 import { ConfigError } from '../errors.js';
-import { entryRuns, MAX_INTERVAL_SECONDS, planPortal, runSeconds, timelineOf, type IntervalChange, type PortalPlan } from './plan.js';
-import { checkTimeline, HEADROOM_MS, type LateRun, type Timeline } from './timeline.js';
+import { entryRuns, MAX_INTERVAL_SECONDS, planPortal, runSeconds, servePlan, type IntervalChange, type PortalPlan } from './plan.js';
+import { HEADROOM_MS, type LateRun, type Timeline } from './timeline.js';
+import { PRIORITY } from './scheduler.js';
 
 /** A setting with a value, as a user would write it: `--x=1`, `POSTURE_X=1`, or `x: 1 in file.yaml`. */
 function formatSetting(ref: SettingRef, value: number | string): string {
@@ -22,7 +23,22 @@ export function planOf(portal: PortalConfig, learned: { alertsTotal?: number; pa
 
 /** The timeline of every entry of one portal as `serve` runs them together (see timelineOf). */
 export function portalTimeline(entries: readonly PortalConfig[], learned: { alertsTotal?: number; pageCap?: number } = {}): Timeline {
-  return checkTimeline(timelineOf(entries.map((e) => entryRuns(e.name, { ...e, ...learned }))), entries[0]!.requestsPerMinute);
+  return servePlan(entries.map((e) => entryRuns(e.name, { ...e, ...learned })), entries[0]!.requestsPerMinute).timeline;
+}
+
+/** When each source of each entry starts in `serve`, ms after its portal's start: the phases the timeline checked. */
+export function phasesOf(config: Pick<Config, 'portals'>): Map<PortalConfig, Record<Source, number>> {
+  const out = new Map<PortalConfig, Record<Source, number>>();
+  for (const entries of entriesByPortal(config.portals).values()) {
+    const { sources } = servePlan(entries.map((e) => entryRuns(e.name, e)), entries[0]!.requestsPerMinute);
+    const rank = [...SOURCES].sort((a, b) => PRIORITY[a] - PRIORITY[b]);
+    entries.forEach((e, i) => {
+      // The plan orders the sources by priority, then the entries in order.
+      const phase = (s: Source) => sources[rank.indexOf(s) * entries.length + i]!.phaseMs;
+      out.set(e, { vitals: phase('vitals'), alerts: phase('alerts'), devices: phase('devices') });
+    });
+  }
+  return out;
 }
 
 /** Why a plan whose hourly average fits still does not run: its first late run in serve, in words. */
@@ -31,7 +47,7 @@ export function lateWhy(late: LateRun, share: number): string {
   const last = Number.isFinite(late.lastAt) ? `could send its last request only at ${at(late.lastAt)}, less than ${HEADROOM_MS / 1000} s before its deadline ${at(late.deadline)}` : `could not send all its requests before its deadline ${at(late.deadline)}`;
   const slash = late.name.indexOf('/');
   const what = slash < 0 ? `/${late.name}` : `${late.name.slice(0, slash)}'s /${late.name.slice(slash + 1)}`;
-  return `serve would run ${what} late (sources phased as check-config shows): its run that starts at ${at(late.startsAt)} ${last} at ${share}/min`;
+  return `serve would run ${what} late: its run that starts at ${at(late.startsAt)} ${last} at ${share}/min`;
 }
 
 /** Staleness limit of each source in ms: the setting, else two intervals of the source. */

@@ -6,7 +6,7 @@
 import { SETTING_BY_KEY } from '../config/settings.js';
 import { SOURCES, type Source } from '../domain.js';
 import { PRIORITY, WINDOW_MS } from './scheduler.js';
-import { checkTimeline, type LateRun, type TimelineSource } from './timeline.js';
+import { checkTimeline, type LateRun, type Timeline, type TimelineSource } from './timeline.js';
 import { WINDOW_MARGIN_MS } from './window.js';
 
 /** The longest interval a setting takes (POSTURE_*_INTERVAL_SECONDS, from the settings table): a suggestion beyond it could not be set. */
@@ -167,7 +167,7 @@ function evaluate(perRun: Readonly<Record<Source, number>>, intervals: Readonly<
   // A run must also end before the source is due again.
   if (!(requestsPerHour <= capacityPerHour && sources.every((s) => runSeconds(s.requestsPerRun, requestsPerMinute) < s.intervalSeconds))) return { sources, requestsPerHour, capacityPerHour, fits: false };
   // And minute by minute, as serve runs them, every run ends in time.
-  const timeline = checkTimeline(timelineOf([{ name: '', perRun, intervals }]), requestsPerMinute);
+  const { timeline } = servePlan([{ name: '', perRun, intervals }], requestsPerMinute);
   const busiest = { requests: timeline.busiest.requests, atSeconds: timeline.busiest.at / 1000 };
   return { sources, requestsPerHour, capacityPerHour, fits: timeline.late.length === 0, ...(timeline.late[0] && { late: timeline.late[0] }), busiest };
 }
@@ -180,12 +180,12 @@ export interface EntryRuns {
 }
 
 /**
- * The sources of the entries of one portal as `serve` starts them: phased, so that not every
- * source is due at once: Vitals of every entry first, then device totals, then /alerts (the
- * scheduler's priorities), their first runs spread evenly over the shortest interval, in whole
- * seconds. `serve` starts each source at its phase; the plan's timeline runs the same phases.
+ * The sources of the entries of one portal as `serve` starts them: all at once, or, with `phased`,
+ * staggered so that not every source is due at once: Vitals of every entry first, then device
+ * totals, then /alerts (the scheduler's priorities), their first runs spread evenly over the
+ * shortest interval, in whole seconds.
  */
-export function timelineOf(entries: readonly EntryRuns[]): TimelineSource[] {
+export function timelineOf(entries: readonly EntryRuns[], phased: boolean): TimelineSource[] {
   const order = [...SOURCES].sort((a, b) => PRIORITY[a] - PRIORITY[b]);
   const pairs = order.flatMap((source) => entries.map((entry) => ({ entry, source })));
   const shortest = Math.min(...pairs.map(({ entry, source }) => entry.intervals[source]));
@@ -194,8 +194,21 @@ export function timelineOf(entries: readonly EntryRuns[]): TimelineSource[] {
     priority: PRIORITY[source],
     requests: entry.perRun[source],
     intervalMs: entry.intervals[source] * 1000,
-    phaseMs: Math.floor((i * shortest) / pairs.length) * 1000,
+    phaseMs: phased ? Math.floor((i * shortest) / pairs.length) * 1000 : 0,
   }));
+}
+
+/**
+ * How `serve` runs the entries of one portal, and its timeline: every source started at once when
+ * that runs on time, else staggered (timelineOf). `serve` starts each source at the phase chosen
+ * here, so what the check accepts is what runs.
+ */
+export function servePlan(entries: readonly EntryRuns[], share: number): { sources: TimelineSource[]; timeline: Timeline } {
+  const together = timelineOf(entries, false);
+  const first = checkTimeline(together, share);
+  if (first.late.length === 0) return { sources: together, timeline: first };
+  const phased = timelineOf(entries, true);
+  return { sources: phased, timeline: checkTimeline(phased, share) };
 }
 
 /** What `serve` runs of one entry, for timelineOf. */
@@ -216,12 +229,12 @@ function withValue(intervals: Readonly<Record<Source, number>>, which: readonly 
  */
 function smallestFitting(current: number, fitsWith: (value: number) => Evaluation): number | undefined {
   if (fitsWith(current).fits) return current;
-  if (!fitsWith(MAX_INTERVAL_SECONDS).fits) return undefined;
   // The multiples of 10 s above `current`: the first few one by one (how the sources line up
   // minute by minute changes with the interval, so a longer one does not always fit when a shorter
-  // one does), then by bisection (the top one, 86400, fits).
+  // one does), then by bisection when the top one, 86400, fits.
   let lo = Math.floor(current / 10) + 1;
   for (const end = lo + LINEAR_STEPS; lo < end && lo < MAX_INTERVAL_SECONDS / 10; lo++) if (fitsWith(lo * 10).fits) return lo * 10;
+  if (!fitsWith(MAX_INTERVAL_SECONDS).fits) return undefined;
   let hi = MAX_INTERVAL_SECONDS / 10;
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
@@ -245,6 +258,8 @@ function smallestThatFit(current: Readonly<Record<Source, number>>, at: (interva
   const out = Object.fromEntries(SOURCES.map((s) => [s, Math.min(MAX_INTERVAL_SECONDS, Math.max(current[s], Math.ceil((current[s] * factor) / 10) * 10))])) as Record<Source, number>;
   // A run that outlasts its interval needs that source longer still (the next multiple of 10 s past the run).
   for (const s of SOURCES) if (run(s) >= out[s]) out[s] = Math.min(MAX_INTERVAL_SECONDS, (Math.floor(run(s) / 10) + 1) * 10);
+  // Minute by minute the same proportions may still be late: 10 s longer each, a few times, before the longest.
+  for (let step = 0; step < LINEAR_STEPS && !at(out).fits; step++) for (const s of SOURCES) out[s] = Math.min(MAX_INTERVAL_SECONDS, out[s] + 10);
   if (!at(out).fits) Object.assign(out, longest);
   // Lowering one source adds load, but also moves where the runs line up minute by minute, so a
   // source lowered earlier may go lower still once the others have: again until none moves.

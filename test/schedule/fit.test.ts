@@ -47,7 +47,7 @@ describe('checkServeConfig', () => {
     ]);
     // At 428 s the run fits its interval, but its last request leaves less than 10 s to be read or retried.
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '428', POSTURE_INTERVAL_SECONDS: '86400' }))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late (sources phased as check-config shows): its run that starts at +0 s could send its last request only at +427 s, less than 10 s before its deadline +428 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=440, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +0 s could send its last request only at +427 s, less than 10 s before its deadline +428 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=440, or raise POSTURE_REQUESTS_PER_MINUTE.'],
     ]);
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '437', POSTURE_INTERVAL_SECONDS: '86400' }))).toEqual([]);
   });
@@ -102,7 +102,7 @@ describe('checkServeConfig', () => {
     expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 85, portals: two }) }, flags: {} }))[0]![1]).toContain('their intervals need 339 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.2 times');
     // Every 96 s: 150 each, exactly 300 together by the hour, which 5 requests per 61 s cannot keep up with.
     expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 96, portals: two }) }, flags: {} }))).toEqual([
-      ['POSTURE_INTERVAL_SECONDS', "portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: serve would run blue's /alerts late (sources phased as check-config shows): its run that starts at +944 s could not send all its requests before its deadline +1040 s at 5/min: lengthen their intervals, or read the portal with fewer keys."],
+      ['POSTURE_INTERVAL_SECONDS', "portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: serve would run blue's /alerts late: its run that starts at +944 s could not send all its requests before its deadline +1040 s at 5/min: lengthen their intervals, or read the portal with fewer keys."],
     ]);
     // Every 100 s: 144 each, 288 together, runs.
     expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 100, portals: two }) }, flags: {} }))).toEqual([]);
@@ -118,7 +118,7 @@ describe('checkServeConfig at the capacity exactly, and minute by minute', () =>
   it('refuses intervals whose load is exactly the share by the hour: one request per 61 s falls behind', () => {
     // Share 1 (60 per hour): 3600 × (1/70 + 1/700 + 2/2100) = 60.
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_INTERVAL_SECONDS: '70', POSTURE_ALERTS_INTERVAL_SECONDS: '700', POSTURE_DEVICES_INTERVAL_SECONDS: '2100' }))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late (sources phased as check-config shows): its run that starts at +70 s could not send all its requests before its deadline +140 s at 1/min: set POSTURE_VITALS_INTERVAL_SECONDS=100, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +70 s could not send all its requests before its deadline +140 s at 1/min: set POSTURE_VITALS_INTERVAL_SECONDS=100, or raise POSTURE_REQUESTS_PER_MINUTE.'],
     ]);
   });
 
@@ -128,7 +128,7 @@ describe('checkServeConfig at the capacity exactly, and minute by minute', () =>
     // minute where every source is due. At 4 per 61 s the runs fall behind whatever the phases.
     expect(problems(at(5))).toEqual([]);
     expect(problems(at(4))).toEqual([
-      ['POSTURE_ALERTS_INTERVAL_SECONDS', 'serve would run /alerts late (sources phased as check-config shows): its run that starts at +220 s could not send all its requests before its deadline +280 s at 4/min: set POSTURE_ALERTS_INTERVAL_SECONDS=80, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_ALERTS_INTERVAL_SECONDS', 'serve would run /alerts late: its run that starts at +220 s could not send all its requests before its deadline +280 s at 4/min: set POSTURE_ALERTS_INTERVAL_SECONDS=80, or raise POSTURE_REQUESTS_PER_MINUTE.'],
     ]);
   });
 });

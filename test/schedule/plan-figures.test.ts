@@ -73,9 +73,10 @@ describe('planPortal: the docs\' worked examples (share 5, 300 requests per hour
     const plan = planPortal(input({ alertsTotal: 20_000, pageCap: 100 }));
     // 2,436 per hour over 300: no single source fixes it (/alerts alone needs 200 pages every
     // 2,730 s, and then 200 requests in a row hold every window for 40 windows, past the other
-    // sources' 300 s). Every source changes, and each suggestion fits the timeline.
-    expect(plan.suggested).toEqual({ vitals: 2_380, alerts: 2_460, devices: 6_010 });
-    expect(plan.change).toEqual({ sources: { vitals: 2_380, alerts: 2_460, devices: 6_010 }, intervals: { vitals: 2_380, alerts: 2_460, devices: 6_010 } });
+    // sources' 300 s). The same proportions, 2,440 s by the hour, need 2,470 s minute by minute,
+    // and no source can go lower.
+    expect(plan.suggested).toEqual({ vitals: 2_470, alerts: 2_470, devices: 2_470 });
+    expect(plan.change).toEqual({ sources: { vitals: 2_470, alerts: 2_470, devices: 2_470 }, intervals: { vitals: 2_470, alerts: 2_470, devices: 2_470 } });
     expect(planPortal(input({ alertsTotal: 20_000, pageCap: 100, intervals: plan.suggested! })).fits).toBe(true);
     expect(plan.intervalAlone).toBeUndefined();
   });

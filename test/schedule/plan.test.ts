@@ -82,7 +82,7 @@ describe('interval suggestions', () => {
     };
     const interval = () => String([10, 15, 20, 30, 45, 60, 90, 120, 300, 600, 3600][rand(11)]);
     let checked = 0;
-    for (let i = 0; i < 150; i++) {
+    for (let i = 0; i < 60; i++) {
       const env: Record<string, string> = { ...base, POSTURE_REQUESTS_PER_MINUTE: String(1 + rand(10)), POSTURE_VITALS_TAGS: Array.from({ length: rand(12) }, (_, k) => `t${k}`).join(',') };
       const flags: Flags = {};
       if (rand(2)) env.POSTURE_INTERVAL_SECONDS = interval();
@@ -125,6 +125,6 @@ describe('interval suggestions', () => {
         expect(planOf({ ...p, intervals: { ...p.intervals, [s]: lower } }).fits).toBe(false);
       }
     }
-    expect(checked).toBeGreaterThan(40);
+    expect(checked).toBeGreaterThan(15);
   });
 });
