@@ -5,7 +5,7 @@
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -168,8 +168,8 @@ describe('the image', () => {
       const [uid, gid] = config.User.split(':');
       const envs = [...config.Env, `POSTURE_LISTEN=127.0.0.1:${port}`, `POSTURE_BASE_URL=${sim.baseUrl}`, `POSTURE_API_KEY=${KEY}`, 'POSTURE_INTERVAL_SECONDS=300'];
       // A private mount and PID namespace: the image's root bind-mounted read-only, a tmpfs at /tmp
-      // and one at the state directory (the Deployment's emptyDirs), and the image's entrypoint +
-      // command as its user, as PID 1.
+      // and one, root's and 0777 as an emptyDir is, where the Deployment mounts it (the state
+      // directory's parent), and the image's entrypoint + command as its user, as PID 1.
       const stateDir = config.Env.find((e) => e.startsWith('POSTURE_STATE_DIR='))!.slice('POSTURE_STATE_DIR='.length);
       const script = [
         'r="$1"; shift',
@@ -178,7 +178,7 @@ describe('the image', () => {
         'if touch "$r/.written" 2>/dev/null; then echo "the root is writable" >&2; exit 97; fi',
         'mount -t proc proc "$r/proc"',
         'mount -t tmpfs -o size=16m tmpfs "$r/tmp"',
-        `mount -t tmpfs -o size=16m,uid=${uid},gid=${gid} tmpfs "$r${stateDir}"`,
+        `mount -t tmpfs -o size=16m,mode=0777 tmpfs "$r${dirname(stateDir)}"`,
         'mount --rbind /dev "$r/dev"',
         `exec env -i ${envs.map((e) => `'${e}'`).join(' ')} "$(command -v chroot)" --userspec=${uid}:${gid} "$r" "$@"`,
       ].join('\n');
