@@ -50,23 +50,8 @@ describe('the state directory, as the exporter\'s own', () => {
     for (const path of all) expect(statSync(path).mode & 0o077, path).toBe(0);
   });
 
-  it.each([
-    [
-      'writable by others (0777), though the user\'s own',
-      (dir: string) => {
-        // The user the CLI runs as owns it (nobody, when the tests run as root).
-        if (process.getuid?.() === 0) chownSync(dir, 65534, 65534);
-        chmodSync(dir, 0o777);
-      },
-      /is writable by its group \(mode 0777\)/,
-    ],
-    ['owned by another user (root\'s /)', undefined, /is owned by uid 0, not by this user|is writable by/],
-  ])('is refused when %s: exit 2, one line naming the setting, no request to the portal', async (_what, prepare, problem) => {
-    const dir = prepare ? join(root, 'open') : '/';
-    if (prepare) {
-      mkdirSync(dir);
-      prepare(dir);
-    }
+  /** Runs `once` on `dir`: exit 2, one line naming the setting and `problem`, no request to the portal. */
+  async function expectRefused(dir: string, problem: RegExp): Promise<void> {
     const before = sim.requests.length;
     const r = await once(dir);
     expect(r.code).toBe(2);
@@ -75,5 +60,18 @@ describe('the state directory, as the exporter\'s own', () => {
     expect(lines[0]).toMatch(/^config error: POSTURE_STATE_DIR \(--state-dir\) /);
     expect(lines[0]).toMatch(problem);
     expect(sim.requests.length).toBe(before);
+  }
+
+  it('is refused when others may write it, though the user\'s own: exit 2, one line naming the setting, no request to the portal', async () => {
+    const dir = join(root, 'open');
+    mkdirSync(dir);
+    // The user the CLI runs as owns it (nobody, when the tests run as root).
+    chownSync(dir, cli.uid, cli.uid);
+    chmodSync(dir, 0o777);
+    await expectRefused(dir, /is writable by its group \(mode 0777\)/);
+  });
+
+  it('is refused when another user owns it (root\'s /): exit 2, one line naming the setting, no request to the portal', async () => {
+    await expectRefused('/', /is owned by uid 0, not by this user/);
   });
 });

@@ -21,6 +21,8 @@ export interface UnprivilegedCli {
   env: Record<string, string>;
   /** Removes the copies (nothing when none were made). */
   remove(): void;
+  /** The user id the CLI runs as. */
+  uid: number;
 }
 
 function runsAsNobody(argv: string[]): { ok: boolean; said: string } {
@@ -31,7 +33,7 @@ function runsAsNobody(argv: string[]): { ok: boolean; said: string } {
 /** Prepares the built CLI (`npm run build` first) for an unprivileged run; a user other than root needs nothing. */
 export function unprivilegedCli(): UnprivilegedCli {
   if (process.getuid?.() !== 0) {
-    return { command: (args) => [process.execPath, [BUILT_CLI, ...args]], cwd: undefined, env: {}, remove: () => {} };
+    return { command: (args) => [process.execPath, [BUILT_CLI, ...args]], cwd: undefined, env: {}, remove: () => {}, uid: process.getuid?.() ?? 0 };
   }
   const dir = mkdtempSync(join(tmpdir(), 'unprivileged-cli-'));
   try {
@@ -46,7 +48,7 @@ export function unprivilegedCli(): UnprivilegedCli {
     // capabilities, which go at the exec. What Node opens afterwards must be readable, hence the copy.
     const probe = runsAsNobody([process.execPath, cli, '--version']);
     if (!probe.ok) throw new Error(`uid 65534 cannot run the CLI copied to ${dir} (${probe.said}): point TMPDIR at a directory every user can enter`);
-    return { command: (args) => ['setpriv', [...NOBODY, process.execPath, cli, ...args]], cwd: dir, env: { HOME: home }, remove: () => rmSync(dir, { recursive: true, force: true }) };
+    return { command: (args) => ['setpriv', [...NOBODY, process.execPath, cli, ...args]], cwd: dir, env: { HOME: home }, remove: () => rmSync(dir, { recursive: true, force: true }), uid: 65534 };
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
     throw e;
