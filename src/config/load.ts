@@ -184,6 +184,8 @@ interface Layer {
   where: (def: SettingDef) => string;
   /** How a user sets a value in this layer (the suggestions of `check-config` name it so). */
   setting: (def: SettingDef) => SettingRef;
+  /** Whether the layer is a config file that was given (where an unset setting is best added). */
+  inFile?: boolean;
 }
 
 /** Looks a setting up through the layers (flag > env > file > defaults), parsing the first set value. */
@@ -314,25 +316,33 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null, 
       devices: (get('devices_interval_seconds') as number | undefined) ?? interval,
     },
     intervalSettings: {
-      alerts: intervalSetting(layers, index, 'alerts_interval_seconds'),
-      vitals: intervalSetting(layers, index, 'vitals_interval_seconds'),
-      devices: intervalSetting(layers, index, 'devices_interval_seconds'),
+      alerts: intervalSetting(layers, 'alerts_interval_seconds'),
+      vitals: intervalSetting(layers, 'vitals_interval_seconds'),
+      devices: intervalSetting(layers, 'devices_interval_seconds'),
     },
+    requestsPerMinuteSetting: settingRef(layers, 'requests_per_minute'),
+    vitalsTagsSetting: settingRef(layers, 'vitals_tags'),
     maxSeriesPerFamily: (get('max_series_per_family') as number | undefined) ?? Number(defaultOf('max_series_per_family')),
     alertSlas: (get('alert_slas') as AlertSlas | undefined) ?? DEFAULT_ALERT_SLAS,
   };
 }
 
 /**
- * Where a source's own interval comes from, as a user changes it: the layer that set it, else (it
- * inherits POSTURE_INTERVAL_SECONDS) the portal's entry in the file's `portals`, or the variable.
+ * Where a setting comes from, as a user changes it: the layer that set it, else where it is best
+ * added: the portal's entry in the file's `portals` (the variable would change every portal that
+ * inherits), else the config file, else the variable.
  */
-function intervalSetting(layers: Layer[], index: number | null, key: SettingKey): IntervalSetting {
+function settingRef(layers: Layer[], key: SettingKey): SettingRef {
   const def = SETTING_BY_KEY[key];
   const layer = layers.find((l) => isSet(l.values[key]));
-  if (layer) return { explicit: true, ...layer.setting(def) };
-  // The entry, not the variable: the variable would change every portal that inherits.
-  return { explicit: false, ...(index === null ? { kind: 'env', name: envName(def) } : layers[0]!.setting(def)) };
+  if (layer) return layer.setting(def);
+  const file = layers.find((l) => l.inFile);
+  return file ? { ...file.setting(def), absent: true } : { kind: 'env', name: envName(def) };
+}
+
+/** Where a source's own interval comes from (settingRef), and whether it is set for the source (else it inherits POSTURE_INTERVAL_SECONDS). */
+function intervalSetting(layers: Layer[], key: SettingKey): IntervalSetting {
+  return { explicit: layers.some((l) => isSet(l.values[key])), ...settingRef(layers, key) };
 }
 
 /**
@@ -344,7 +354,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const layers = settingLayers(sources, problems);
   const g = (k: SettingKey) => lookup(k, layers.global, problems);
   const intervalSeconds = (g('interval_seconds') as number | undefined) ?? Number(defaultOf('interval_seconds'));
-  const { explicit: _explicit, ...intervalFrom } = intervalSetting(layers.global, null, 'interval_seconds');
+  const intervalFrom = settingRef(layers.global, 'interval_seconds');
   const allPortals = buildPortals(layers, problems, intervalSeconds);
   const shard = shardOfConfig(g, problems, allPortals.length);
   // By portal identity, so every entry of one portal (one budget) lands on one shard.
@@ -459,7 +469,7 @@ function settingLayers(sources: ConfigSources, problems: Problems): SettingLayer
   const global: Layer[] = [
     { values: flags, where: (d) => `--${flagName(d)}`, setting: (d) => ({ kind: 'flag', name: `--${flagName(d)}` }) },
     { values: envValues, where: () => 'env', setting: (d) => ({ kind: 'env', name: envName(d) }) },
-    { values: fileTop, where: (d) => `${fileWhere}: ${d.key}`, setting: (d) => ({ kind: 'file', name: d.key, file: fileWhere }) },
+    { values: fileTop, where: (d) => `${fileWhere}: ${d.key}`, setting: (d) => ({ kind: 'file', name: d.key, file: fileWhere }), inFile: file !== undefined },
   ];
   return { flags, env: envValues, fileTop, fileWhere, filePortals, fileObjectives: file?.objectives, global };
 }
@@ -481,7 +491,7 @@ function buildPortals(layers: SettingLayers, problems: Problems, intervalSeconds
   const names = new Set<string>();
   const firstOf = new Map<string, { index: number; portal: PortalConfig }>();
   filePortals.forEach((entry, i) => {
-    const layer: Layer = { values: entry, where: (d) => `${fileWhere}: portals[${i}].${d.key}`, setting: (d) => ({ kind: 'file', name: `portals[${i}].${d.key}`, file: fileWhere }) };
+    const layer: Layer = { values: entry, where: (d) => `${fileWhere}: portals[${i}].${d.key}`, setting: (d) => ({ kind: 'file', name: `portals[${i}].${d.key}`, file: fileWhere }), inFile: true };
     const portal = buildPortal([layer, ...global], problems, i, intervalSeconds, fileWhere);
     if (!portal) return;
     if (names.has(portal.name)) problems.add('POSTURE_CONFIG_FILE', `${fileWhere}: portals[${i}] repeats the portal name ${JSON.stringify(portal.name)}: give each portal a distinct \`portal\`.`);

@@ -74,7 +74,8 @@ describe('loadConfig', () => {
     const c = loadConfig({ env: base });
     expect(c.portals).toEqual([
       { name: 'acme.example.com', baseUrl: 'https://acme.example.com/public-api/v1', key: { kind: 'value', value: 'k-secret-value-123' }, apiKeyHeader: 'X-Service-ApiKey', requestsPerMinute: 5, pageSize: 500, vitalsTags: [], intervals: { vitals: 300, alerts: 300, devices: 300 }, maxSeriesPerFamily: 1000, alertSlas: { red: 86_400, amber: 604_800, green: 2_592_000 },
-        intervalSettings: { vitals: { explicit: false, kind: 'env', name: 'POSTURE_VITALS_INTERVAL_SECONDS' }, alerts: { explicit: false, kind: 'env', name: 'POSTURE_ALERTS_INTERVAL_SECONDS' }, devices: { explicit: false, kind: 'env', name: 'POSTURE_DEVICES_INTERVAL_SECONDS' } } },
+        intervalSettings: { vitals: { explicit: false, kind: 'env', name: 'POSTURE_VITALS_INTERVAL_SECONDS' }, alerts: { explicit: false, kind: 'env', name: 'POSTURE_ALERTS_INTERVAL_SECONDS' }, devices: { explicit: false, kind: 'env', name: 'POSTURE_DEVICES_INTERVAL_SECONDS' } },
+        requestsPerMinuteSetting: { kind: 'env', name: 'POSTURE_REQUESTS_PER_MINUTE' }, vitalsTagsSetting: { kind: 'env', name: 'POSTURE_VITALS_TAGS' } },
     ]);
     expect(c.cycleTimeoutSeconds).toBeUndefined();
     expect(stalenessMs(c, c.portals[0]!)).toEqual({ vitals: 600_000, alerts: 600_000, devices: 600_000 });

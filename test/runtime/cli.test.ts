@@ -87,7 +87,7 @@ describe('posture-exporter check-config', () => {
     const r = await cli(['check-config', '--interval-seconds', '60', '--cycle-timeout-seconds', '30', '--requests-per-minute', '2', '--vitals-tags', 'a,b']);
     expect(r.code).toBe(2);
     // Named as given (a flag), so applying it alone fits.
-    expect(r.stderr).toContain('set --interval-seconds=180, or raise POSTURE_REQUESTS_PER_MINUTE.');
+    expect(r.stderr).toContain('set --interval-seconds=180, or raise --requests-per-minute.');
     expect(r.stdout).toContain('smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=180 POSTURE_ALERTS_INTERVAL_SECONDS=180 POSTURE_DEVICES_INTERVAL_SECONDS=180');
   });
 });
