@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import '../core/zod.js';
 import * as z from 'zod/mini';
@@ -115,7 +116,26 @@ function readConfigFile(sources: ConfigSources, env: Record<string, string | und
     problems.add(where === 'POSTURE_CONFIG' ? 'POSTURE_CONFIG' : 'POSTURE_CONFIG_FILE', `${where} must hold a mapping of settings (and optionally \`portals\`).`);
     return undefined;
   }
+  if (isSet(path)) besideFile(parsed as Raw, dirname(resolve(path!)));
   return Object.assign(parsed as Raw, { __where: where });
+}
+
+/** The settings that name a file or directory: in a config file, a relative one is beside the file. */
+const PATH_KEYS: readonly SettingKey[] = ['api_key_file', 'web_config_file', 'state_dir'];
+
+/**
+ * Resolves the relative paths of a config file's settings (top level and each `portals` entry)
+ * against the file's directory, as the web config file's own paths are: the file and what it names
+ * move together, whatever the working directory. (POSTURE_CONFIG has no directory: the working one.)
+ */
+function besideFile(file: Raw, dir: string): void {
+  const entries = Array.isArray(file.portals) ? file.portals.filter((p): p is Raw => isMapping(p)) : [];
+  for (const values of [file, ...entries]) {
+    for (const key of PATH_KEYS) {
+      const v = values[key];
+      if (typeof v === 'string' && v.trim() !== '' && !isAbsolute(v.trim())) values[key] = resolve(dir, v.trim());
+    }
+  }
 }
 
 const FILE_EXCLUDED: ReadonlySet<string> = new Set(['config_file', 'config']);
