@@ -17,11 +17,20 @@ const E2E = [
   'test/serverless/**/*.test.ts',
 ];
 
+/**
+ * Every test process records its requests in a temporary state directory, never the user's: a test
+ * that sets its own (POSTURE_STATE_DIR, XDG_STATE_HOME, HOME) keeps it.
+ */
+const STATE_HOME = 'test/support/state-home.ts';
+/** The run's folder of those state directories, removed when the run ends. */
+const STATE_ROOT = 'test/support/state-root.ts';
+
 /** The unit tier: every other test file, in-process. Mutation testing (vitest.mutation.config.ts) runs this tier alone. */
 export const UNIT = {
   include: ['test/**/*.test.ts'],
   exclude: E2E,
-  setupFiles: ['test/support/unit-tier.ts'],
+  setupFiles: [STATE_HOME, 'test/support/unit-tier.ts'],
+  globalSetup: [STATE_ROOT],
 };
 
 /**
@@ -77,7 +86,7 @@ export default defineConfig({
         extends: true,
         // Hang guards, not speed limits: the slowest (promtool, tsc, builds) take 20-30 s with the
         // other workers busy on two cores, and a test that waits on something has its own deadline.
-        test: { name: 'e2e', include: E2E, testTimeout: 120_000, hookTimeout: 120_000 },
+        test: { name: 'e2e', include: E2E, setupFiles: [STATE_HOME], globalSetup: [STATE_ROOT], testTimeout: 120_000, hookTimeout: 120_000 },
       },
     ],
   },

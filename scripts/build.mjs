@@ -115,9 +115,13 @@ const cli = await build({
   banner: { js: '#!/usr/bin/env node\n' + banner },
 });
 // The Lambda bundle is split too, so the AWS SDK (for SSM / Secrets Manager keys) is imported
-// only by the invocations that need it, not at every cold start.
+// only by the invocations that need it, not at every cold start. Its source maps carry the
+// mappings alone: `--enable-source-maps` (serverless.yml's NODE_OPTIONS) needs no more to name the
+// source lines of a stack trace, and the sources' text was most of the zip (docs/serverless.md).
+const LAMBDA_MAPS = { sourcesContent: false };
 const lambda = await build({
   ...common,
+  ...LAMBDA_MAPS,
   entryPoints: { index: 'src/runtime/lambda-entry.ts' },
   outdir: 'dist/lambda',
   splitting: true,
@@ -127,18 +131,19 @@ const lambda = await build({
   banner: { js: banner },
 });
 await buildLazy(cli.metafile, 'dist', 'node20');
-await buildLazy(lambda.metafile, 'dist/lambda', 'node22');
+await buildLazy(lambda.metafile, 'dist/lambda', 'node22', LAMBDA_MAPS);
 chmodSync('dist/cli.js', 0o755);
 
 /**
  * chunks/<name>.cjs of each lazily loaded package a bundle's stand-ins load (scripts/lazy/load.js),
  * one CommonJS file each: required, not imported, so the stand-ins stay synchronous.
  */
-async function buildLazy(metafile, outdir, target) {
+async function buildLazy(metafile, outdir, target, maps = {}) {
   const inputs = Object.values(metafile.outputs).flatMap((o) => Object.keys(o.inputs));
   const used = LAZY.filter((name) => inputs.some((i) => i.endsWith(`scripts/lazy/${name}.js`)));
   await build({
     ...common,
+    ...maps,
     plugins: [http2StandIn],
     metafile: false,
     entryPoints: Object.fromEntries(used.map((name) => [`chunks/${name}`, LAZY_ENTRY[name]])),

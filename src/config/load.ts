@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import '../core/zod.js';
 import * as z from 'zod/mini';
@@ -11,6 +12,7 @@ import { Problems } from './problems.js';
 import { buildPush, HEADER_NAME } from './push.js';
 import { portalIdentity } from './identity.js';
 import { stateDirOf } from './state-dir.js';
+import { unknownKeyMessage } from './unknown.js';
 import { ownsPortal, parseShard, SHARD_SETTING, validateShards } from './shard.js';
 import { SETTINGS, SETTING_BY_KEY, defaultOf, envName, flagName, type SettingDef, type SettingKey } from './settings.js';
 import type { Config, ConfigSources, IntervalSetting, KeySource, PortalConfig, SettingRef } from './types.js';
@@ -114,7 +116,26 @@ function readConfigFile(sources: ConfigSources, env: Record<string, string | und
     problems.add(where === 'POSTURE_CONFIG' ? 'POSTURE_CONFIG' : 'POSTURE_CONFIG_FILE', `${where} must hold a mapping of settings (and optionally \`portals\`).`);
     return undefined;
   }
+  if (isSet(path)) besideFile(parsed as Raw, dirname(resolve(path!)));
   return Object.assign(parsed as Raw, { __where: where });
+}
+
+/** The settings that name a file or directory: in a config file, a relative one is beside the file. */
+const PATH_KEYS: readonly SettingKey[] = ['api_key_file', 'web_config_file', 'state_dir'];
+
+/**
+ * Resolves the relative paths of a config file's settings (top level and each `portals` entry)
+ * against the file's directory, as the web config file's own paths are: the file and what it names
+ * move together, whatever the working directory. (POSTURE_CONFIG has no directory: the working one.)
+ */
+function besideFile(file: Raw, dir: string): void {
+  const entries = Array.isArray(file.portals) ? file.portals.filter((p): p is Raw => isMapping(p)) : [];
+  for (const values of [file, ...entries]) {
+    for (const key of PATH_KEYS) {
+      const v = values[key];
+      if (typeof v === 'string' && v.trim() !== '' && !isAbsolute(v.trim())) values[key] = resolve(dir, v.trim());
+    }
+  }
 }
 
 const FILE_EXCLUDED: ReadonlySet<string> = new Set(['config_file', 'config']);
@@ -141,13 +162,22 @@ function checkFileShape(file: Raw, where: string, problems: Problems): void {
   for (const issue of parsed.error.issues) {
     const at = issue.path.length ? `${where}: ${issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[')}` : where;
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) problems.add('POSTURE_CONFIG_FILE', `${at}: unknown setting \`${key}\`: remove it or use one of the documented keys (README, Configuration).`);
+      for (const key of issue.keys) problems.add('POSTURE_CONFIG_FILE', `${at}: ${unknownKeyMessage(key, issue.path.length > 0)}`);
+    } else if (issue.path.length === 1 && issue.path[0] === 'portal' && isMapping(file.portal, true)) {
+      // A list of portals under the label's key (`portal:` for `portals:`), or one portal's settings under it.
+      const what = Array.isArray(file.portal) ? 'a list: a list of portals goes under `portals:`' : 'a mapping: give one portal\'s settings at the top level, or a list of portals under `portals:`';
+      problems.add('POSTURE_CONFIG_FILE', `${where}: \`portal\` holds ${what} (\`portal\` is the label of one portal, a string).`);
     } else if (issue.path[0] === 'portals' && issue.path.length <= 2) {
       problems.add('POSTURE_CONFIG_FILE', `${where}: \`portals\` must be a non-empty list of mappings.`);
     } else {
       problems.add('POSTURE_CONFIG_FILE', `${at} must be a string, a number or a list.`);
     }
   }
+}
+
+/** Whether `v` is a mapping (or, with `orList`, a list): not a value a setting takes. */
+function isMapping(v: unknown, orList = false): boolean {
+  return v !== null && typeof v === 'object' && (orList || !Array.isArray(v));
 }
 
 function isLoopbackHost(host: string): boolean {
@@ -174,6 +204,8 @@ interface Layer {
   where: (def: SettingDef) => string;
   /** How a user sets a value in this layer (the suggestions of `check-config` name it so). */
   setting: (def: SettingDef) => SettingRef;
+  /** Whether the layer is a config file that was given (where an unset setting is best added). */
+  inFile?: boolean;
 }
 
 /** Looks a setting up through the layers (flag > env > file > defaults), parsing the first set value. */
@@ -188,31 +220,34 @@ function lookup(key: SettingKey, layers: Layer[], problems: Problems): unknown {
 
 type Get = (k: SettingKey) => unknown;
 
+/** How a message names a setting: the variable for the one portal, the key inside a `portals` entry. */
+type NameOf = (key: SettingKey) => string;
+
 /** The portal's address: a base URL, or a Cloud ID and API host; undefined (with a problem) when missing or invalid. */
-function portalAddress(get: Get, problems: Problems, at: string, index: number | null): { baseUrl: string; host: string; cloudId?: string } | undefined {
+function portalAddress(get: Get, problems: Problems, at: string, index: number | null, n: NameOf): { baseUrl: string; host: string; cloudId?: string } | undefined {
   const baseUrlRaw = get('base_url') as string | undefined;
   const cloudId = get('cloud_id') as string | undefined;
   const apiHost = get('api_host') as string | undefined;
   if (baseUrlRaw !== undefined && (cloudId !== undefined || apiHost !== undefined)) {
-    problems.add('POSTURE_BASE_URL', `${at}POSTURE_BASE_URL and POSTURE_CLOUD_ID/POSTURE_API_HOST are both set: give either the base URL or the Cloud ID and host.`);
+    problems.add('POSTURE_BASE_URL', `${at}${n('base_url')} and ${n('cloud_id')}/${n('api_host')} are both set: give either the base URL or the Cloud ID and host.`);
     return undefined;
   }
-  if (baseUrlRaw !== undefined) return baseUrlAddress(baseUrlRaw, problems, at);
+  if (baseUrlRaw !== undefined) return baseUrlAddress(baseUrlRaw, problems, at, n('base_url'));
   if (cloudId === undefined && apiHost === undefined) {
-    problems.add('POSTURE_BASE_URL', `${at}no portal is configured: set POSTURE_BASE_URL, or POSTURE_CLOUD_ID and POSTURE_API_HOST${index === null ? ' (or run `npm start` for the simulated portal)' : ''}.`);
+    problems.add('POSTURE_BASE_URL', `${at}no portal is configured: set ${n('base_url')}, or ${n('cloud_id')} and ${n('api_host')}${index === null ? ' (or run `npm start` for the simulated portal)' : ''}.`);
     return undefined;
   }
   if (cloudId === undefined || apiHost === undefined) {
-    const missing = cloudId === undefined ? 'POSTURE_CLOUD_ID' : 'POSTURE_API_HOST';
-    problems.add(missing, `${at}${missing} is missing: the Cloud ID and the API host go together (or give POSTURE_BASE_URL).`);
+    const missing: SettingKey = cloudId === undefined ? 'cloud_id' : 'api_host';
+    problems.add(envName(SETTING_BY_KEY[missing]), `${at}${n(missing)} is missing: the Cloud ID and the API host go together (or give ${n('base_url')}).`);
     return undefined;
   }
   if (!DNS_LABEL.test(cloudId)) {
-    problems.add('POSTURE_CLOUD_ID', `${at}POSTURE_CLOUD_ID=${JSON.stringify(cloudId)} is not a valid DNS label: use letters, digits and inner hyphens, at most 63 characters.`);
+    problems.add('POSTURE_CLOUD_ID', `${at}${n('cloud_id')}=${JSON.stringify(cloudId)} is not a valid DNS label: use letters, digits and inner hyphens, at most 63 characters.`);
     return undefined;
   }
   if (!HOSTNAME.test(apiHost)) {
-    problems.add('POSTURE_API_HOST', `${at}POSTURE_API_HOST=${JSON.stringify(apiHost)} is not a host name: give e.g. example.com, without scheme or path.`);
+    problems.add('POSTURE_API_HOST', `${at}${n('api_host')}=${JSON.stringify(apiHost)} is not a host name: give e.g. example.com, without scheme or path.`);
     return undefined;
   }
   return { baseUrl: `https://${cloudId.toLowerCase()}.${apiHost.toLowerCase()}/public-api/v1`, host: `${cloudId}.${apiHost}`, cloudId };
@@ -222,33 +257,33 @@ function portalAddress(get: Get, problems: Problems, at: string, index: number |
 const API_PATH = '/public-api/v1';
 
 /** POSTURE_BASE_URL checked: a URL, https (plain http on loopback only), nothing but origin and path. */
-function baseUrlAddress(raw: string, problems: Problems, at: string): { baseUrl: string; host: string } | undefined {
+function baseUrlAddress(raw: string, problems: Problems, at: string, name: string): { baseUrl: string; host: string } | undefined {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    problems.add('POSTURE_BASE_URL', `${at}POSTURE_BASE_URL=${JSON.stringify(raw)} is not a URL: give the full https://<cloud_id>.<host>/public-api/v1.`);
+    problems.add('POSTURE_BASE_URL', `${at}${name}=${JSON.stringify(raw)} is not a URL: give the full https://<cloud_id>.<host>/public-api/v1.`);
     return undefined;
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
-    problems.add('POSTURE_BASE_URL', `${at}POSTURE_BASE_URL must use https (plain http only for loopback addresses): got ${url.protocol}//${url.host}.`);
+    problems.add('POSTURE_BASE_URL', `${at}${name} must use https (plain http only for loopback addresses): got ${url.protocol}//${url.host}.`);
     return undefined;
   }
   if (url.username || url.password || url.search || url.hash) {
-    problems.add('POSTURE_BASE_URL', `${at}POSTURE_BASE_URL must not carry credentials, a query or a fragment: give only https://<cloud_id>.<host>/public-api/v1.`);
+    problems.add('POSTURE_BASE_URL', `${at}${name} must not carry credentials, a query or a fragment: give only https://<cloud_id>.<host>/public-api/v1.`);
     return undefined;
   }
   const baseUrl = url.origin + url.pathname.replace(/\/+$/, '');
   // Every endpoint lives under the API root: anywhere else each request would answer 404.
   if (!baseUrl.endsWith(API_PATH)) {
-    problems.add('POSTURE_BASE_URL', `${at}POSTURE_BASE_URL=${JSON.stringify(baseUrl)} does not end in ${API_PATH}: give https://<cloud_id>.<host>${API_PATH} (the portal answers 404 elsewhere).`);
+    problems.add('POSTURE_BASE_URL', `${at}${name}=${JSON.stringify(baseUrl)} does not end in ${API_PATH}: give https://<cloud_id>.<host>${API_PATH} (the portal answers 404 elsewhere).`);
     return undefined;
   }
   return { baseUrl, host: url.hostname };
 }
 
 /** Where the portal's API key comes from: exactly one of the four key settings. */
-function apiKeySource(get: Get, problems: Problems, at: string): KeySource | undefined {
+function apiKeySource(get: Get, problems: Problems, at: string, n: NameOf): KeySource | undefined {
   const sources: KeySource[] = [];
   const apiKey = get('api_key') as string | undefined;
   const apiKeyFile = get('api_key_file') as string | undefined;
@@ -259,23 +294,25 @@ function apiKeySource(get: Get, problems: Problems, at: string): KeySource | und
   if (ssm !== undefined) sources.push({ kind: 'ssm', name: ssm });
   if (secretId !== undefined) sources.push({ kind: 'secret', id: secretId });
   if (sources.length === 0) {
-    problems.add('POSTURE_API_KEY', `${at}no API key: set POSTURE_API_KEY, POSTURE_API_KEY_FILE, POSTURE_API_KEY_SSM_PARAMETER or POSTURE_API_KEY_SECRET_ID.`);
+    problems.add('POSTURE_API_KEY', `${at}no API key: set ${n('api_key')}, ${n('api_key_file')}, ${n('api_key_ssm_parameter')} or ${n('api_key_secret_id')}.`);
     return undefined;
   }
   if (sources.length > 1) {
-    problems.add('POSTURE_API_KEY', `${at}more than one API key source is set (${sources.map((k) => k.kind).join(', ')}): keep exactly one of POSTURE_API_KEY, POSTURE_API_KEY_FILE, POSTURE_API_KEY_SSM_PARAMETER, POSTURE_API_KEY_SECRET_ID.`);
+    problems.add('POSTURE_API_KEY', `${at}more than one API key source is set (${sources.map((k) => k.kind).join(', ')}): keep exactly one of ${n('api_key')}, ${n('api_key_file')}, ${n('api_key_ssm_parameter')}, ${n('api_key_secret_id')}.`);
     return undefined;
   }
   return sources[0];
 }
 
 /** One portal from its layers (its `portals` entry, then flags, env, file): address, key, and its settings. */
-function buildPortal(layers: Layer[], problems: Problems, index: number | null, interval: number): PortalConfig | undefined {
+function buildPortal(layers: Layer[], problems: Problems, index: number | null, interval: number, file = ''): PortalConfig | undefined {
   const get: Get = (k) => lookup(k, layers, problems);
-  const at = index === null ? '' : `portals[${index}]: `;
-  const address = portalAddress(get, problems, at, index);
+  const at = index === null ? '' : `${file}: portals[${index}]: `;
+  // Inside a `portals` entry a setting is one of its keys (the variables are refused beside a list).
+  const n: NameOf = (k) => (index === null ? envName(SETTING_BY_KEY[k]) : k);
+  const address = portalAddress(get, problems, at, index, n);
   if (!address) return undefined;
-  const found = apiKeySource(get, problems, at);
+  const found = apiKeySource(get, problems, at, n);
   if (!found) return undefined;
   // A key file is named where it was set (a portal's api_key_file), not as the variable it was not.
   const keyFileLayer = found.kind === 'file' ? layers.find((l) => isSet(l.values.api_key_file)) : undefined;
@@ -283,7 +320,7 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null, 
   const key: KeySource = found.kind === 'file' && keyFileWhere !== undefined && keyFileWhere !== 'env' ? { ...found, setting: keyFileWhere } : found;
   const header = (get('api_key_header') as string | undefined) ?? String(defaultOf('api_key_header'));
   if (!HEADER_NAME.test(header)) {
-    problems.add('POSTURE_API_KEY_HEADER', `${at}POSTURE_API_KEY_HEADER=${JSON.stringify(header)} is not a valid HTTP header name.`);
+    problems.add('POSTURE_API_KEY_HEADER', `${at}${n('api_key_header')}=${JSON.stringify(header)} is not a valid HTTP header name.`);
   }
   return {
     name: (get('portal') as string | undefined) ?? address.cloudId ?? address.host,
@@ -299,25 +336,33 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null, 
       devices: (get('devices_interval_seconds') as number | undefined) ?? interval,
     },
     intervalSettings: {
-      alerts: intervalSetting(layers, index, 'alerts_interval_seconds'),
-      vitals: intervalSetting(layers, index, 'vitals_interval_seconds'),
-      devices: intervalSetting(layers, index, 'devices_interval_seconds'),
+      alerts: intervalSetting(layers, 'alerts_interval_seconds'),
+      vitals: intervalSetting(layers, 'vitals_interval_seconds'),
+      devices: intervalSetting(layers, 'devices_interval_seconds'),
     },
+    requestsPerMinuteSetting: settingRef(layers, 'requests_per_minute'),
+    vitalsTagsSetting: settingRef(layers, 'vitals_tags'),
     maxSeriesPerFamily: (get('max_series_per_family') as number | undefined) ?? Number(defaultOf('max_series_per_family')),
     alertSlas: (get('alert_slas') as AlertSlas | undefined) ?? DEFAULT_ALERT_SLAS,
   };
 }
 
 /**
- * Where a source's own interval comes from, as a user changes it: the layer that set it, else (it
- * inherits POSTURE_INTERVAL_SECONDS) the portal's entry in the file's `portals`, or the variable.
+ * Where a setting comes from, as a user changes it: the layer that set it, else where it is best
+ * added: the portal's entry in the file's `portals` (the variable would change every portal that
+ * inherits), else the config file, else the variable.
  */
-function intervalSetting(layers: Layer[], index: number | null, key: SettingKey): IntervalSetting {
+function settingRef(layers: Layer[], key: SettingKey): SettingRef {
   const def = SETTING_BY_KEY[key];
   const layer = layers.find((l) => isSet(l.values[key]));
-  if (layer) return { explicit: true, ...layer.setting(def) };
-  // The entry, not the variable: the variable would change every portal that inherits.
-  return { explicit: false, ...(index === null ? { kind: 'env', name: envName(def) } : layers[0]!.setting(def)) };
+  if (layer) return layer.setting(def);
+  const file = layers.find((l) => l.inFile);
+  return file ? { ...file.setting(def), absent: true } : { kind: 'env', name: envName(def) };
+}
+
+/** Where a source's own interval comes from (settingRef), and whether it is set for the source (else it inherits POSTURE_INTERVAL_SECONDS). */
+function intervalSetting(layers: Layer[], key: SettingKey): IntervalSetting {
+  return { explicit: layers.some((l) => isSet(l.values[key])), ...settingRef(layers, key) };
 }
 
 /**
@@ -329,7 +374,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const layers = settingLayers(sources, problems);
   const g = (k: SettingKey) => lookup(k, layers.global, problems);
   const intervalSeconds = (g('interval_seconds') as number | undefined) ?? Number(defaultOf('interval_seconds'));
-  const { explicit: _explicit, ...intervalFrom } = intervalSetting(layers.global, null, 'interval_seconds');
+  const intervalFrom = settingRef(layers.global, 'interval_seconds');
   const allPortals = buildPortals(layers, problems, intervalSeconds);
   const shard = shardOfConfig(g, problems, allPortals.length);
   // By portal identity, so every entry of one portal (one budget) lands on one shard.
@@ -434,14 +479,17 @@ function settingLayers(sources: ConfigSources, problems: Problems): SettingLayer
     const portals = file.portals;
     if (portals !== undefined) {
       // A broken list was reported above; an empty one here keeps the single-portal settings from being asked for too.
-      const usable = Array.isArray(portals) && portals.every((p) => p !== null && typeof p === 'object' && !Array.isArray(p));
+      const usable = Array.isArray(portals) && portals.every((p) => isMapping(p));
       filePortals = usable ? (portals as Raw[]) : [];
+    } else if (isMapping(file.portal, true)) {
+      // Portals under `portal` (reported above): not one portal missing its address.
+      filePortals = [];
     }
   }
   const global: Layer[] = [
     { values: flags, where: (d) => `--${flagName(d)}`, setting: (d) => ({ kind: 'flag', name: `--${flagName(d)}` }) },
     { values: envValues, where: () => 'env', setting: (d) => ({ kind: 'env', name: envName(d) }) },
-    { values: fileTop, where: (d) => `${fileWhere}: ${d.key}`, setting: (d) => ({ kind: 'file', name: d.key, file: fileWhere }) },
+    { values: fileTop, where: (d) => `${fileWhere}: ${d.key}`, setting: (d) => ({ kind: 'file', name: d.key, file: fileWhere }), inFile: file !== undefined },
   ];
   return { flags, env: envValues, fileTop, fileWhere, filePortals, fileObjectives: file?.objectives, global };
 }
@@ -463,8 +511,8 @@ function buildPortals(layers: SettingLayers, problems: Problems, intervalSeconds
   const names = new Set<string>();
   const firstOf = new Map<string, { index: number; portal: PortalConfig }>();
   filePortals.forEach((entry, i) => {
-    const layer: Layer = { values: entry, where: (d) => `${fileWhere}: portals[${i}].${d.key}`, setting: (d) => ({ kind: 'file', name: `portals[${i}].${d.key}`, file: fileWhere }) };
-    const portal = buildPortal([layer, ...global], problems, i, intervalSeconds);
+    const layer: Layer = { values: entry, where: (d) => `${fileWhere}: portals[${i}].${d.key}`, setting: (d) => ({ kind: 'file', name: `portals[${i}].${d.key}`, file: fileWhere }), inFile: true };
+    const portal = buildPortal([layer, ...global], problems, i, intervalSeconds, fileWhere);
     if (!portal) return;
     if (names.has(portal.name)) problems.add('POSTURE_CONFIG_FILE', `${fileWhere}: portals[${i}] repeats the portal name ${JSON.stringify(portal.name)}: give each portal a distinct \`portal\`.`);
     names.add(portal.name);

@@ -19,6 +19,8 @@ export interface SettingRef {
   readonly name: string;
   /** The file (or POSTURE_CONFIG) holding the key. */
   readonly file?: string;
+  /** The file does not hold the key (yet): a suggestion adds it there. */
+  readonly absent?: boolean;
 }
 
 /** How a source's interval is set, and whether it is set for the source itself (else it is POSTURE_INTERVAL_SECONDS). */
@@ -40,6 +42,10 @@ export interface PortalConfig {
   readonly intervals: Readonly<Record<Source, number>>;
   /** How each source's interval is set (unset: POSTURE_<SOURCE>_INTERVAL_SECONDS, not set explicitly). */
   readonly intervalSettings?: Readonly<Record<Source, IntervalSetting>>;
+  /** How the share is set (unset: where it is best added), for the advice of `check-config`. */
+  readonly requestsPerMinuteSetting?: SettingRef;
+  /** How the Vitals tags are set (unset: where they are best added). */
+  readonly vitalsTagsSetting?: SettingRef;
   /** Most series per label-valued family for this portal (the rest folded into `__other__`). */
   readonly maxSeriesPerFamily: number;
   /** Seconds an unresolved, unsnoozed alert of each severity may stay open (`alert_slas`). */

@@ -1,6 +1,7 @@
 /**
- * `POSTURE_*` environment variables that are not settings (typos such as POSTURE_INTERVAL_SECOND),
- * each with the nearest setting. Pure: the callers refuse to start on them.
+ * Names that are not settings, each with the nearest setting: `POSTURE_*` environment variables
+ * (typos such as POSTURE_INTERVAL_SECOND), flags (the CLI) and config file keys (the loader). Pure:
+ * the callers refuse to start on them.
  */
 import { SETTINGS, envName } from './settings.js';
 
@@ -46,6 +47,9 @@ export function prefixDistance(a: string, b: string): number {
  * part of what was typed. In order:
  * - a name cut short at a word (POSTURE_WEB_CONFIG, --interval): the shortest name it begins before `separator`;
  * - a name with a separator too many at the end (POSTURE_PUSH_): the name without it;
+ * - the last words of a name, given alone (POSTURE_SHARDS, four characters at least): the shortest
+ *   name they end (POSTURE_TOTAL_SHARDS, not POSTURE_SHARD a letter away);
+ * - the words of one name, some cut short or spelt out (--state-directory: --state-dir);
  * - a name that begins with what was typed, give or take a typo (POSTURE_INTERVL, --intervall:
  *   POSTURE_INTERVAL_SECONDS, --interval-seconds), within a quarter of the typed part, the fewest
  *   edits first, then the nearest whole name;
@@ -58,6 +62,15 @@ export function nearestName(name: string, known: readonly string[], separator: s
   // A stray separator at the end (POSTURE_PUSH_) is a slip, not the start of a longer name.
   const stripped = name.endsWith(separator) ? name.slice(0, -separator.length) : undefined;
   if (stripped !== undefined && known.includes(stripped)) return { nearest: stripped, close: true };
+  const namespace = name.slice(0, prefixLength);
+  const typedPart = name.slice(prefixLength);
+  // The last words of a name given alone (POSTURE_SHARDS, the count): the shortest name they end,
+  // over a name one letter away (POSTURE_SHARD, the ordinal).
+  const ending = known.filter((k) => k.startsWith(namespace) && k.endsWith(separator + typedPart)).sort((a, b) => a.length - b.length)[0];
+  if (ending !== undefined && typedPart.length >= 4) return { nearest: ending, close: true };
+  // The same words, some cut short or spelt out (--state-directory: --state-dir): the one name that matches so.
+  const abbreviated = known.filter((k) => k !== name && k.startsWith(namespace) && sameWords(typedPart, k.slice(prefixLength), separator));
+  if (abbreviated.length === 1) return { nearest: abbreviated[0]!, close: true };
   const typed = name.length - prefixLength;
   const ranked = known
     .map((k) => ({ k, prefix: prefixDistance(name, k), whole: editDistance(name, k) }))
@@ -71,6 +84,16 @@ export function nearestName(name: string, known: readonly string[], separator: s
     if (whole < best) [nearest, best] = [k, whole];
   }
   return { nearest, close: best <= Math.max(2, Math.floor(typed / 3)) };
+}
+
+/** Whether `a` and `b` have as many words, each the other's word or the beginning of it (three characters at least). */
+function sameWords(a: string, b: string, separator: string): boolean {
+  const x = a.split(separator);
+  const y = b.split(separator);
+  return x.length === y.length && x.every((w, i) => {
+    const v = y[i]!;
+    return w === v || (Math.min(w.length, v.length) >= 3 && (w.startsWith(v) || v.startsWith(w)));
+  });
 }
 
 /** The names of every setting's environment variable. */
@@ -101,4 +124,39 @@ export function unknownSettingMessage(u: UnknownSetting): string {
   return u.close
     ? `${u.name} is not a setting: did you mean ${u.nearest}? Rename it, or unset it.`
     : `${u.name} is not a setting (the nearest is ${u.nearest}): unset it, or see posture-exporter --help for the settings.`;
+}
+
+/** Keys a config file never holds: they say where the settings are. */
+const WHERE_SETTINGS_ARE: readonly string[] = ['config_file', 'config'];
+/** The keys of a config file's top level: the settings (but where the file is), `portals` and `objectives`. */
+const TOP_LEVEL_KEYS: readonly string[] = [...SETTINGS.map((s) => s.key).filter((k) => !WHERE_SETTINGS_ARE.includes(k)), 'portals', 'objectives'];
+/** The keys of an entry of a config file's `portals`: the per-portal settings. */
+const PORTAL_KEYS: readonly string[] = SETTINGS.filter((s) => s.scope === 'portal').map((s) => s.key);
+
+/** Why a top-level key is not read in a `portals` entry, and where it goes. */
+function topLevelOnly(key: string): string {
+  const own = key === 'interval_seconds' ? ', or give this portal its own alerts_interval_seconds, vitals_interval_seconds and devices_interval_seconds' : '';
+  return `\`${key}\` is top-level only: move it out of \`portals\`, where it applies to every portal${own}.`;
+}
+
+/**
+ * The message for a key of a config file that is not a setting there (after `config file x.yaml:`
+ * and, in a `portals` entry, `portals[i]:`), with the nearest key as flags and variables get it:
+ * a top-level key inside an entry says it is top-level only; a variable's or a flag's name the key it means.
+ */
+export function unknownKeyMessage(key: string, inPortal: boolean): string {
+  if (WHERE_SETTINGS_ARE.includes(key)) {
+    const def = SETTINGS.find((s) => s.key === key)!;
+    return `\`${key}\` says where the settings are, so it is not read from a config file: remove it (set ${envName(def)}${def.flag ? ' or --config' : ''} instead).`;
+  }
+  const known = inPortal ? [...PORTAL_KEYS, ...TOP_LEVEL_KEYS.filter((k) => !PORTAL_KEYS.includes(k))] : TOP_LEVEL_KEYS;
+  const notHere = (k: string) => inPortal && !PORTAL_KEYS.includes(k);
+  if (notHere(key) && TOP_LEVEL_KEYS.includes(key)) return topLevelOnly(key);
+  // POSTURE_PAGE_SIZE or page-size: the variable's or the flag's name for the key.
+  const asKey = key.toLowerCase().replace(/^posture_/, '').replace(/-/g, '_');
+  const { nearest, close } = known.includes(asKey) ? { nearest: asKey, close: true } : nearestName(key, known, '_');
+  if (!close) return `unknown setting \`${key}\`: remove it or use one of the documented keys (README, Configuration).`;
+  const then = notHere(nearest) ? ` It is top-level only: move it out of \`portals\`, where it applies to every portal.` : ' Rename it, or remove it.';
+  const spelt = known.includes(asKey) && asKey !== key ? ' (a config file names a setting in lower case with underscores, without POSTURE_)' : '';
+  return `unknown setting \`${key}\`: did you mean \`${nearest}\`${spelt}?${then}`;
 }

@@ -36,7 +36,8 @@ export function explainPlan(config: Config): string[] {
     // Set only when the plan does not fit.
     if (plan.suggested) {
       // Each interval set for its source, so the line applied alone fits whatever else is set.
-      lines.push(`  smallest intervals that fit: ${formatChange(config, p, { sources: plan.suggested })}`);
+      const change = formatChange(config, p, { sources: plan.suggested }).split('\n');
+      lines.push(...(change.length === 1 ? [`  smallest intervals that fit: ${change[0]}`] : ['  smallest intervals that fit:', ...change.map((l) => `    ${l}`)]));
     }
   }
   return lines;

@@ -10,9 +10,14 @@ import { entryRuns, MAX_INTERVAL_SECONDS, planPortal, runSeconds, servePlan, typ
 import { HEADROOM_MS, type LateRun, type Timeline } from './timeline.js';
 import { PRIORITY } from './scheduler.js';
 
-/** A setting with a value, as a user would write it: `--x=1`, `POSTURE_X=1`, or `x: 1 in file.yaml`. */
+/** A setting with a value, as a user would write it: `--x=1`, `POSTURE_X=1`, `x: 1 in file.yaml`, or `x: 1 (a new key) in file.yaml`. */
 function formatSetting(ref: SettingRef, value: number | string): string {
-  return ref.kind === 'file' ? `${ref.name}: ${value} in ${ref.file}` : `${ref.name}=${value}`;
+  return ref.kind === 'file' ? `${ref.name}: ${value}${ref.absent ? ' (a new key)' : ''} in ${ref.file}` : `${ref.name}=${value}`;
+}
+
+/** A setting named as a user sets it: `--x`, `POSTURE_X`, `x in file.yaml`, or `x (a new key) in file.yaml`. */
+function formatName(ref: SettingRef): string {
+  return ref.kind === 'file' ? `${ref.name}${ref.absent ? ' (a new key)' : ''} in ${ref.file}` : ref.name;
 }
 
 /** The plan of a portal for `serve` (and `check-config`), with what the last runs taught when known. */
@@ -61,11 +66,26 @@ function sourceSetting(portal: PortalConfig, s: Source): SettingRef {
   return portal.intervalSettings?.[s] ?? { kind: 'env', name: `POSTURE_${s.toUpperCase()}_INTERVAL_SECONDS` };
 }
 
-/** An interval change as the settings a user writes, e.g. `--alerts-interval-seconds=20` or `POSTURE_INTERVAL_SECONDS=50`. */
+/** The settings of an interval change, each with its value: the POSTURE_INTERVAL_SECONDS one first, then each source's. */
+function changeSettings(config: Pick<Config, 'intervalSetting'>, portal: PortalConfig, change: Pick<IntervalChange, 'sources' | 'interval'>): Array<readonly [SettingRef, number]> {
+  const refs = SOURCES.filter((s) => change.sources[s] !== undefined).map((s) => [sourceSetting(portal, s), change.sources[s]!] as const);
+  if (change.interval !== undefined) refs.unshift([config.intervalSetting ?? { kind: 'env', name: 'POSTURE_INTERVAL_SECONDS' }, change.interval]);
+  return refs;
+}
+
+/**
+ * An interval change as the settings a user writes, e.g. `--alerts-interval-seconds=20` or
+ * `POSTURE_INTERVAL_SECONDS=50` (several on one line, as a shell takes them); a config file's keys
+ * one per line, as the file holds them.
+ */
 export function formatChange(config: Pick<Config, 'intervalSetting'>, portal: PortalConfig, change: Pick<IntervalChange, 'sources' | 'interval'>): string {
-  const parts = SOURCES.filter((s) => change.sources[s] !== undefined).map((s) => formatSetting(sourceSetting(portal, s), change.sources[s]!));
-  if (change.interval !== undefined) parts.unshift(formatSetting(config.intervalSetting ?? { kind: 'env', name: 'POSTURE_INTERVAL_SECONDS' }, change.interval));
-  return parts.join(' ');
+  const refs = changeSettings(config, portal, change);
+  return refs.map(([ref, v]) => formatSetting(ref, v)).join(refs.some(([ref]) => ref.kind === 'file') ? '\n' : ' ');
+}
+
+/** How the share and the Vitals tags are set, as the portal's settings say (the variables when unknown). */
+function shareSettings(p: PortalConfig): { share: SettingRef; tags: SettingRef } {
+  return { share: p.requestsPerMinuteSetting ?? { kind: 'env', name: 'POSTURE_REQUESTS_PER_MINUTE' }, tags: p.vitalsTagsSetting ?? { kind: 'env', name: 'POSTURE_VITALS_TAGS' } };
 }
 
 /**
@@ -87,13 +107,25 @@ export function checkServeConfig(config: Config): ConfigError[] {
           ? `a run of ${long.source} (${long.requestsPerRun} requests at ${p.requestsPerMinute}/min) takes at least ${runSeconds(long.requestsPerRun, p.requestsPerMinute)} s, not less than its interval of ${long.intervalSeconds} s`
           : lateWhy(plan.late!, p.requestsPerMinute);
     const change = plan.change;
+    const { share, tags } = shareSettings(p);
     if (!change) {
-      out.push(new ConfigError('POSTURE_REQUESTS_PER_MINUTE', `${at}${why}, and no interval up to ${MAX_INTERVAL_SECONDS} s fits: raise POSTURE_REQUESTS_PER_MINUTE or give fewer POSTURE_VITALS_TAGS.`));
+      out.push(new ConfigError('POSTURE_REQUESTS_PER_MINUTE', `${at}${why}, and no interval up to ${MAX_INTERVAL_SECONDS} s fits: raise ${formatName(share)} or give fewer ${formatName(tags)}.`));
       continue;
     }
-    const alone = plan.intervalAlone !== undefined && change.interval === undefined ? ` (or ${formatChange(config, p, { sources: {}, interval: plan.intervalAlone })})` : '';
+    const alone = plan.intervalAlone !== undefined && change.interval === undefined ? { sources: {}, interval: plan.intervalAlone } : undefined;
     const first = SOURCES.find((s) => change.sources[s] !== undefined);
-    out.push(new ConfigError(first ? `POSTURE_${first.toUpperCase()}_INTERVAL_SECONDS` : 'POSTURE_INTERVAL_SECONDS', `${at}${why}: set ${formatChange(config, p, change)}${alone}, or raise POSTURE_REQUESTS_PER_MINUTE.`));
+    const named = [...changeSettings(config, p, change), ...(alone ? changeSettings(config, p, alone) : []), [share]];
+    let ways: string;
+    if (!named.some(([ref]) => ref.kind === 'file')) {
+      ways = `: set ${formatChange(config, p, change)}${alone ? ` (or ${formatChange(config, p, alone)})` : ''}, or raise ${formatName(share)}.`;
+    } else {
+      // A config file's keys each on a line of its own, every way out too.
+      const set = formatChange(config, p, change).split('\n');
+      const setLines = set.length === 1 ? [`set ${set[0]}`] : ['set, together:', ...set.map((l) => `  ${l}`)];
+      const lines = [...setLines, ...(alone ? [`or set ${formatChange(config, p, alone)}`] : []), `or raise ${formatName(share)}`];
+      ways = `; any one of these fits:\n${lines.map((l) => `    ${l}`).join('\n')}`;
+    }
+    out.push(new ConfigError(first ? `POSTURE_${first.toUpperCase()}_INTERVAL_SECONDS` : 'POSTURE_INTERVAL_SECONDS', `${at}${why}${ways}`));
   }
   // Entries of one portal (one key each) spend one share: each may fit alone and not together (a
   // portal of one entry that fits is within its share).

@@ -74,7 +74,8 @@ describe('loadConfig', () => {
     const c = loadConfig({ env: base });
     expect(c.portals).toEqual([
       { name: 'acme.example.com', baseUrl: 'https://acme.example.com/public-api/v1', key: { kind: 'value', value: 'k-secret-value-123' }, apiKeyHeader: 'X-Service-ApiKey', requestsPerMinute: 5, pageSize: 500, vitalsTags: [], intervals: { vitals: 300, alerts: 300, devices: 300 }, maxSeriesPerFamily: 1000, alertSlas: { red: 86_400, amber: 604_800, green: 2_592_000 },
-        intervalSettings: { vitals: { explicit: false, kind: 'env', name: 'POSTURE_VITALS_INTERVAL_SECONDS' }, alerts: { explicit: false, kind: 'env', name: 'POSTURE_ALERTS_INTERVAL_SECONDS' }, devices: { explicit: false, kind: 'env', name: 'POSTURE_DEVICES_INTERVAL_SECONDS' } } },
+        intervalSettings: { vitals: { explicit: false, kind: 'env', name: 'POSTURE_VITALS_INTERVAL_SECONDS' }, alerts: { explicit: false, kind: 'env', name: 'POSTURE_ALERTS_INTERVAL_SECONDS' }, devices: { explicit: false, kind: 'env', name: 'POSTURE_DEVICES_INTERVAL_SECONDS' } },
+        requestsPerMinuteSetting: { kind: 'env', name: 'POSTURE_REQUESTS_PER_MINUTE' }, vitalsTagsSetting: { kind: 'env', name: 'POSTURE_VITALS_TAGS' } },
     ]);
     expect(c.cycleTimeoutSeconds).toBeUndefined();
     expect(stalenessMs(c, c.portals[0]!)).toEqual({ vitals: 600_000, alerts: 600_000, devices: 600_000 });
@@ -119,7 +120,7 @@ portals:
   });
 
   it.each([
-    ['a listed portal whose base URL is the bare host', { POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }, { portal: 'b', base_url: 'https://b.example.com', api_key: 'k-5678' }] }) }, 'portals[1]: POSTURE_BASE_URL="https://b.example.com" does not end in /public-api/v1: give https://<cloud_id>.<host>/public-api/v1 (the portal answers 404 elsewhere).'],
+    ['a listed portal whose base URL is the bare host', { POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }, { portal: 'b', base_url: 'https://b.example.com', api_key: 'k-5678' }] }) }, 'POSTURE_CONFIG: portals[1]: base_url="https://b.example.com" does not end in /public-api/v1: give https://<cloud_id>.<host>/public-api/v1 (the portal answers 404 elsewhere).'],
     ['a Cloud ID that is not a DNS label', { POSTURE_CLOUD_ID: 'acme_corp', POSTURE_API_HOST: 'example.com', POSTURE_API_KEY: 'k-1234' }, 'POSTURE_CLOUD_ID="acme_corp" is not a valid DNS label: use letters, digits and inner hyphens, at most 63 characters.'],
     ['a Cloud ID without a host', { POSTURE_CLOUD_ID: 'acme', POSTURE_API_KEY: 'k-1234' }, 'POSTURE_API_HOST is missing: the Cloud ID and the API host go together (or give POSTURE_BASE_URL).'],
     ['both a base URL and a Cloud ID', { ...base, POSTURE_CLOUD_ID: 'acme', POSTURE_API_HOST: 'example.com' }, 'POSTURE_BASE_URL and POSTURE_CLOUD_ID/POSTURE_API_HOST are both set: give either the base URL or the Cloud ID and host.'],
@@ -131,8 +132,8 @@ portals:
     ['both inline config and a config file', { ...base, POSTURE_CONFIG: '{}', POSTURE_CONFIG_FILE: '/x.yaml' }, 'POSTURE_CONFIG and POSTURE_CONFIG_FILE (--config) are both set: keep one of them.'],
     ['inline config that is not JSON', { ...base, POSTURE_CONFIG: '{nope' }, expect.stringMatching(/^POSTURE_CONFIG is not valid JSON( at character \d+)?: fix the syntax there\.$/)],
     ['inline JSON whose error would quote a key', { ...base, POSTURE_CONFIG: '{"api_key":sim-secret-abc}' }, expect.stringMatching(/^POSTURE_CONFIG is not valid JSON( at character \d+)?: fix the syntax there\.$/)],
-    ['an unknown key in the config file', { POSTURE_CONFIG: JSON.stringify({ ...{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }, intervl_seconds: 5 }) }, 'POSTURE_CONFIG: unknown setting `intervl_seconds`: remove it or use one of the documented keys (README, Configuration).'],
-    ['a portal-only key given per portal that is global', { POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234', listen: ':1' }] }) }, 'POSTURE_CONFIG: portals[0]: unknown setting `listen`: remove it or use one of the documented keys (README, Configuration).'],
+    ['an unknown key in the config file', { POSTURE_CONFIG: JSON.stringify({ ...{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }, intervl_seconds: 5 }) }, 'POSTURE_CONFIG: unknown setting `intervl_seconds`: did you mean `interval_seconds`? Rename it, or remove it.'],
+    ['a portal-only key given per portal that is global', { POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234', listen: ':1' }] }) }, 'POSTURE_CONFIG: portals[0]: `listen` is top-level only: move it out of `portals`, where it applies to every portal.'],
     ['single-portal variables beside a portals list', { POSTURE_BASE_URL: base.POSTURE_BASE_URL, POSTURE_CONFIG: JSON.stringify({ portals: [{ base_url: base.POSTURE_BASE_URL, api_key: 'k-1234' }] }) }, 'POSTURE_BASE_URL is set but POSTURE_CONFIG lists portals: give each portal\'s base_url inside `portals`, or drop the list.'],
     ['an empty portals list', { POSTURE_CONFIG: JSON.stringify({ portals: [] }) }, expect.stringMatching(/^POSTURE_CONFIG: `portals` must be a non-empty list of mappings\.$/)],
     ['a setting of the wrong shape in the file', { ...base, POSTURE_CONFIG: JSON.stringify({ page_size: { many: true } }) }, 'POSTURE_CONFIG: page_size must be a string, a number or a list.'],
@@ -244,10 +245,11 @@ portals:
 describe('serve checks', () => {
   it('refuses intervals whose plan does not fit the share, naming the settings and the smallest intervals that fit', () => {
     const c = loadConfig({ env: { ...base, POSTURE_REQUESTS_PER_MINUTE: '2', POSTURE_VITALS_TAGS: 'a,b', POSTURE_INTERVAL_SECONDS: '60', POSTURE_CYCLE_TIMEOUT_SECONDS: '30' } });
-    // Per hour: Vitals 3 × 60 + devices 2 × 60 + alerts 1 × 60 = 360 against 2 × 60 = 120: three times too many.
+    // Per hour: Vitals 3 × 60 + devices 2 × 60 + alerts 1 × 60 = 360 against 2 × 60 = 120: three times too many;
+    // 180 s is exactly the share by the hour, which falls behind minute by minute: 190 s.
     expect(planOf(c.portals[0]!).requestsPerHour).toBe(360);
     expect(checkServeConfig(c).map((e) => e.message)).toEqual([
-      'the intervals need 360 requests per hour but the share allows 120 (2/min): set POSTURE_INTERVAL_SECONDS=180, or raise POSTURE_REQUESTS_PER_MINUTE.',
+      'the intervals need 360 requests per hour but the share allows 120 (2/min): set POSTURE_INTERVAL_SECONDS=190, or raise POSTURE_REQUESTS_PER_MINUTE.',
     ]);
   });
 

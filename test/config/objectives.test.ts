@@ -90,7 +90,7 @@ describe('loadObjectives (the rules command)', () => {
   it('refuses bad objectives and unknown keys of the file', () => {
     const err = thrownBy(() => loadObjectives({ env: { POSTURE_CONFIG: '{"objectives":[{"name":"a","target":1.5}],"objective":1}' } }), ConfigErrors);
     expect(err.problems.map((p) => p.message)).toEqual([
-      'POSTURE_CONFIG: unknown setting `objective`: remove it or use one of the documented keys (README, Configuration).',
+      'POSTURE_CONFIG: unknown setting `objective`: did you mean `objectives`? Rename it, or remove it.',
       'POSTURE_CONFIG: objectives[0].target=1.5 is not valid: give a number between 0 and 1, both excluded (0.95 for 95 % of devices).',
     ]);
   });

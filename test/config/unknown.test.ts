@@ -34,7 +34,9 @@ describe('unknownSettings', () => {
     ['POSTURE_INTERV', 'POSTURE_INTERVAL_SECONDS', true],
     ['POSTURE_REMOTE_WRIT_URL', 'POSTURE_REMOTE_WRITE_URL', true],
     ['POSTURE_TOTAL_SHARD', 'POSTURE_TOTAL_SHARDS', true],
-    ['POSTURE_SHARDS', 'POSTURE_SHARD', true],
+    // The count, not the ordinal a letter away: the setting whose last word was given alone.
+    ['POSTURE_SHARDS', 'POSTURE_TOTAL_SHARDS', true],
+    ['POSTURE_TAGS', 'POSTURE_VITALS_TAGS', true],
     // A stray separator at the end: the setting without it.
     ['POSTURE_PUSH_', 'POSTURE_PUSH', true],
   ])('%s: nearest %s (close: %s)', (name, nearest, close) => {
@@ -94,7 +96,8 @@ describe('nearestName for flags', () => {
     ['interval', 'interval-seconds'],
     ['totalshards', 'total-shards'],
     ['writeconfig', 'write-config'],
-    ['shards', 'shard'],
+    ['shards', 'total-shards'],
+    ['shrd', 'shard'],
   ])('--%s: did you mean --%s?', (typed, meant) => {
     expect(nearestName(typed, flags, '-')).toEqual({ nearest: meant, close: true });
   });

@@ -88,7 +88,7 @@ describe('posture-exporter check-config', () => {
     expect(r.code).toBe(2);
     // Named as given (a flag), so applying it alone fits. 6 requests per interval at 2 per 61 s: 180 s
     // by the hour, exactly the share, which falls behind minute by minute; 190 s runs.
-    expect(r.stderr).toContain('set --interval-seconds=190, or raise POSTURE_REQUESTS_PER_MINUTE.');
+    expect(r.stderr).toContain('set --interval-seconds=190, or raise --requests-per-minute.');
     expect(r.stdout).toContain('smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=190 POSTURE_ALERTS_INTERVAL_SECONDS=160 POSTURE_DEVICES_INTERVAL_SECONDS=190');
   });
 });

@@ -84,7 +84,7 @@ describe('checkServeConfig', () => {
       flags: {},
     });
     expect(problems(c)).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'portal b: the intervals need 364 requests per hour but the share allows 300 (5/min): set portals[1].vitals_interval_seconds: 30 in POSTURE_CONFIG, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'portal b: the intervals need 364 requests per hour but the share allows 300 (5/min); any one of these fits:\n    set portals[1].vitals_interval_seconds: 30 in POSTURE_CONFIG\n    or raise portals[1].requests_per_minute (a new key) in POSTURE_CONFIG'],
     ]);
   });
 
@@ -109,7 +109,7 @@ describe('checkServeConfig', () => {
     // One entry that does not fit alone (327.3 + 3 × 37.5 = 439.8) is reported alone, not again together.
     const c2 = loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 96, portals: [two[0], { ...two[1], vitals_interval_seconds: 11 }] }) }, flags: {} });
     expect(problems(c2)).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'portal blue: the intervals need 440 requests per hour but the share allows 300 (5/min): set portals[1].vitals_interval_seconds: 30 in POSTURE_CONFIG, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'portal blue: the intervals need 440 requests per hour but the share allows 300 (5/min); any one of these fits:\n    set portals[1].vitals_interval_seconds: 30 in POSTURE_CONFIG\n    or raise portals[1].requests_per_minute (a new key) in POSTURE_CONFIG'],
     ]);
   });
 });

@@ -7,7 +7,7 @@
  * `dist/`, which must not pull the CLI out from under other tests running at the same time.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -34,15 +34,34 @@ interface Statement {
 }
 
 let work: string;
-const packages: Record<'plain' | 'ssm' | 'secret' | 'rwTokenSsm' | 'rwPasswordSecret' | 'rwCrossed' | 'pushgatewayPassword' | 'sharded' | 'sharded100', { template: Template; dir: string }> = {} as never;
+const packages: Record<'plain' | 'noMaps' | 'ssm' | 'secret' | 'rwTokenSsm' | 'rwPasswordSecret' | 'rwCrossed' | 'pushgatewayPassword' | 'sharded' | 'sharded100', { template: Template; dir: string }> = {} as never;
+/** What `osls package` said when it refused, by case (refused before writing a package). */
+const refusals: Record<'noPortal' | 'cloudIdAlone' | 'configFileMissing', { code: number; output: string; packaged: boolean }> = {} as never;
+
+/** A portal's address: one parameter the packaging requires (baseUrl, cloudId + apiHost, or configFile). */
+const PORTAL = { baseUrl: 'https://acme.example.com/public-api/v1' };
+
+function oslsArgs(dir: string, params: Record<string, string>): string[] {
+  return [OSLS, 'package', '--stage', 'test', '--package', dir, ...Object.entries(params).map(([k, v]) => `--param=${k}=${v}`)];
+}
+
+// No AWS credentials and no network: packaging is local.
+const oslsEnv = () => ({ PATH: process.env.PATH, HOME: work, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', AWS_REGION: 'us-east-1' });
 
 async function oslsPackage(name: keyof typeof packages, params: Record<string, string>): Promise<void> {
   const dir = join(work, `pkg-${name}`);
-  const args = [OSLS, 'package', '--stage', 'test', '--package', dir, ...Object.entries(params).map(([k, v]) => `--param=${k}=${v}`)];
-  // No AWS credentials and no network: packaging is local.
-  const env = { PATH: process.env.PATH, HOME: work, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', AWS_REGION: 'us-east-1' };
-  await run(process.execPath, args, { cwd: work, env, timeout: 60_000 });
+  await run(process.execPath, oslsArgs(dir, params), { cwd: work, env: oslsEnv(), timeout: 60_000 });
   packages[name] = { dir, template: JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as Template };
+}
+
+/** `osls package` that is expected to fail: its exit code, what it printed, and whether it wrote a package. */
+async function oslsRefusal(name: keyof typeof refusals, params: Record<string, string>): Promise<void> {
+  const dir = join(work, `refused-${name}`);
+  const ran = await run(process.execPath, oslsArgs(dir, params), { cwd: work, env: oslsEnv(), timeout: 60_000 }).then(
+    (r) => ({ code: 0, output: r.stdout + r.stderr }),
+    (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: typeof e.code === 'number' ? e.code : -1, output: `${e.stdout ?? ''}${e.stderr ?? ''}` }),
+  );
+  refusals[name] = { ...ran, packaged: existsSync(join(dir, 'posture-exporter.zip')) };
 }
 
 beforeAll(async () => {
@@ -51,15 +70,21 @@ beforeAll(async () => {
   for (const file of ['package.json', 'serverless.yml']) copyFileSync(join(ROOT, file), join(work, file));
   await run('npm', ['run', 'build'], { cwd: work, timeout: 120_000 });
   // One after the other: runs in one service directory share its .serverless scratch folder.
-  await oslsPackage('plain', {});
-  await oslsPackage('ssm', { apiKeySsmParameter: '/posture-exporter/api-key', ampWorkspaceArn: 'arn:aws:aps:us-east-1:123456789012:workspace/ws-0123abcd', schedule: 'rate(10 minutes)', timeout: '120' });
-  await oslsPackage('secret', { apiKeySecretId: 'posture-exporter/api-key', apiKeyKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab' });
+  // Without a portal (nor a config file listing portals) the function would fail every invocation.
+  await oslsRefusal('noPortal', {});
+  await oslsRefusal('cloudIdAlone', { cloudId: 'acme', apiKeySsmParameter: '/posture-exporter/api-key' });
+  await oslsRefusal('configFileMissing', { configFile: '/var/task/posture-config/portals.yml' });
+  await oslsPackage('plain', PORTAL);
+  await oslsPackage('noMaps', { ...PORTAL, nodeOptions: '--no-enable-source-maps' });
+  await oslsPackage('ssm', { ...PORTAL, apiKeySsmParameter: '/posture-exporter/api-key', ampWorkspaceArn: 'arn:aws:aps:us-east-1:123456789012:workspace/ws-0123abcd', schedule: 'rate(10 minutes)', timeout: '120' });
+  await oslsPackage('secret', { cloudId: 'acme', apiHost: 'example.com', apiKeySecretId: 'posture-exporter/api-key', apiKeyKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab' });
   // Remote-write credentials: each store parameter alone, then the other two together, so every
   // statement is tied to its own parameter (the packaging does not apply the one-auth-method rule).
-  await oslsPackage('rwTokenSsm', { apiKeySsmParameter: '/posture-exporter/api-key', remoteWriteBearerTokenSsmParameter: '/posture-exporter/rw-token' });
-  await oslsPackage('rwPasswordSecret', { apiKeySsmParameter: '/posture-exporter/api-key', remoteWriteUsername: '1234567', remoteWritePasswordSecretId: 'posture-exporter/rw-password' });
+  await oslsPackage('rwTokenSsm', { ...PORTAL, apiKeySsmParameter: '/posture-exporter/api-key', remoteWriteBearerTokenSsmParameter: '/posture-exporter/rw-token' });
+  await oslsPackage('rwPasswordSecret', { ...PORTAL, apiKeySsmParameter: '/posture-exporter/api-key', remoteWriteUsername: '1234567', remoteWritePasswordSecretId: 'posture-exporter/rw-password' });
   // The Pushgateway password's two stores at once (each statement tied to its own parameter), with the push limits and headers.
   await oslsPackage('pushgatewayPassword', {
+    ...PORTAL,
     apiKeySsmParameter: '/posture-exporter/api-key',
     pushgatewayUsername: 'pusher',
     pushgatewayPasswordSsmParameter: '/posture-exporter/pgw-password',
@@ -68,7 +93,7 @@ beforeAll(async () => {
     pushMaxRetries: '1',
     remoteWriteHeaders: 'X-Scope-OrgID=tenant-1',
   });
-  await oslsPackage('rwCrossed', { apiKeySecretId: 'posture-exporter/api-key', remoteWriteBearerTokenSecretId: 'posture-exporter/rw-token', remoteWritePasswordSsmParameter: '/posture-exporter/rw-password' });
+  await oslsPackage('rwCrossed', { ...PORTAL, apiKeySecretId: 'posture-exporter/api-key', remoteWriteBearerTokenSecretId: 'posture-exporter/rw-token', remoteWritePasswordSsmParameter: '/posture-exporter/rw-password' });
   // A fleet: three shards, the portal list in a packaged config file (created only now, so the
   // packages above show that nothing but the bundle is uploaded without one).
   mkdirSync(join(work, 'posture-config'));
@@ -76,7 +101,7 @@ beforeAll(async () => {
   await oslsPackage('sharded', { totalShards: '3', configFile: '/var/task/posture-config/portals.yml', push: 'pushgateway' });
   // A fleet's size: every shard must start at once, and the execution's output must stay small.
   await oslsPackage('sharded100', { totalShards: '100', configFile: '/var/task/posture-config/portals.yml', push: 'remote_write', pushConcurrency: '4' });
-}, 480_000);
+}, 600_000);
 
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
@@ -355,6 +380,60 @@ describe('serverless.yml packaged with osls', () => {
       timeout: 30_000,
     });
     expect(stdout.trim()).toBe('function');
+  });
+});
+
+describe('osls package refuses a function that would fail every invocation', () => {
+  it('without baseUrl, cloudId and apiHost, or configFile: names the parameters, packages nothing', () => {
+    const r = refusals.noPortal;
+    expect(r.code).not.toBe(0);
+    expect(r.packaged).toBe(false);
+    expect(r.output).toContain(
+      'posture-exporter: no portal: give the baseUrl parameter (--param="baseUrl=https://<cloud_id>.<host>/public-api/v1"), or cloudId and apiHost, or configFile (a config file under posture-config/ listing the portals, --param="configFile=/var/task/posture-config/portals.yml"); without one the function fails every invocation.',
+    );
+  });
+
+  it('with cloudId but no apiHost: says they go together', () => {
+    expect(refusals.cloudIdAlone).toMatchObject({ packaged: false });
+    expect(refusals.cloudIdAlone.code).not.toBe(0);
+    expect(refusals.cloudIdAlone.output).toContain('posture-exporter: cloudId is set but apiHost is not: the Cloud ID and the API host go together (--param="cloudId=acme" --param="apiHost=example.com").');
+  });
+
+  it('with a configFile that is not beside serverless.yml: says it would not be packaged', () => {
+    expect(refusals.configFileMissing).toMatchObject({ packaged: false });
+    expect(refusals.configFileMissing.code).not.toBe(0);
+    expect(refusals.configFileMissing.output).toContain('posture-exporter: configFile=/var/task/posture-config/portals.yml: posture-config/portals.yml does not exist beside serverless.yml, so it would not be packaged.');
+  });
+});
+
+describe('the zip carries what the runtime reads', () => {
+  const entries = (name: keyof typeof packages) => readZip(readFileSync(join(packages[name].dir, 'posture-exporter.zip')));
+
+  it('with --enable-source-maps (the default NODE_OPTIONS): each code file and its map, the map without the sources\' text', () => {
+    expect(fn(packages.plain.template).Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
+    const zip = entries('plain');
+    const code = [...zip.keys()].filter((n) => /\.(mjs|cjs)$/.test(n));
+    const maps = [...zip.keys()].filter((n) => n.endsWith('.map'));
+    // Every map belongs to a packaged file that names it, and nothing else is packaged.
+    expect(maps.sort()).toEqual(code.map((n) => `${n}.map`).sort());
+    expect([...zip.keys()].filter((n) => !n.endsWith('/')).sort()).toEqual([...code, ...maps].sort());
+    for (const n of code) expect(zip.get(n)!().toString('utf8'), n).toContain(`//# sourceMappingURL=${n.split('/').pop()}.map`);
+    for (const n of maps) {
+      const map = JSON.parse(zip.get(n)!().toString('utf8')) as { mappings: string; sourcesContent?: unknown };
+      // (A chunk that only re-exports has no mappings of its own.)
+      expect(typeof map.mappings, n).toBe('string');
+      expect(map.sourcesContent, n).toBeUndefined();
+    }
+  });
+
+  it('without it (nodeOptions=--no-enable-source-maps): no source map at all, and a smaller zip', () => {
+    expect(fn(packages.noMaps.template).Environment.Variables.NODE_OPTIONS).toBe('--no-enable-source-maps');
+    const names = [...entries('noMaps').keys()].filter((n) => !n.endsWith('/'));
+    expect(names).toContain('dist/lambda/index.mjs');
+    expect(names.filter((n) => !/\.(mjs|cjs)$/.test(n))).toEqual([]);
+    expect(names.sort()).toEqual([...entries('plain').keys()].filter((n) => /\.(mjs|cjs)$/.test(n)).sort());
+    const size = (name: keyof typeof packages) => statSync(join(packages[name].dir, 'posture-exporter.zip')).size;
+    expect(size('noMaps')).toBeLessThan(size('plain'));
   });
 });
 
