@@ -99,7 +99,9 @@ export async function backfillCommand(flags: Partial<Record<SettingKey, string>>
   void io.stopSignal?.then(() => controller.abort(new Error('backfill interrupted')));
   let requests = 0;
   // The portal's scheduler owns the budget, as in serve and once: one request at a time, within the share.
-  const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (x) => secrets.push(x), ledgerOf: processState.ledgerOf });
+  // The DynamoDB table, when set, records the requests instead of the state directory (which keeps the progress).
+  const ledgerOf = config.stateTable !== undefined ? (await import('../state/table.js')).openTable(config.stateTable, logger, clock).ledgerOf : processState.ledgerOf;
+  const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (x) => secrets.push(x), ledgerOf });
   const fetchDay = schedulerFetchDay(exporter, () => requests++);
   logger.info('backfill starting', {
     portals: config.portals.map((p) => ({ portal: p.name, requestsPerMinute: p.requestsPerMinute, tags: p.vitalsTags })),

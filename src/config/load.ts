@@ -13,6 +13,7 @@ import { buildPush, HEADER_NAME } from './push.js';
 import { portalIdentity } from './identity.js';
 import { stateDirOf } from './state-dir.js';
 import { unknownKeyMessage } from './unknown.js';
+import { stateTableOf } from './state-table.js';
 import { ownsPortal, parseShard, SHARD_SETTING, validateShards } from './shard.js';
 import { SETTINGS, SETTING_BY_KEY, defaultOf, envName, flagName, type SettingDef, type SettingKey } from './settings.js';
 import type { Config, ConfigSources, IntervalSetting, KeySource, PortalConfig, SettingRef } from './types.js';
@@ -407,6 +408,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     lambdaMarginSeconds: (g('lambda_margin_seconds') as number | undefined) ?? Number(defaultOf('lambda_margin_seconds')),
     stateDir: stateDirOf(g('state_dir') as string | undefined, sources.env ?? process.env),
     stateDirSet: g('state_dir') !== undefined,
+    stateTable: stateTableOf(g('state_table') as string | undefined, problems),
     secrets,
     shard,
     objectives: parseObjectives(layers.fileObjectives, layers.fileWhere, problems),

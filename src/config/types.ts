@@ -101,6 +101,8 @@ export interface Config {
   readonly stateDir: string;
   /** Whether `stateDir` was set (flag, env, config file) rather than the default. */
   readonly stateDirSet: boolean;
+  /** The DynamoDB table (name or ARN) that is every portal's ledger instead of the state directory (POSTURE_STATE_TABLE); unset: the state directory. */
+  readonly stateTable?: string;
   /** This process's shard and the shard count (0 of 1 unsharded); `portals` holds only this shard's. */
   readonly shard: { readonly ordinal: number; readonly total: number; readonly portalsInAll: number };
   /** The posture objectives (config file `objectives`; the default one when the key is absent). */

@@ -18,7 +18,7 @@ import type { BackfillFlags } from '../backfill/command.js';
 import type { SimulateFlags } from '../simulator/command.js';
 import { alertSlaLines } from '../config/alert-slas.js';
 import { describeObjective } from '../config/objectives.js';
-import { openState } from '../state/index.js';
+import { openState, type ProcessState } from '../state/index.js';
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
@@ -210,6 +210,16 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
+/**
+ * Where the process records its requests to each portal: the DynamoDB table when POSTURE_STATE_TABLE
+ * is set (loaded only then: it brings the AWS SDK), else the state directory.
+ */
+async function ledgersOf(config: Config, logger: Logger, clock: Clock): Promise<Pick<ProcessState, 'ledgerOf'>> {
+  if (config.stateTable === undefined) return openState(config.stateDir, logger, clock);
+  const { openTable } = await import('../state/table.js');
+  return openTable(config.stateTable, logger, clock);
+}
+
 function makeLogger(config: Pick<Config, 'logLevel' | 'secrets'>, io: CliIo, clock: Clock): { logger: Logger; secrets: string[] } {
   const secrets = [...config.secrets];
   const logger = createLogger({ level: config.logLevel, write: (l) => io.stderr(l + '\n'), secrets, clock });
@@ -220,7 +230,7 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   const config = loadConfig({ env: io.env, flags });
   await refuseInvalid(config, unknown);
   const { logger, secrets } = makeLogger(config, io, clock);
-  const { ledgerOf } = openState(config.stateDir, logger, clock);
+  const { ledgerOf } = await ledgersOf(config, logger, clock);
   const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (s) => secrets.push(s), ledgerOf });
   const { shard } = config;
   if (config.portals.length === 0) logger.info('this shard owns no portal: nothing to collect', { shard: shard.ordinal, totalShards: shard.total, portalsInAll: shard.portalsInAll });
@@ -266,7 +276,7 @@ function interrupted(io: CliIo): number {
 async function serveWith(config: Config, io: CliIo, clock: Clock, unknown: readonly ConfigError[], portalUrl?: string, onListening?: (metricsUrl: string) => void): Promise<number> {
   await refuseInvalid(config, unknown);
   const { logger, secrets } = makeLogger(config, io, clock);
-  const { ledgerOf } = openState(config.stateDir, logger, clock);
+  const { ledgerOf } = await ledgersOf(config, logger, clock);
   // Loaded by the commands that serve: the HTTP server and its TLS and web config are no part of once or check-config.
   const { startServe } = await import('./serve.js');
   const handle = await startServe(config, { clock, logger, onSecret: (s) => secrets.push(s), ledgerOf });
@@ -291,7 +301,7 @@ async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: Cl
   }
   const { shard } = config;
   const owned = shard.total > 1 ? `\nshard ${shard.ordinal} of ${shard.total} owns ${config.portals.length} of ${shard.portalsInAll} portal(s)${config.portals.length ? `: ${config.portals.map((p) => p.name).join(', ')}` : ''}` : '';
-  io.stdout(`configuration is valid: ${config.portals.length} portal(s)${config.push.sinks.length ? `; push to ${config.push.sinks.join(', ')}` : ''}${owned}\n${explainPlan(config).join('\n')}\nstate directory: ${config.stateDir}\n`);
+  io.stdout(`configuration is valid: ${config.portals.length} portal(s)${config.push.sinks.length ? `; push to ${config.push.sinks.join(', ')}` : ''}${owned}\n${explainPlan(config).join('\n')}\nstate directory: ${config.stateDir}\n${config.stateTable !== undefined ? `requests recorded in the DynamoDB table ${config.stateTable} (POSTURE_STATE_TABLE), shared by every process that uses it\n` : ''}`);
   io.stdout(config.objectives.length ? `${config.objectives.map(describeObjective).join('\n')}\n` : 'no objectives (the config file sets `objectives: []`)\n');
   io.stdout(alertSlaLines(config.portals).join('\n') + (config.portals.length ? '\n' : ''));
   return EXIT_OK;

@@ -217,8 +217,15 @@ async function startContainer(h: HandlerEnv, requestId: string): Promise<Contain
   };
   const base = createLogger({ level: config.logLevel, shape: 'powertools', secrets, clock: h.clock, base: { service: 'posture-exporter' }, write: h.write });
   const { logger, setContext } = swappableLogger(base);
-  // Requests are recorded only in a state directory that is set (serverless.yml: /tmp/posture-exporter): a Lambda's home is not writable.
-  const ledgerOf = config.stateDirSet ? openState(config.stateDir, logger, h.clock).ledgerOf : undefined;
+  // Requests are recorded in the DynamoDB table when one is set (serverless.yml declares it: shared by
+  // every container and host), else only in a state directory that is set: a Lambda's home is not writable.
+  // The table's module (and the AWS SDK it loads on first use) is imported only then.
+  const ledgerOf =
+    config.stateTable !== undefined
+      ? (await import('../state/table.js')).openTable(config.stateTable, logger, h.clock).ledgerOf
+      : config.stateDirSet
+        ? openState(config.stateDir, logger, h.clock).ledgerOf
+        : undefined;
   const newExporter = (selection: Config) => new Exporter(selection, { clock: h.clock, logger, runtime: 'lambda', keyStore: h.keyStore, onSecret, ledgerOf });
   return { config, newExporter, sinks: sinksOf(config, { keyStore: h.keyStore, onSecret }), logger, secrets, setContext, invocations: 0 };
 }

@@ -1,0 +1,114 @@
+/**
+ * The table as the ledger of `once`, `check-config` and the Lambda handler (in this process),
+ * against dynalite and the simulated portal: a table that works holds every request the run sent;
+ * a table that does not exist fails the run with one cause naming it, and no request reaches the
+ * portal.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { portalIdentity } from '../../src/config/identity.js';
+import { createHandler, InvocationFailedError } from '../../src/runtime/lambda.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { lambdaContext, scheduledEvent } from '../lambda/support.js';
+import { startReceiver, type Receiver } from '../sinks/receiver.js';
+import { runMain } from '../support/cli.js';
+import { startDynalite, type Dynalite } from '../support/dynalite.js';
+
+const KEY = 'sim-table-runs-key-0123456789';
+const TABLE = 'posture-exporter-test-ledger';
+/** What the run's last line says when the table does not exist (the CLI's summary; the Lambda's error). */
+const MISSING =
+  'the DynamoDB table no-such-ledger (POSTURE_STATE_TABLE) does not exist in us-east-1: create it (docs/serverless.md, "The budget across invocations"), or correct POSTURE_STATE_TABLE or the region (AWS_REGION); no request goes to the portal while its share cannot be counted';
+
+let db: Dynalite;
+let sim: Simulator;
+let receiver: Receiver;
+let dir: string;
+const saved: Record<string, string | undefined> = {};
+
+beforeAll(async () => {
+  db = await startDynalite();
+  // The AWS SDK reads its settings from the process's environment.
+  for (const [k, v] of Object.entries(db.env)) {
+    saved[k] = process.env[k];
+    process.env[k] = v;
+  }
+  await db.createTable(TABLE);
+});
+afterAll(async () => {
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  await db.close();
+});
+beforeEach(async () => {
+  sim = await startSimulator({ keys: [{ key: KEY }], moving: false });
+  receiver = await startReceiver();
+  dir = mkdtempSync(join(tmpdir(), 'table-runs-'));
+});
+afterEach(async () => {
+  await sim.close();
+  await receiver.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const portalEnv = () => ({ POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_STATE_DIR: join(dir, 'state') });
+
+describe('once with POSTURE_STATE_TABLE', () => {
+  it('records its requests in the table, not in the state directory', async () => {
+    const ran = await runMain(['once'], { env: { ...portalEnv(), POSTURE_STATE_TABLE: TABLE } });
+    expect(ran.code).toBe(0);
+    expect(sim.requests).toHaveLength(4);
+    const items = await db.items(TABLE, portalIdentity(sim.baseUrl));
+    expect(items.map((i) => i.n)).toEqual([1, 2, 3, 4]);
+    expect(existsSync(join(dir, 'state'))).toBe(false);
+  });
+
+  it('fails on a table that does not exist, naming it, before any request reaches the portal', async () => {
+    const ran = await runMain(['once'], { env: { ...portalEnv(), POSTURE_STATE_TABLE: 'no-such-ledger' } });
+    expect(ran.code).toBe(1);
+    expect(sim.requests).toEqual([]);
+    const lines = ran.stderr.trimEnd().split('\n');
+    expect(lines.at(-1)).toBe(`posture-exporter: collection failed for: vitals, alerts, devices: ${MISSING}`);
+    // Each source's line gives the reason `ledger`; nothing else went wrong.
+    const records = lines.slice(0, -1).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.filter((r) => r.level === 'error').map((r) => [r.source, r.reason])).toEqual([
+      ['vitals', 'ledger'],
+      ['alerts', 'ledger'],
+      ['devices', 'ledger'],
+    ]);
+    expect(records.filter((r) => r.level === 'warn')).toEqual([]);
+  });
+
+  it('is named by check-config', async () => {
+    const ran = await runMain(['check-config'], { env: { ...portalEnv(), POSTURE_STATE_TABLE: TABLE } });
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toContain(`\nrequests recorded in the DynamoDB table ${TABLE} (POSTURE_STATE_TABLE), shared by every process that uses it\n`);
+  });
+});
+
+describe('the Lambda handler with POSTURE_STATE_TABLE', () => {
+  const handlerWith = (table: string) =>
+    createHandler({ env: { ...portalEnv(), POSTURE_STATE_TABLE: table, POSTURE_PUSH: 'remote_write', POSTURE_REMOTE_WRITE_URL: `${receiver.url}/api/v1/write` }, write: () => undefined });
+
+  it('records its requests in the table', async () => {
+    await handlerWith(TABLE)(scheduledEvent(Date.now()), lambdaContext(120_000, 'req-table-1'));
+    expect(sim.requests).toHaveLength(4);
+    const items = await db.items(TABLE, portalIdentity(sim.baseUrl));
+    expect(items.filter((i) => i.at! >= sim.requests[0]!.time - 1_000)).toHaveLength(4);
+    expect(existsSync(join(dir, 'state'))).toBe(false);
+  });
+
+  it('fails on a table that does not exist, naming it, before any request reaches the portal', async () => {
+    const err = await handlerWith('no-such-ledger')(scheduledEvent(Date.now()), lambdaContext(120_000, 'req-table-2')).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(InvocationFailedError);
+    expect((err as Error).message).toBe(`nothing could be collected (vitals, alerts, devices): ${MISSING}`);
+    expect(sim.requests).toEqual([]);
+  });
+});
