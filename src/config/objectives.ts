@@ -27,7 +27,7 @@ export interface Objective {
 export const OBJECTIVES_SETTING = {
   key: 'objectives',
   default: 'one: `configuration`, configuration stage of every integration, 0.95 over 28d',
-  doc: 'Config file only: a list of posture objectives (SLOs over the Vitals funnel), each with `name` (`[a-z0-9-]+`, unique), `integration` (a regular expression in Prometheus\'s syntax, RE2, matched against the whole integration key; one Prometheus would refuse is refused with its reason; default every integration), `stage` (`deployment`, `function` or `configuration`; default `configuration`), `target` (0 < target < 1) and `window` (a Prometheus duration, at least 1d; default `28d`). `posture-exporter rules` writes their Prometheus rules; `check-config` prints each with its error budget. See [docs/objectives.md](docs/objectives.md).',
+  doc: 'Config file only: a list of posture objectives (SLOs over the Vitals funnel), each with `name` (`[a-z0-9-]+`, unique), `integration` (a regular expression in Prometheus\'s syntax, RE2, matched against the whole integration key; one Prometheus would refuse is refused with its reason; default every integration), `stage` (`deployment`, `function` or `configuration`; default `configuration`), `target` (0 < target < 1) and `window` (a Prometheus duration, at least 1d; default `28d`). `posture-exporter rules` writes their Prometheus rules; `check-config` prints each with its error budget and its burn-rate windows and thresholds. See [docs/objectives.md](docs/objectives.md).',
 } as const;
 
 const DEFAULT_STAGE = 'configuration';

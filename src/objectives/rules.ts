@@ -5,6 +5,7 @@
  */
 import { stringify } from 'yaml';
 import { durationMs, errorBudget, percent, type Objective } from '../config/objectives.js';
+import { DEFAULT_RUNBOOK_URL, runbookUrl } from '../config/runbook.js';
 import { burnRateAlerts, burnRateLines, WINDOW_FLOOR, type BurnPair, type BurnRateAlert } from './windows.js';
 
 /** A recording rule. */
@@ -40,7 +41,6 @@ const ERROR_RATIO = 'posture:objective_error_ratio';
 export const BUDGET_REMAINING = 'posture:objective_error_budget_remaining:ratio';
 /** The objective's target as a series (labelled `objective` only), so a dashboard can divide by the budget (1 - target) and draw the target. */
 export const OBJECTIVE_TARGET = 'posture:objective_target:ratio';
-const RUNBOOK = 'https://github.com/posture-exporter/posture-exporter/blob/main/docs/runbooks.md#';
 
 /** A number as PromQL and the annotations print it: 12 significant digits, no float noise (13.44, not 13.440000000000001). */
 function num(x: number): string {
@@ -80,7 +80,7 @@ function objectiveWords(o: Objective): string {
   return `${percent(o.target)} % of devices compliant at the ${o.stage} stage over ${o.window}`;
 }
 
-function burnRateAlert(o: Objective, { severity, pairs }: BurnRateAlert): AlertingRule {
+function burnRateAlert(o: Objective, { severity, pairs }: BurnRateAlert, runbook: string): AlertingRule {
   const budget = num(errorBudget(o));
   const sel = `{objective=${quote(o.name)}}`;
   const pair = (p: BurnPair) =>
@@ -96,13 +96,13 @@ function burnRateAlert(o: Objective, { severity, pairs }: BurnRateAlert): Alerti
         `Integration {{ $labels.integration }} on portal {{ $labels.portal }} is spending the error budget of objective {{ $labels.objective }} ` +
         `(${objectiveWords(o)}) {{ printf "%.2f" $value }} times as fast as the objective allows ` +
         `(threshold ${num(a.factor)} over ${a.long} and ${a.short}, or ${num(b.factor)} over ${b.long} and ${b.short}).`,
-      runbook_url: `${RUNBOOK}postureobjectiveburnrate`,
+      runbook_url: runbookUrl(runbook, 'PostureObjectiveBurnRate'),
     },
   };
 }
 
 /** The rule group of one objective: its error ratios, the budget left, then the alerts that read them (one evaluation). */
-function objectiveGroup(o: Objective): RuleGroup {
+function objectiveGroup(o: Objective, runbook: string): RuleGroup {
   const labels = { objective: o.name };
   const ratios: RecordingRule[] = recordedWindows(o).map((w) => ({ record: errorRatioName(w), expr: errorRatioExpr(o, w), labels }));
   const budget: RecordingRule = { record: BUDGET_REMAINING, expr: `1 - ${errorRatioName(o.window)}{objective=${quote(o.name)}} / ${num(errorBudget(o))}\n`, labels };
@@ -116,18 +116,18 @@ function objectiveGroup(o: Objective): RuleGroup {
       description:
         `Integration {{ $labels.integration }} on portal {{ $labels.portal }} has missed objective {{ $labels.objective }} (${objectiveWords(o)}): ` +
         `more than ${percent(errorBudget(o))} % of its eligible devices were non-compliant over the window; the budget left is {{ $value | humanizePercentage }}.`,
-      runbook_url: `${RUNBOOK}postureobjectivebudgetexhausted`,
+      runbook_url: runbookUrl(runbook, 'PostureObjectiveBudgetExhausted'),
     },
   };
   return {
     name: `posture-objective-${o.name}`,
-    rules: [...ratios, budget, target, ...burnRateAlerts(o).map((a) => burnRateAlert(o, a)), exhausted],
+    rules: [...ratios, budget, target, ...burnRateAlerts(o).map((a) => burnRateAlert(o, a, runbook)), exhausted],
   };
 }
 
-/** The rule groups of the objectives, one per objective. */
-export function objectiveRuleGroups(objectives: readonly Objective[]): RuleGroup[] {
-  return objectives.map(objectiveGroup);
+/** The rule groups of the objectives, one per objective; `runbook` is the `runbook_url` template. */
+export function objectiveRuleGroups(objectives: readonly Objective[], runbook: string = DEFAULT_RUNBOOK_URL): RuleGroup[] {
+  return objectives.map((o) => objectiveGroup(o, runbook));
 }
 
 /** The header of the rule file: what made it, how the alerts work, and each objective with its windows and thresholds. */
@@ -154,6 +154,6 @@ function header(objectives: readonly Objective[]): string {
 }
 
 /** The objectives' rule file (YAML), as `posture-exporter rules` writes it. */
-export function objectiveRulesYaml(objectives: readonly Objective[]): string {
-  return header(objectives) + stringify({ groups: objectiveRuleGroups(objectives) }, { lineWidth: 0, blockQuote: 'literal', aliasDuplicateObjects: false });
+export function objectiveRulesYaml(objectives: readonly Objective[], runbook: string = DEFAULT_RUNBOOK_URL): string {
+  return header(objectives) + stringify({ groups: objectiveRuleGroups(objectives, runbook) }, { lineWidth: 0, blockQuote: 'literal', aliasDuplicateObjects: false });
 }

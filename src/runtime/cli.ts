@@ -47,7 +47,7 @@ Commands:
                  into --output FILE (OpenMetrics for promtool) and/or --push remote_write;
                  --resume continues a run (--state FILE); exit 0 all days written, 1 some failed
   rules          write the Prometheus rules of the config file's objectives (docs/objectives.md):
-                 --config FILE, --output FILE (default stdout)
+                 --config FILE, --output FILE (default stdout), --runbook-url TEMPLATE
 
 Flags (each also an environment variable; flag > env > config file > default):
 ${SETTINGS.filter((s) => s.flag)

@@ -88,9 +88,9 @@ objectives:
 
 describe('loadObjectives (the rules command)', () => {
   it('needs no portal: only the objectives of the file', () => {
-    const objectives = loadObjectives({ env: {}, flags: { config_file: FILE }, readFile: () => 'objectives: [{name: a, target: 0.9, window: 30d}]' });
+    const { objectives } = loadObjectives({ env: {}, flags: { config_file: FILE }, readFile: () => 'objectives: [{name: a, target: 0.9, window: 30d}]' });
     expect(objectives).toEqual([{ name: 'a', stage: 'configuration', target: 0.9, window: '30d' }]);
-    expect(loadObjectives({ env: {} })).toEqual([{ name: 'configuration', stage: 'configuration', target: 0.95, window: '28d' }]);
+    expect(loadObjectives({ env: {} }).objectives).toEqual([{ name: 'configuration', stage: 'configuration', target: 0.95, window: '28d' }]);
   });
 
   it('refuses bad objectives and unknown keys of the file', () => {

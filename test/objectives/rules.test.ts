@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { defaultObjectiveRules, OBJECTIVES_RULES_FILE } from '../../scripts/rules.js';
+import { defaultObjectiveRules, HAND_WRITTEN_RULE_FILES, OBJECTIVES_RULES_FILE, withRunbookUrls } from '../../scripts/rules.js';
 import type { Objective } from '../../src/config/objectives.js';
 import { objectiveRuleGroups, objectiveRulesYaml, type AlertingRule, type RecordingRule } from '../../src/objectives/rules.js';
 
@@ -177,5 +177,28 @@ describe('the rule file', () => {
     const doc = parse(readFileSync(OBJECTIVES_RULES_FILE, 'utf8')) as { groups: Array<{ name: string; rules: Array<{ labels: Record<string, string> }> }> };
     expect(doc.groups.map((g) => g.name)).toEqual(['posture-objective-configuration']);
     expect(doc.groups[0]!.rules[0]!.labels).toEqual({ objective: 'configuration' });
+  });
+
+  it('gives every alert the runbook_url of the template, the alert named as written or in lower case', () => {
+    const groups = objectiveRuleGroups([objective({ name: 'a' })], 'https://wiki.example.com/posture/{alert}?from={alert_lower}');
+    expect(groups[0]!.rules.filter(isAlert).map((r) => r.annotations.runbook_url)).toEqual([
+      'https://wiki.example.com/posture/PostureObjectiveBurnRate?from=postureobjectiveburnrate',
+      'https://wiki.example.com/posture/PostureObjectiveBurnRate?from=postureobjectiveburnrate',
+      'https://wiki.example.com/posture/PostureObjectiveBudgetExhausted?from=postureobjectivebudgetexhausted',
+    ]);
+  });
+});
+
+describe('the hand-written shipped rule files (npm run rules)', () => {
+  it.each(HAND_WRITTEN_RULE_FILES)('%s has the runbook links of the default template', (file) => {
+    const text = readFileSync(file, 'utf8');
+    expect(withRunbookUrls(text)).toBe(text);
+  });
+
+  it('rewrites only the runbook_url lines, each from the alert above it', () => {
+    const text = ["      - alert: PostureRedAlertsOpen", "        expr: up == 0", "        annotations:", "          summary: 'x'", "          runbook_url: 'https://old.example.com/a'", "      - alert: PostureShardMissing", "          runbook_url: 'https://old.example.com/b'", ''].join('\n');
+    expect(withRunbookUrls(text, "https://wiki.example.com/it's/{alert}")).toBe(
+      ["      - alert: PostureRedAlertsOpen", "        expr: up == 0", "        annotations:", "          summary: 'x'", "          runbook_url: 'https://wiki.example.com/it''s/PostureRedAlertsOpen'", "      - alert: PostureShardMissing", "          runbook_url: 'https://wiki.example.com/it''s/PostureShardMissing'", ''].join('\n'),
+    );
   });
 });
