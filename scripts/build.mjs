@@ -22,13 +22,13 @@ const banner =
  * Packages the code in src/ imports statically but many commands never use: an import from src/
  * resolves to a stand-in in scripts/lazy/ that loads the real package on first use from a file of
  * its own, chunks/<name>.cjs (buildLazy below). check-config sends no request and renders nothing,
- * so undici, prom-client and yaml cost it nothing; a Lambda cold start compiles none of them at
- * import and loads undici with its first request. (zod stays eager: the configuration schemas are
+ * so undici, prom-client and yaml cost it nothing (re2js only when an objective names integrations);
+ * a Lambda cold start compiles none of them at import and loads undici with its first request. (zod stays eager: the configuration schemas are
  * built when their module loads.)
  */
-const LAZY = ['undici', 'prom-client', 'yaml'];
+const LAZY = ['undici', 'prom-client', 'yaml', 're2js'];
 /** What each chunks/<name>.cjs is built from. */
-const LAZY_ENTRY = { undici: 'scripts/lazy/undici-parts.cjs', 'prom-client': 'prom-client', yaml: 'yaml' };
+const LAZY_ENTRY = { undici: 'scripts/lazy/undici-parts.cjs', 'prom-client': 'prom-client', yaml: 'yaml', re2js: 're2js' };
 const lazyPackages = {
   name: 'lazy-packages',
   setup(b) {

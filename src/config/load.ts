@@ -9,6 +9,7 @@ import type { LogLevel } from '../core/log.js';
 import { DEFAULT_ALERT_SLAS, parseAlertSlas, type AlertSlas } from './alert-slas.js';
 import { parseObjectives, type Objective } from './objectives.js';
 import { Problems } from './problems.js';
+import { DEFAULT_RUNBOOK_URL, runbookUrlProblem } from './runbook.js';
 import { buildPush, HEADER_NAME } from './push.js';
 import { portalIdentity } from './identity.js';
 import { stateDirOf } from './state-dir.js';
@@ -404,6 +405,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     webConfigFile: g('web_config_file') as string | undefined,
     logLevel: ((g('log_level') as string | undefined) ?? String(defaultOf('log_level'))) as LogLevel,
     format: ((g('format') as string | undefined) ?? String(defaultOf('format'))) as Config['format'],
+    runbookUrl: runbookUrlOf(layers.global, problems),
     push,
     lambdaMarginSeconds: (g('lambda_margin_seconds') as number | undefined) ?? Number(defaultOf('lambda_margin_seconds')),
     stateDir: stateDirOf(g('state_dir') as string | undefined, sources.env ?? process.env),
@@ -417,13 +419,29 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   return config;
 }
 
-/** Only the objectives of the config file (flag > env), checked: what `posture-exporter rules` needs, without a portal. */
-export function loadObjectives(sources: ConfigSources = {}): readonly Objective[] {
+/** The `runbook_url` template (flag > env > config file > default), checked. */
+function runbookUrlOf(layers: Layer[], problems: Problems): string {
+  const def = SETTING_BY_KEY.runbook_url;
+  const template = lookup('runbook_url', layers, problems) as string | undefined;
+  if (template === undefined) return DEFAULT_RUNBOOK_URL;
+  const problem = runbookUrlProblem(template);
+  if (problem === undefined) return template;
+  const where = layers.find((l) => isSet(l.values.runbook_url))!.where(def);
+  problems.add(envName(def), `${where === 'env' ? label(def) : where}=${JSON.stringify(template)} is not valid: ${problem} (default ${DEFAULT_RUNBOOK_URL}).`);
+  return DEFAULT_RUNBOOK_URL;
+}
+
+/**
+ * What `posture-exporter rules` needs, without a portal: the config file's objectives and the
+ * `runbook_url` template (flag > env > config file), checked.
+ */
+export function loadObjectives(sources: ConfigSources = {}): { readonly objectives: readonly Objective[]; readonly runbookUrl: string } {
   const problems = new Problems();
   const layers = settingLayers(sources, problems);
   const objectives = parseObjectives(layers.fileObjectives, layers.fileWhere, problems);
+  const runbookUrl = runbookUrlOf(layers.global, problems);
   if (problems.list.length) throw new ConfigErrors(problems.list);
-  return objectives;
+  return { objectives, runbookUrl };
 }
 
 /** This process's shard (POSTURE_SHARD, a number or a pod name) of POSTURE_TOTAL_SHARDS; 0 of 1 when unsharded. */

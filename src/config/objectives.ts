@@ -5,6 +5,7 @@
 import '../core/zod.js';
 import * as z from 'zod/mini';
 import type { Problems } from './problems.js';
+import { re2Refusal } from './re2.js';
 
 /** The Vitals funnel stages an objective can be set on (the `stage` label of the funnel families). */
 export const OBJECTIVE_STAGES = ['deployment', 'function', 'configuration'] as const;
@@ -13,7 +14,7 @@ export const OBJECTIVE_STAGES = ['deployment', 'function', 'configuration'] as c
 export interface Objective {
   /** The `objective` label: `[a-z0-9-]+`, unique. */
   readonly name: string;
-  /** A regular expression matched against the whole integration key; undefined: every integration. */
+  /** A regular expression (RE2, as Prometheus reads it) matched against the whole integration key; undefined: every integration. */
   readonly integration?: string;
   readonly stage: (typeof OBJECTIVE_STAGES)[number];
   /** 0 < target < 1: the share of eligible devices that should be compliant. */
@@ -26,7 +27,7 @@ export interface Objective {
 export const OBJECTIVES_SETTING = {
   key: 'objectives',
   default: 'one: `configuration`, configuration stage of every integration, 0.95 over 28d',
-  doc: 'Config file only: a list of posture objectives (SLOs over the Vitals funnel), each with `name` (`[a-z0-9-]+`, unique), `integration` (a regular expression matched against the whole integration key; default every integration), `stage` (`deployment`, `function` or `configuration`; default `configuration`), `target` (0 < target < 1) and `window` (a Prometheus duration, at least 1d; default `28d`). `posture-exporter rules` writes their Prometheus rules; `check-config` prints each with its error budget. See [docs/objectives.md](docs/objectives.md).',
+  doc: 'Config file only: a list of posture objectives (SLOs over the Vitals funnel), each with `name` (`[a-z0-9-]+`, unique), `integration` (a regular expression in Prometheus\'s syntax, RE2, matched against the whole integration key; one Prometheus would refuse is refused with its reason; default every integration), `stage` (`deployment`, `function` or `configuration`; default `configuration`), `target` (0 < target < 1) and `window` (a Prometheus duration, at least 1d; default `28d`). `posture-exporter rules` writes their Prometheus rules; `check-config` prints each with its error budget and its burn-rate windows and thresholds. See [docs/objectives.md](docs/objectives.md).',
 } as const;
 
 const DEFAULT_STAGE = 'configuration';
@@ -47,24 +48,10 @@ export function durationMs(text: string): number | undefined {
   return UNIT_MS.reduce((ms, unit, i) => ms + Number(m[i + 1] ?? 0) * unit, 0);
 }
 
-/** PromQL (RE2) has no lookaround and no backreferences: said here rather than by Prometheus at load time. */
-const NOT_RE2 = /\(\?<?[=!]|\\[1-9]|\\k</;
-
-/** Whether `value` is a regular expression PromQL can match with (JavaScript's syntax, minus what RE2 lacks). */
-function validRegex(value: string): boolean {
-  if (NOT_RE2.test(value)) return false;
-  try {
-    new RegExp(`^(?:${value})$`);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** One entry of the list: known keys only, each value checked. */
 const Entry = z.strictObject({
   name: z.string().check(z.regex(NAME)),
-  integration: z.optional(z.string().check(z.minLength(1), z.refine(validRegex))),
+  integration: z.optional(z.string().check(z.minLength(1), z.refine((p) => re2Refusal(p) === undefined))),
   stage: z.optional(z.enum(OBJECTIVE_STAGES)),
   target: z.number().check(z.gt(0), z.lt(1)),
   window: z.optional(z.string().check(z.refine((w) => (durationMs(w) ?? 0) >= DAY_MS))),
@@ -74,7 +61,7 @@ type Field = keyof z.infer<typeof Entry>;
 /** The fix each field's message gives. */
 const FIX: Readonly<Record<Field, string>> = {
   name: 'give a name of lower-case letters, digits and hyphens (it becomes the `objective` label)',
-  integration: 'give a regular expression matched against the whole integration key (e.g. "crowdstrike|sentinelone"), without lookaround or backreferences, or leave it out for every integration',
+  integration: 'give a regular expression in Prometheus\'s syntax (RE2, as Go reads it) matched against the whole integration key (e.g. "crowdstrike|sentinelone"), or leave it out for every integration',
   stage: `use one of ${OBJECTIVE_STAGES.join(', ')} (default ${DEFAULT_STAGE})`,
   target: 'give a number between 0 and 1, both excluded (0.95 for 95 % of devices)',
   window: `give a Prometheus duration of at least 1d, such as 7d, 28d or 4w (default ${DEFAULT_WINDOW})`,
@@ -115,7 +102,9 @@ export function parseObjectives(value: unknown, where: string, problems: Problem
       // One line per field, however many of its checks failed.
       for (const f of FIELDS.filter((f) => fields.has(f))) {
         const v = (raw as Record<string, unknown>)[f];
-        bad(`${at}.${f}`, `${v === undefined ? ' is missing' : `=${show(v)} is not valid`}: ${FIX[f]}.`);
+        // A pattern Prometheus would refuse: its reason, as Prometheus would give it when loading the rules.
+        const refused = f === 'integration' && typeof v === 'string' && v !== '' ? re2Refusal(v) : undefined;
+        bad(`${at}.${f}`, `${v === undefined ? ' is missing' : `=${show(v)} is not valid${refused === undefined ? '' : ` (Prometheus refuses it: ${refused})`}`}: ${FIX[f]}.`);
       }
       return;
     }

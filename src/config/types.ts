@@ -73,6 +73,8 @@ export interface Config {
   readonly webConfigFile?: string;
   readonly logLevel: LogLevel;
   readonly format: 'prometheus' | 'openmetrics' | 'json';
+  /** The `runbook_url` template of the rules (`{alert}`, `{alert_lower}`). */
+  readonly runbookUrl: string;
   readonly push: {
     readonly sinks: readonly SinkName[];
     readonly remoteWriteUrl?: string;

@@ -1,4 +1,4 @@
-/** The `rules` command: the config file's objectives as Prometheus rule groups, on stdout or in `--output FILE`. */
+/** The `rules` command: the config file's objectives as Prometheus rule groups, on stdout or in `--output FILE`, their runbook links from `runbook_url`. */
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { loadObjectives } from '../config/load.js';
 import { flagName, SETTING_BY_KEY, type SettingKey } from '../config/settings.js';
@@ -14,11 +14,12 @@ import { objectiveRulesYaml } from './rules.js';
 export function rulesCommand(flags: Partial<Record<SettingKey, string>>, other: Readonly<Record<string, unknown>>, io: CliIo, unknown: readonly ConfigError[]): number {
   // Only what the command reads: another flag given here would be silently ignored.
   const stray = [
-    ...Object.keys(flags).filter((k) => k !== 'config_file').map((k) => `--${flagName(SETTING_BY_KEY[k as SettingKey])}`),
+    ...Object.keys(flags).filter((k) => k !== 'config_file' && k !== 'runbook_url').map((k) => `--${flagName(SETTING_BY_KEY[k as SettingKey])}`),
     ...Object.entries(other).filter(([k, v]) => k !== 'output' && v !== undefined).map(([k]) => `--${k}`),
   ];
-  if (stray.length) throw new ConfigError(stray[0]!, `rules takes only --config and --output: drop ${stray.join(', ')}.`);
-  const text = objectiveRulesYaml(loadObjectives({ env: io.env, flags }));
+  if (stray.length) throw new ConfigError(stray[0]!, `rules takes only --config, --runbook-url and --output: drop ${stray.join(', ')}.`);
+  const { objectives, runbookUrl } = loadObjectives({ env: io.env, flags });
+  const text = objectiveRulesYaml(objectives, runbookUrl);
   if (unknown.length) throw new ConfigErrors([...unknown]);
   const output = other.output as string | undefined;
   if (output === undefined) {

@@ -18,6 +18,7 @@ import type { BackfillFlags } from '../backfill/command.js';
 import type { SimulateFlags } from '../simulator/command.js';
 import { alertSlaLines } from '../config/alert-slas.js';
 import { describeObjective } from '../config/objectives.js';
+import { burnRateLines } from '../objectives/windows.js';
 import { openState, type ProcessState } from '../state/index.js';
 
 const EXIT_OK = 0;
@@ -46,7 +47,7 @@ Commands:
                  into --output FILE (OpenMetrics for promtool) and/or --push remote_write;
                  --resume continues a run (--state FILE); exit 0 all days written, 1 some failed
   rules          write the Prometheus rules of the config file's objectives (docs/objectives.md):
-                 --config FILE, --output FILE (default stdout)
+                 --config FILE, --output FILE (default stdout), --runbook-url TEMPLATE
 
 Flags (each also an environment variable; flag > env > config file > default):
 ${SETTINGS.filter((s) => s.flag)
@@ -302,7 +303,7 @@ async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: Cl
   const { shard } = config;
   const owned = shard.total > 1 ? `\nshard ${shard.ordinal} of ${shard.total} owns ${config.portals.length} of ${shard.portalsInAll} portal(s)${config.portals.length ? `: ${config.portals.map((p) => p.name).join(', ')}` : ''}` : '';
   io.stdout(`configuration is valid: ${config.portals.length} portal(s)${config.push.sinks.length ? `; push to ${config.push.sinks.join(', ')}` : ''}${owned}\n${explainPlan(config).join('\n')}\nstate directory: ${config.stateDir}\n${config.stateTable !== undefined ? `requests recorded in the DynamoDB table ${config.stateTable} (POSTURE_STATE_TABLE), shared by every process that uses it\n` : ''}`);
-  io.stdout(config.objectives.length ? `${config.objectives.map(describeObjective).join('\n')}\n` : 'no objectives (the config file sets `objectives: []`)\n');
+  io.stdout(config.objectives.length ? `${config.objectives.flatMap((o) => [describeObjective(o), ...burnRateLines(o).map((l) => `  ${l}`)]).join('\n')}\n` : 'no objectives (the config file sets `objectives: []`)\n');
   io.stdout(alertSlaLines(config.portals).join('\n') + (config.portals.length ? '\n' : ''));
   return EXIT_OK;
 }

@@ -46,13 +46,19 @@ objectives:
   });
 
   const at = `config file ${FILE}: objectives`;
+  const INTEGRATION_FIX = 'give a regular expression in Prometheus\'s syntax (RE2, as Go reads it) matched against the whole integration key (e.g. "crowdstrike|sentinelone"), or leave it out for every integration.';
   it.each([
     ['a name with capitals', '- {name: EDR, target: 0.9}', `${at}[0].name="EDR" is not valid: give a name of lower-case letters, digits and hyphens (it becomes the \`objective\` label).`],
     ['a missing name', '- {target: 0.9}', `${at}[0].name is missing: give a name of lower-case letters, digits and hyphens (it becomes the \`objective\` label).`],
     ['a repeated name', '- {name: a, target: 0.9}\n  - {name: a, target: 0.8}', `${at}[1].name="a" repeats an earlier objective's name: give each objective a distinct name.`],
-    ['an integration that is not a regular expression', '- {name: a, target: 0.9, integration: "crowd(strike"}', `${at}[0].integration="crowd(strike" is not valid: give a regular expression matched against the whole integration key (e.g. "crowdstrike|sentinelone"), without lookaround or backreferences, or leave it out for every integration.`],
-    ['an integration with a lookahead (RE2 has none)', '- {name: a, target: 0.9, integration: "(?!intune).*"}', `${at}[0].integration="(?!intune).*" is not valid: give a regular expression matched against the whole integration key (e.g. "crowdstrike|sentinelone"), without lookaround or backreferences, or leave it out for every integration.`],
-    ['an empty integration', '- {name: a, target: 0.9, integration: ""}', `${at}[0].integration="" is not valid: give a regular expression matched against the whole integration key (e.g. "crowdstrike|sentinelone"), without lookaround or backreferences, or leave it out for every integration.`],
+    ['an integration that is not a regular expression', '- {name: a, target: 0.9, integration: "crowd(strike"}', `${at}[0].integration="crowd(strike" is not valid (Prometheus refuses it: missing closing ): \`crowd(strike\`): ${INTEGRATION_FIX}`],
+    ['an integration with a lookahead (RE2 has none)', '- {name: a, target: 0.9, integration: "(?!intune).*"}', `${at}[0].integration="(?!intune).*" is not valid (Prometheus refuses it: invalid or unsupported Perl syntax: \`(?!\`): ${INTEGRATION_FIX}`],
+    // JavaScript reads \u0073 as "s"; Go's regexp has no \u escape, and Prometheus refused the whole rule file.
+    ['an integration with a \\u escape', "- {name: a, target: 0.9, integration: 'crowd\\u0073trike'}", `${at}[0].integration="crowd\\\\u0073trike" is not valid (Prometheus refuses it: invalid escape sequence: \`\\u\`): ${INTEGRATION_FIX}`],
+    ['an integration repeated more than 1000 times', "- {name: a, target: 0.9, integration: 'x{1001}'}", `${at}[0].integration="x{1001}" is not valid (Prometheus refuses it: invalid repeat count: \`{1001}\`): ${INTEGRATION_FIX}`],
+    ['an integration with a backreference', "- {name: a, target: 0.9, integration: '(edr)\\1'}", `${at}[0].integration="(edr)\\\\1" is not valid (Prometheus refuses it: invalid escape sequence: \`\\1\`): ${INTEGRATION_FIX}`],
+    ['an integration balanced only once anchored', "- {name: a, target: 0.9, integration: 'a)|(b'}", `${at}[0].integration="a)|(b" is not valid (Prometheus refuses it: unexpected ): \`a)|(b\`): ${INTEGRATION_FIX}`],
+    ['an empty integration', '- {name: a, target: 0.9, integration: ""}', `${at}[0].integration="" is not valid: ${INTEGRATION_FIX}`],
     ['an unknown stage', '- {name: a, target: 0.9, stage: health}', `${at}[0].stage="health" is not valid: use one of deployment, function, configuration (default configuration).`],
     ['a target of 1', '- {name: a, target: 1}', `${at}[0].target=1 is not valid: give a number between 0 and 1, both excluded (0.95 for 95 % of devices).`],
     ['a target of 0', '- {name: a, target: 0}', `${at}[0].target=0 is not valid: give a number between 0 and 1, both excluded (0.95 for 95 % of devices).`],
@@ -82,9 +88,9 @@ objectives:
 
 describe('loadObjectives (the rules command)', () => {
   it('needs no portal: only the objectives of the file', () => {
-    const objectives = loadObjectives({ env: {}, flags: { config_file: FILE }, readFile: () => 'objectives: [{name: a, target: 0.9, window: 30d}]' });
+    const { objectives } = loadObjectives({ env: {}, flags: { config_file: FILE }, readFile: () => 'objectives: [{name: a, target: 0.9, window: 30d}]' });
     expect(objectives).toEqual([{ name: 'a', stage: 'configuration', target: 0.9, window: '30d' }]);
-    expect(loadObjectives({ env: {} })).toEqual([{ name: 'configuration', stage: 'configuration', target: 0.95, window: '28d' }]);
+    expect(loadObjectives({ env: {} }).objectives).toEqual([{ name: 'configuration', stage: 'configuration', target: 0.95, window: '28d' }]);
   });
 
   it('refuses bad objectives and unknown keys of the file', () => {

@@ -86,7 +86,7 @@ export interface PromtoolResult {
 /** Runs promtool with `args`; never rejects on a non-zero exit (the result carries it). */
 export function runPromtool(args: readonly string[], cwd: string = REPO_ROOT): Promise<PromtoolResult> {
   return new Promise((resolve, reject) => {
-    execFile(PROMTOOL, [...args], { cwd, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(PROMTOOL, [...args], { cwd, timeout: 110_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       const output = `${stdout}${stderr}`;
       if (!error) return resolve({ code: 0, output });
       if (typeof error.code === 'number') return resolve({ code: error.code, output });

@@ -37,8 +37,8 @@ describe('posture-exporter rules', () => {
   });
 
   it.each([
-    [['rules', '--page-size', '10'], 'rules takes only --config and --output: drop --page-size.'],
-    [['rules', '--days', '3', '--resume'], 'rules takes only --config and --output: drop --days, --resume.'],
+    [['rules', '--page-size', '10'], 'rules takes only --config, --runbook-url and --output: drop --page-size.'],
+    [['rules', '--days', '3', '--resume'], 'rules takes only --config, --runbook-url and --output: drop --days, --resume.'],
   ])('refuses flags it does not read: %j', async (argv, message) => {
     const r = await runMain(argv, { env: {} });
     expect(r.code).toBe(2);
@@ -53,6 +53,25 @@ describe('posture-exporter rules', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(`config error: config file ${bad}: objectives[0].window="1 week" is not valid: give a Prometheus duration of at least 1d, such as 7d, 28d or 4w (default 28d).\n`);
     expect(r.stdout).toBe('');
+  });
+
+  it('links every alert to the runbook_url template of --runbook-url, POSTURE_RUNBOOK_URL or the config file', async () => {
+    const links = (out: string) => (parse(out) as { groups: Array<{ rules: Array<{ annotations?: { runbook_url: string } }> }> }).groups.flatMap((g) => g.rules.flatMap((r) => (r.annotations ? [r.annotations.runbook_url] : [])));
+    const byFlag = await runMain(['rules', '--runbook-url', 'https://wiki.example.com/{alert}'], { env: {} });
+    expect(byFlag.code).toBe(0);
+    expect(links(byFlag.stdout)).toEqual(['https://wiki.example.com/PostureObjectiveBurnRate', 'https://wiki.example.com/PostureObjectiveBurnRate', 'https://wiki.example.com/PostureObjectiveBudgetExhausted']);
+    const byEnv = await runMain(['rules'], { env: { POSTURE_RUNBOOK_URL: 'https://env.example.com/#{alert_lower}' } });
+    expect(links(byEnv.stdout)).toContain('https://env.example.com/#postureobjectivebudgetexhausted');
+    const file = join(dir, 'runbooks.yaml');
+    writeFileSync(file, 'runbook_url: https://file.example.com/{alert}\n');
+    expect(links((await runMain(['rules', '--config', file], { env: {} })).stdout)).toContain('https://file.example.com/PostureObjectiveBurnRate');
+  });
+
+  it('refuses a runbook_url that names no alert, writing nothing', async () => {
+    const r = await runMain(['rules', '--runbook-url', 'https://wiki.example.com/runbooks'], { env: {} });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^config error: --runbook-url="https:\/\/wiki.example.com\/runbooks" is not valid: it names no alert/);
   });
 
   it('says when --output cannot be written', async () => {

@@ -58,12 +58,15 @@ describe('posture-exporter check-config', () => {
     expect(r.stdout).toMatch(/serve: 48 of 300 requests per hour; once\/Lambda: one run of every source with 3 retries takes up to \d+ s/);
   });
 
-  it('prints each objective with its error budget', async () => {
+  it('prints each objective with its error budget, then its burn-rate windows and thresholds', async () => {
     const config = JSON.stringify({ objectives: [{ name: 'edr', integration: 'crowdstrike', target: 0.99, window: '7d' }, { name: 'deployed', stage: 'deployment', target: 0.9 }] });
     const r = await cli(['check-config'], { POSTURE_CONFIG: config });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('objective edr: configuration stage of integrations matching /crowdstrike/, target 99 %: error budget 1 % of devices over 7d\n');
     expect(r.stdout).toContain('objective deployed: deployment stage of every integration, target 90 %: error budget 10 % of devices over 28d\n');
+    // Then its windows and thresholds, and the pair that cannot fire at 90 %.
+    expect(r.stdout).toContain('\n  page (critical): burn rate above 14.4 over 56m and 5m (error ratio above 1.44), or above 6 over 5h36m and 28m (error ratio above 0.6)\n  ticket (warning): burn rate above 3 over 22h24m and 1h52m (error ratio above 0.3), or above 1 over 2d19h12m and 5h36m (error ratio above 0.1)\n  the pair 14.4 over 56m and 5m can never fire: the burn rate is at most 1 / 0.1 = 10 (every device non-compliant); the other pairs still alert\n');
+    expect(r.stdout).toContain('objective edr: configuration stage of integrations matching /crowdstrike/, target 99 %: error budget 1 % of devices over 7d\n  page (critical): burn rate above 14.4 over 14m and 5m (error ratio above 0.144), or above 6 over 1h24m and 7m (error ratio above 0.06)\n');
   });
 
   it('prints the alert SLAs, the defaults for severities left out', async () => {
