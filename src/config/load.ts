@@ -303,6 +303,8 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null, 
       vitals: intervalSetting(layers, index, 'vitals_interval_seconds'),
       devices: intervalSetting(layers, index, 'devices_interval_seconds'),
     },
+    resolvedAlertsIntervalSeconds: (get('resolved_alerts_interval_seconds') as number | undefined) ?? Number(defaultOf('resolved_alerts_interval_seconds')),
+    resolvedAlertsIntervalSetting: intervalSetting(layers, index, 'resolved_alerts_interval_seconds'),
     maxSeriesPerFamily: (get('max_series_per_family') as number | undefined) ?? Number(defaultOf('max_series_per_family')),
     alertSlas: (get('alert_slas') as AlertSlas | undefined) ?? DEFAULT_ALERT_SLAS,
   };
