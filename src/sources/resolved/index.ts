@@ -14,7 +14,7 @@ export const resolved = {
   families: RESOLVED_FAMILIES,
   capped: [],
   // The page size gauge speaks of the open alerts' run, so the pass does not report its own.
-  run: (ctx) => runResolvedAlerts(ctx),
+  run: (ctx, _hooks) => runResolvedAlerts(ctx),
   // A summary's samples carry the `_sum` and `_count` names besides the family's.
   samples: resolvedSamples,
   invalidOf: (a) => a.invalid,
