@@ -200,10 +200,9 @@ export class Portal {
       only = w.alertIntegrationNamed(sys);
       if (!only) return arrayList('alerts', []);
     }
-    const { lo, hi } = w.alertRange(t, filter !== 'allunresolved');
     const historyStart = t - RESOLVED_HISTORY_MS;
     return lazyList('alerts', function* () {
-      for (let k = hi; k >= lo; k--) {
+      for (const k of w.alertIndices(t, filter !== 'allunresolved')) {
         const open = w.alertOpen(k);
         if (open > t) continue;
         const resolveAt = w.alertResolve(k, open);
