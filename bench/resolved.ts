@@ -26,7 +26,7 @@ await build({
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url); globalThis.__zod_globalConfig ??= { jitless: true };" },
 });
 
-const sim = await startSimulator({ keys: [{ key: KEY }], rateLimit: false, moving: false, alerts: Math.ceil((1.02 * WANTED) / RESOLVED_PER_OPEN), seed: 3 });
+const sim = await startSimulator({ keys: [{ key: KEY }], rateLimit: false, moving: false, alerts: Math.ceil((1.02 * WANTED) / RESOLVED_PER_OPEN), seed: 3, resolvedHistoryDays: 35 });
 try {
   const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn(process.execPath, ['--require', PRELOAD, bundle], { env: { PATH: process.env.PATH, POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -23,6 +23,8 @@ export interface ModelOptions {
   integrations: number;
   /** Distinct integrations alerts come from (the first ones are `integrations`, then the catalogue repeats); undefined: alerts draw from `integrations` by hash. */
   alertIntegrations?: number;
+  /** How many days resolved alerts stay in `filter=all|resolved`. @default RESOLVED_HISTORY_DAYS */
+  resolvedHistoryDays?: number;
 }
 
 /** An integration of the generated portal. */
@@ -101,8 +103,12 @@ const LONG_MAX_OPEN = LONG_GREEN[1];
  * every MEAN_LIFE / `alerts`, so about `alerts` are open at any time.
  */
 const MEAN_LIFE = 38 * HOUR;
-/** How long resolved alerts stay in `filter=all|resolved`: past the longest response window (30 days). */
-export const RESOLVED_HISTORY_MS = 35 * DAY;
+/**
+ * How many days resolved alerts stay in `filter=all|resolved` by default: a week, so lists of
+ * every alert (the tests' oracles) stay a few times the open ones; a simulator meant to fill the
+ * 30-day response window asks for more (`resolvedHistoryDays`).
+ */
+export const RESOLVED_HISTORY_DAYS = 7;
 /** Vitals numbers change in steps of this bucket. */
 const VITALS_BUCKET_MS = 5 * MINUTE;
 /** Automatic regressions are planned per block of this length. */
@@ -178,6 +184,8 @@ export class World {
   readonly tags: readonly string[] = TAG_POOL;
   private readonly owners: readonly string[];
   private readonly alertSpacing: number;
+  /** How long resolved alerts stay in `filter=all|resolved` (ms). */
+  readonly resolvedHistoryMs: number;
   private readonly devicePerm: Permutation;
   private readonly userPerm: Permutation;
   private readonly nameSpace: number;
@@ -190,6 +198,7 @@ export class World {
     this.userCount = Math.max(10, Math.round(this.deviceCount * 0.8));
     this.alertTarget = Math.max(0, Math.floor(options.alerts));
     this.alertSpacing = this.alertTarget > 0 ? MEAN_LIFE / this.alertTarget : Infinity;
+    this.resolvedHistoryMs = (options.resolvedHistoryDays ?? RESOLVED_HISTORY_DAYS) * DAY;
     this.devicePerm = new Permutation(Math.max(1, this.deviceCount), hash(this.seed, S_DEV, 0xfeed));
     const names = FIRST_NAMES.length * LAST_NAMES.length;
     this.nameSpace = names * Math.ceil(this.userCount / names);
@@ -555,12 +564,12 @@ export class World {
 
   /**
    * The indices of the alerts that can be open at `at` (or, `withHistory`, resolved within
-   * RESOLVED_HISTORY_MS of it), newest first: every alert opened within the usual longest life
+   * resolvedHistoryMs of it), newest first: every alert opened within the usual longest life
    * (and the history) before `at`, then, further back, only the long-lived ones (LONG_EVERY).
    */
   *alertIndices(at: number, withHistory: boolean): Generator<number> {
     if (!Number.isFinite(this.alertSpacing) || this.alertIntegrations.length === 0) return;
-    const history = withHistory ? RESOLVED_HISTORY_MS : 0;
+    const history = withHistory ? this.resolvedHistoryMs : 0;
     const hi = Math.floor((at - ALERT_EPOCH) / this.alertSpacing);
     const lowest = (back: number) => Math.max(0, Math.floor((at - back - ALERT_EPOCH) / this.alertSpacing) - 1);
     const usual = lowest(ALERT_MAX_OPEN + history);

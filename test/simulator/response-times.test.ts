@@ -1,5 +1,5 @@
 // The simulated portal's alert history (docs/simulator.md, "Alerts"): resolved alerts keep their
-// severity and reach back past the longest response window (30 days); most are resolved within
+// severity and, with 35 days of history, reach back past the longest response window (30 days); most are resolved within
 // their severity's default SLA (red 1d, amber 7d, green 30d), some are not, and some are
 // acknowledged late; and some open amber alerts are older than 3 days, some green older than 7.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,12 +17,23 @@ describe('the simulated alert history', () => {
   let resolved: AlertRecord[];
   let open: AlertRecord[];
   beforeAll(async () => {
-    sim = await startSimulator({ clock: new FakeClock(T0), rateLimit: false, moving: false, alerts: 200, seed: 5 });
+    sim = await startSimulator({ clock: new FakeClock(T0), rateLimit: false, moving: false, alerts: 200, seed: 5, resolvedHistoryDays: 35 });
     resolved = (await get(sim, '/alerts', { query: { filter: 'resolved' } })).json.data;
     open = (await get(sim, '/alerts', { query: { filter: 'allunresolved' } })).json.data;
   });
   afterAll(async () => {
     await sim.close();
+  });
+
+  it('keeps a week of resolved alerts by default', async () => {
+    const week = await startSimulator({ clock: new FakeClock(T0), rateLimit: false, moving: false, alerts: 200, seed: 5 });
+    try {
+      const ages = ((await get(week, '/alerts', { query: { filter: 'resolved' } })).json.data as AlertRecord[]).map((a) => T0 - parse(a.resolvedTime));
+      expect(Math.max(...ages)).toBeLessThanOrEqual(7 * DAY);
+      expect(Math.max(...ages)).toBeGreaterThan(6 * DAY);
+    } finally {
+      await week.close();
+    }
   });
 
   it('serves resolved alerts of every severity over more than the last 30 days', () => {
