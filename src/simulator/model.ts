@@ -108,7 +108,7 @@ const MEAN_LIFE = 38 * HOUR;
  * every alert (the tests' oracles) stay a few times the open ones; a simulator meant to fill the
  * 30-day response window asks for more (`resolvedHistoryDays`).
  */
-export const RESOLVED_HISTORY_DAYS = 7;
+const RESOLVED_HISTORY_DAYS = 7;
 /** Vitals numbers change in steps of this bucket. */
 const VITALS_BUCKET_MS = 5 * MINUTE;
 /** Automatic regressions are planned per block of this length. */

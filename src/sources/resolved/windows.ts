@@ -10,9 +10,6 @@ export const RESPONSE_WINDOWS = [
   ['30d', 30 * 86_400],
 ] as const;
 
-/** A `window` label value. */
-export type ResponseWindow = (typeof RESPONSE_WINDOWS)[number][0];
-
 /** The number of windows. */
 export const WINDOW_COUNT = RESPONSE_WINDOWS.length;
 
@@ -46,7 +43,7 @@ export interface DurationStats {
  * The nearest-rank quantile of `sorted` (ascending, not empty): the smallest d such that at least
  * q·n of the n durations are at most d, which is the ⌈q·n⌉-th smallest (q = num/den).
  */
-export function nearestRank(sorted: Float64Array, num: number, den: number): number {
+function nearestRank(sorted: Float64Array, num: number, den: number): number {
   const n = sorted.length;
   // ⌈num·n/den⌉ in integers; at least the first (q·n is above 0 for q > 0 and n ≥ 1).
   const rank = Math.max(1, Math.floor((num * n + den - 1) / den));
