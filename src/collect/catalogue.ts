@@ -7,8 +7,8 @@
  */
 
 import { SOURCES } from '../domain.js';
-import type { MetricDef } from '../metrics/definition.js';
-import { SOURCE_MODULES, type SourceFamilyOf } from '../sources/index.js';
+import { sampleNamesOf, type MetricDef } from '../metrics/definition.js';
+import { resolved, SOURCE_MODULES, type SourceFamilyOf } from '../sources/index.js';
 
 /** The exporter's own families (collection, budget, cap, push and build facts). */
 const EXPORTER_FAMILIES = [
@@ -16,7 +16,7 @@ const EXPORTER_FAMILIES = [
     name: 'posture_collection_success',
     help: 'Whether the last collection of a source from the portal succeeded (1) or failed (0).',
     type: 'gauge', unit: '1', labels: ['source'], origin: 'exporter', combine: 'min',
-    doc: '1 when the last collection of `source` ∈ vitals, alerts, devices succeeded, else 0.',
+    doc: '1 when the last collection of `source` ∈ vitals, alerts, devices (and `resolved`, the resolved-alerts pass, once scheduled) succeeded, else 0.',
   },
   {
     name: 'posture_collection_last_success_timestamp_seconds',
@@ -110,10 +110,14 @@ const EXPORTER_FAMILIES = [
   },
 ] as const satisfies readonly MetricDef[];
 
-/** Every family: each source's (src/sources/, in SOURCES order), then the exporter's own. */
-export const CATALOGUE: readonly (SourceFamilyOf | (typeof EXPORTER_FAMILIES)[number])[] = [...SOURCES.flatMap((s): readonly SourceFamilyOf[] => SOURCE_MODULES[s].families), ...EXPORTER_FAMILIES];
+/** Every family: each source's (src/sources/, in SOURCES order), the resolved-alerts pass's, then the exporter's own. */
+export const CATALOGUE: readonly (SourceFamilyOf | (typeof resolved.families)[number] | (typeof EXPORTER_FAMILIES)[number])[] = [
+  ...SOURCES.flatMap((s): readonly SourceFamilyOf[] => SOURCE_MODULES[s].families),
+  ...resolved.families,
+  ...EXPORTER_FAMILIES,
+];
 
 export type MetricName = (typeof CATALOGUE)[number]['name'];
 
-/** The definition of a metric by name (undefined for a name not in the catalogue). */
-export const METRICS: Readonly<Record<string, MetricDef | undefined>> = Object.fromEntries(CATALOGUE.map((m) => [m.name, m]));
+/** The definition of a metric by sample name (a summary's `_sum` and `_count` name it too; undefined for a name not in the catalogue). */
+export const METRICS: Readonly<Record<string, MetricDef | undefined>> = Object.fromEntries(CATALOGUE.flatMap((m) => sampleNamesOf(m).map((name) => [name, m])));

@@ -344,6 +344,8 @@ function buildPortal(layers: Layer[], problems: Problems, index: number | null, 
     },
     requestsPerMinuteSetting: settingRef(layers, 'requests_per_minute'),
     vitalsTagsSetting: settingRef(layers, 'vitals_tags'),
+    resolvedAlertsIntervalSeconds: (get('resolved_alerts_interval_seconds') as number | undefined) ?? Number(defaultOf('resolved_alerts_interval_seconds')),
+    resolvedAlertsIntervalSetting: intervalSetting(layers, 'resolved_alerts_interval_seconds'),
     maxSeriesPerFamily: (get('max_series_per_family') as number | undefined) ?? Number(defaultOf('max_series_per_family')),
     alertSlas: (get('alert_slas') as AlertSlas | undefined) ?? DEFAULT_ALERT_SLAS,
   };

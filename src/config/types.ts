@@ -46,6 +46,10 @@ export interface PortalConfig {
   readonly requestsPerMinuteSetting?: SettingRef;
   /** How the Vitals tags are set (unset: where they are best added). */
   readonly vitalsTagsSetting?: SettingRef;
+  /** Seconds between passes over the resolved alerts (`resolved_alerts_interval_seconds`, default 3600; not POSTURE_INTERVAL_SECONDS). */
+  readonly resolvedAlertsIntervalSeconds: number;
+  /** How that interval is set (unset: POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS, not set explicitly). */
+  readonly resolvedAlertsIntervalSetting?: IntervalSetting;
   /** Most series per label-valued family for this portal (the rest folded into `__other__`). */
   readonly maxSeriesPerFamily: number;
   /** Seconds an unresolved, unsnoozed alert of each severity may stay open (`alert_slas`). */

@@ -10,16 +10,23 @@ import type { Source } from '../domain.js';
 /** Label added to every series but the process's own (`noPortal`). */
 export const PORTAL_LABEL = 'portal';
 
-/** Where a family's samples come from: one of the collected sources, or the exporter itself. */
-export type Origin = Source | 'exporter';
+/**
+ * Where a family's samples come from: one of the collected sources, the resolved-alerts pass
+ * (its own source, with its own interval, once the scheduler runs it), or the exporter itself.
+ */
+export type Origin = Source | 'resolved' | 'exporter';
 
 /** One family: what every renderer and the README's metrics table need to know of it. */
 export interface MetricDef {
   /** Prometheus name (also the OTLP instrument name). */
   readonly name: string;
   readonly help: string;
-  /** `counter`: a `_total` that only grows while the process lives (serve only, where rate() reads it). */
-  readonly type: 'gauge' | 'counter';
+  /**
+   * `counter`: a `_total` that only grows while the process lives (serve only, where rate() reads it).
+   * `summary`: samples `name{quantile="…"}`, `name_sum` and `name_count` (sampleNamesOf), recomputed
+   * from each collection like a gauge; `quantile` is its optional label.
+   */
+  readonly type: 'gauge' | 'counter' | 'summary';
   /** UCUM unit for OTLP (`1` dimensionless, `s` seconds, `{device}` annotations). */
   readonly unit: string;
   /** Labels besides `portal`, in output order. */
@@ -36,4 +43,12 @@ export interface MetricDef {
   readonly combine?: 'min' | 'max';
   /** One line for the README's metrics table. */
   readonly doc: string;
+}
+
+/** The suffixes of a summary's `_sum` and `_count` samples (Prometheus' own). */
+const SUMMARY_SUFFIXES = ['_sum', '_count'] as const;
+
+/** The sample names of a family: its own name, and for a summary also `_sum` and `_count`. */
+export function sampleNamesOf(def: MetricDef): readonly string[] {
+  return def.type === 'summary' ? [def.name, ...SUMMARY_SUFFIXES.map((s) => def.name + s)] : [def.name];
 }

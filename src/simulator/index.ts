@@ -41,6 +41,8 @@ export interface SimulatorOptions {
   maxPageSize?: number;
   /** Distinct integrations (the part of `product` before the comma) alerts spread over, round-robin; beyond `integrations` the catalogue repeats with numbered names. @default alerts drawn from `integrations` */
   alertIntegrations?: number;
+  /** How many days resolved alerts stay in `filter=all` and `filter=resolved` (35 fills the 30-day response window). @default 7 */
+  resolvedHistoryDays?: number;
 }
 
 /** Injects `fault` into the next `times` (default 1) requests to `path` (undefined = any path). */
@@ -81,7 +83,7 @@ export interface Simulator {
 }
 
 function validate(options: SimulatorOptions): void {
-  for (const name of ['devices', 'alerts', 'integrations', 'maxPageSize', 'alertIntegrations'] as const) {
+  for (const name of ['devices', 'alerts', 'integrations', 'maxPageSize', 'alertIntegrations', 'resolvedHistoryDays'] as const) {
     const v = options[name];
     if (v !== undefined && (!Number.isInteger(v) || v < 0)) throw new RangeError(`startSimulator: '${name}' must be a non-negative integer`);
   }
@@ -120,7 +122,7 @@ export function createPortal(options: Omit<SimulatorOptions, 'host' | 'port'> = 
   const clock = options.clock ?? systemClock;
   const moving = options.moving ?? true;
   const startTime = clock.now();
-  const world = new World({ seed, devices: options.devices ?? 250, alerts: options.alerts ?? 120, integrations: options.integrations ?? 8, alertIntegrations: options.alertIntegrations });
+  const world = new World({ seed, devices: options.devices ?? 250, alerts: options.alerts ?? 120, integrations: options.integrations ?? 8, alertIntegrations: options.alertIntegrations, resolvedHistoryDays: options.resolvedHistoryDays });
   const portal = new Portal(world);
   const keys: SimulatorKey[] = options.keys?.map((k) => ({ ...k })) ?? [{ key: 'sim-' + hexString(24, world.seed, mix32(0x4b4559)) }];
   const requests: SimRequest[] = [];

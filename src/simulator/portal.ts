@@ -4,7 +4,7 @@
  * stream without being held in memory.
  */
 import type { Integration, World } from './model.js';
-import { ACTIVE_DAYS, RESOLVED_HISTORY_MS } from './model.js';
+import { ACTIVE_DAYS } from './model.js';
 import type { AlertRecord, DeviceRecord, VitalsRecord } from './records.js';
 import { DAY, parseTimestamp } from './time.js';
 
@@ -200,10 +200,9 @@ export class Portal {
       only = w.alertIntegrationNamed(sys);
       if (!only) return arrayList('alerts', []);
     }
-    const { lo, hi } = w.alertRange(t, filter !== 'allunresolved');
-    const historyStart = t - RESOLVED_HISTORY_MS;
+    const historyStart = t - w.resolvedHistoryMs;
     return lazyList('alerts', function* () {
-      for (let k = hi; k >= lo; k--) {
+      for (const k of w.alertIndices(t, filter !== 'allunresolved')) {
         const open = w.alertOpen(k);
         if (open > t) continue;
         const resolveAt = w.alertResolve(k, open);

@@ -1,6 +1,6 @@
 import { CATALOGUE, METRICS } from '../collect/catalogue.js';
-import { PORTAL_LABEL } from '../metrics/definition.js';
-import { SOURCES, type Source } from '../domain.js';
+import { PORTAL_LABEL, type Origin } from '../metrics/definition.js';
+import { SOURCES } from '../domain.js';
 import { renderText } from '../metrics/render.js';
 import type { Sample } from '../metrics/sample.js';
 import { basicAuth, deliver } from './http.js';
@@ -49,7 +49,7 @@ export function groupUrl(baseUrl: string, job: string, labels: ReadonlyArray<rea
 export function groupsOf(batch: Batch): PushgatewayGroup[] {
   // The shard's own series: one group per shard, so the shard rules see every shard's gauges.
   if (isShardBatch(batch)) return [{ labels: Object.entries(batchLabels(batch)), samples: [...batch.snapshot.samples] }];
-  const bySource = new Map<Source | 'exporter', Sample[]>();
+  const bySource = new Map<Origin, Sample[]>();
   for (const s of batch.snapshot.samples) {
     const origin = METRICS[s.name]?.origin;
     if (!origin) continue;

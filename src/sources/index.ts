@@ -8,6 +8,12 @@ import { devices } from './devices.js';
 import type { SourceModule } from './source.js';
 import { vitals } from './vitals.js';
 
+/**
+ * The resolved-alerts pass (`/alerts?filter=resolved`): its families are in the catalogue, and it
+ * joins SOURCE_MODULES when the scheduler plans it (docs/metrics.md#response-times).
+ */
+export { resolved } from './resolved/index.js';
+
 /** Each source's module. */
 export const SOURCE_MODULES = { vitals, alerts, devices } as const satisfies { readonly [S in Source]: { readonly name: S } };
 

@@ -4,7 +4,7 @@
  * source in src/sources/index.ts and the domain's SOURCES; nothing else names it.
  */
 import type { Source } from '../domain.js';
-import type { MetricDef } from '../metrics/definition.js';
+import type { MetricDef, Origin } from '../metrics/definition.js';
 import type { RunContext } from '../schedule/request.js';
 
 /** Said of every cached family: the value is what the last run read. */
@@ -19,11 +19,17 @@ export interface RunHooks {
   onPageSize(limit: number): void;
 }
 
+/** What feeds a family from the portal: a source of the domain, or the resolved-alerts pass (a source the scheduler does not plan yet). */
+type SourceOrigin = Exclude<Origin, 'exporter'>;
+
 /** A family of the catalogue fed by one source. */
-export type SourceFamily<S extends Source = Source> = MetricDef & { readonly origin: S };
+export type SourceFamily<S extends SourceOrigin = Source> = MetricDef & { readonly origin: S };
+
+/** The sample names of a family: its name, and for a summary its `_sum` and `_count` too. */
+export type SampleNameOf<D extends MetricDef> = D extends { readonly type: 'summary' } ? D['name'] | `${D['name']}_sum` | `${D['name']}_count` : D['name'];
 
 /** One source: its run, its families and its samples. */
-export interface SourceModule<S extends Source, T, F extends readonly SourceFamily<S>[] = readonly SourceFamily<S>[]> {
+export interface SourceModule<S extends SourceOrigin, T, F extends readonly SourceFamily<S>[] = readonly SourceFamily<S>[]> {
   readonly name: S;
   /** Its families, in catalogue order. */
   readonly families: F;
@@ -32,7 +38,7 @@ export interface SourceModule<S extends Source, T, F extends readonly SourceFami
   /** One run: its requests through `request`, paging and total checks; throws on failure. */
   run(ctx: RunContext, hooks: RunHooks): Promise<T>;
   /** The samples of a value, with the series cap: `folded` gets, per capped family, the series folded or dropped. */
-  samples(value: T, add: Add<F[number]['name']>, cap: number, folded: Map<string, number>): void;
+  samples(value: T, add: Add<SampleNameOf<F[number]>>, cap: number, folded: Map<string, number>): void;
   /** Malformed records the run skipped. */
   invalidOf(value: T): number;
 }

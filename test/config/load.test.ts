@@ -75,7 +75,7 @@ describe('loadConfig', () => {
     expect(c.portals).toEqual([
       { name: 'acme.example.com', baseUrl: 'https://acme.example.com/public-api/v1', key: { kind: 'value', value: 'k-secret-value-123' }, apiKeyHeader: 'X-Service-ApiKey', requestsPerMinute: 5, pageSize: 500, vitalsTags: [], intervals: { vitals: 300, alerts: 300, devices: 300 }, maxSeriesPerFamily: 1000, alertSlas: { red: 86_400, amber: 604_800, green: 2_592_000 },
         intervalSettings: { vitals: { explicit: false, kind: 'env', name: 'POSTURE_VITALS_INTERVAL_SECONDS' }, alerts: { explicit: false, kind: 'env', name: 'POSTURE_ALERTS_INTERVAL_SECONDS' }, devices: { explicit: false, kind: 'env', name: 'POSTURE_DEVICES_INTERVAL_SECONDS' } },
-        requestsPerMinuteSetting: { kind: 'env', name: 'POSTURE_REQUESTS_PER_MINUTE' }, vitalsTagsSetting: { kind: 'env', name: 'POSTURE_VITALS_TAGS' } },
+        requestsPerMinuteSetting: { kind: 'env', name: 'POSTURE_REQUESTS_PER_MINUTE' }, vitalsTagsSetting: { kind: 'env', name: 'POSTURE_VITALS_TAGS' }, resolvedAlertsIntervalSeconds: 3600, resolvedAlertsIntervalSetting: { explicit: false, kind: 'env', name: 'POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS' } },
     ]);
     expect(c.cycleTimeoutSeconds).toBeUndefined();
     expect(stalenessMs(c, c.portals[0]!)).toEqual({ vitals: 600_000, alerts: 600_000, devices: 600_000 });
@@ -149,6 +149,7 @@ portals:
     ['a rate above the portal limit', 'POSTURE_REQUESTS_PER_MINUTE', '12', 'POSTURE_REQUESTS_PER_MINUTE (--requests-per-minute)="12" is not valid: set a whole number from 1 to 10 (default 5).'],
     ['a non-numeric page size', 'POSTURE_PAGE_SIZE', 'lots', 'POSTURE_PAGE_SIZE (--page-size)="lots" is not valid: set a whole number from 1 to 100000 (default 500).'],
     ['a zero interval', 'POSTURE_INTERVAL_SECONDS', '0', 'POSTURE_INTERVAL_SECONDS (--interval-seconds)="0" is not valid: set a whole number from 10 to 86400 (default 300).'],
+    ['a resolved-alerts interval under 10 s', 'POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS', '5', 'POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS (--resolved-alerts-interval-seconds)="5" is not valid: set a whole number from 10 to 86400 (default 3600).'],
     ['an unknown log level', 'POSTURE_LOG_LEVEL', 'loud', 'POSTURE_LOG_LEVEL (--log-level)="loud" is not valid: use one of debug, info, warn, error.'],
     ['an unknown format', 'POSTURE_FORMAT', 'xml', 'POSTURE_FORMAT (--format)="xml" is not valid: use one of prometheus, openmetrics, json.'],
     ['plain http to a remote host', 'POSTURE_BASE_URL', 'http://acme.example.com/public-api/v1', 'POSTURE_BASE_URL must use https (plain http only for loopback addresses): got http://acme.example.com.'],
@@ -273,5 +274,17 @@ describe('serve checks', () => {
       { alerts: 30, vitals: 600, devices: 300 },
       { alerts: 300, vitals: 600, devices: 300 },
     ]);
+  });
+
+  it('takes the resolved-alerts interval from a flag, the environment or a portal entry, 3600 by default and never from POSTURE_INTERVAL_SECONDS', () => {
+    expect(loadConfig({ env: { ...base, POSTURE_INTERVAL_SECONDS: '240' } }).portals[0]!.resolvedAlertsIntervalSeconds).toBe(3600);
+    const fromEnv = loadConfig({ env: { ...base, POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS: '7200' } }).portals[0]!;
+    expect(fromEnv.resolvedAlertsIntervalSeconds).toBe(7200);
+    expect(fromEnv.resolvedAlertsIntervalSetting).toEqual({ explicit: true, kind: 'env', name: 'POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS' });
+    const fromFlag = loadConfig({ env: { ...base, POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS: '7200' }, flags: { resolved_alerts_interval_seconds: '900' } }).portals[0]!;
+    expect(fromFlag.resolvedAlertsIntervalSeconds).toBe(900);
+    expect(fromFlag.resolvedAlertsIntervalSetting).toEqual({ explicit: true, kind: 'flag', name: '--resolved-alerts-interval-seconds' });
+    const file = JSON.stringify({ portals: [{ portal: 'a', base_url: 'https://a.example.com/public-api/v1', api_key: 'k1', resolved_alerts_interval_seconds: 1800 }, { portal: 'b', base_url: 'https://b.example.com/public-api/v1', api_key: 'k2' }] });
+    expect(loadConfig({ env: { POSTURE_CONFIG: file } }).portals.map((p) => p.resolvedAlertsIntervalSeconds)).toEqual([1800, 3600]);
   });
 });

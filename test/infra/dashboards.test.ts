@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CATALOGUE } from '../../src/collect/catalogue.js';
+import { sampleNamesOf } from '../../src/metrics/definition.js';
 import { DASHBOARDS, EXPORTER_UID, OBJECTIVES_UID, OVERVIEW_UID, renderDashboard } from '../../infra/grafana/src/index.js';
 import {
   DEFAULT_VARIABLE_VALUES,
@@ -122,6 +123,7 @@ describe('panels', () => {
       Vitals: expect.arrayContaining(['Health ratio per integration', 'Stage compliance trends']),
       'Funnel per integration': ['Funnel: $integration'],
       Alerts: expect.arrayContaining(['Open alerts by severity', 'Open alerts by integration', 'Oldest open red alert']),
+      Response: ['Time to resolve, last 7 days: p50 and p90', 'Time to acknowledge, last 7 days: p50 and p90', 'Mean time to resolve and to acknowledge, last 7 days', 'Resolved over SLA, last 7 days'],
       Devices: expect.arrayContaining(['Active and inactive devices']),
     });
     const funnel = flatPanels(byUid(OVERVIEW_UID)).find((p) => p.title === 'Funnel: $integration')!;
@@ -172,6 +174,35 @@ describe('panels', () => {
     expect(objectiveQueries('Oldest unacknowledged alert')).toEqual(['time() - min by (severity) (posture_alerts_oldest_unacknowledged_timestamp_seconds{portal=~"$portal"})']);
   });
 
+  const overviewQueries = (title: string) => allDashboardQueries().filter((x) => x.dashboard === OVERVIEW_UID && x.source === title).map((x) => x.expr);
+  const week = '{portal=~"$portal",window="7d"}';
+  const perSeverity = (metric: string) => `sum by (severity) (max by (portal, severity) (${metric}${week}))`;
+
+  it('shows p50 and p90 of the times to resolve and to acknowledge per portal and severity, over the last 7 days', () => {
+    for (const [title, summary] of [['Time to resolve, last 7 days: p50 and p90', 'posture_alerts_time_to_resolve_seconds'], ['Time to acknowledge, last 7 days: p50 and p90', 'posture_alerts_time_to_acknowledge_seconds']]) {
+      expect(overviewQueries(title!)).toEqual(['0.5', '0.9'].map((q) => `max by (portal, severity) (${summary}{portal=~"$portal",window="7d",quantile="${q}"})`));
+    }
+  });
+
+  it('computes the mean times as the portals\' sums over their counts per severity, never dividing by 0', () => {
+    expect(overviewQueries('Mean time to resolve and to acknowledge, last 7 days')).toEqual(['resolve', 'acknowledge'].map((what) => {
+      const summary = `posture_alerts_time_to_${what}_seconds`;
+      return `${perSeverity(`${summary}_sum`)} / (${perSeverity(`${summary}_count`)} > 0)`;
+    }));
+  });
+
+  it('shows the share resolved over SLA as PostureAlertsResolvedOverSla reads it, beside the counts', () => {
+    expect(overviewQueries('Resolved over SLA, last 7 days')).toEqual([
+      `${perSeverity('posture_alerts_resolved_over_sla')} / (${perSeverity('posture_alerts_time_to_resolve_seconds_count')} > 0)`,
+      perSeverity('posture_alerts_resolved_over_sla'),
+      perSeverity('posture_alerts_resolved'),
+    ]);
+    const rule = loadRuleExpressions().find((r) => r.name === 'PostureAlertsResolvedOverSla')!;
+    const threshold = Number(/> (\d+(?:\.\d+)?)$/.exec(rule.expr)![1]);
+    const panel = flatPanels(byUid(OVERVIEW_UID)).find((p) => p.title === 'Resolved over SLA, last 7 days') as Panel & { fieldConfig: { defaults: { thresholds: { steps: Array<{ value: number | null }> } } } };
+    expect(panel.fieldConfig.defaults.thresholds.steps.map((x) => x.value)).toEqual([null, threshold]);
+  });
+
   it('computes the oldest red alert age from its creation timestamp', () => {
     const q = allDashboardQueries().find((x) => x.source === 'Oldest open red alert')!;
     expect(q.expr).toMatch(/^time\(\) - min by \(portal\) \(posture_alerts_oldest_open_timestamp_seconds\{[^}]*severity="red"[^}]*\}\)$/);
@@ -181,6 +212,8 @@ describe('panels', () => {
 describe('queries', () => {
   const queries = allDashboardQueries();
   const catalogue = new Set<string>(CATALOGUE.map((m) => m.name));
+  // What a query may read of the catalogue: every family's samples, a summary's `_sum` and `_count` among them.
+  const sampleNames = new Set<string>(CATALOGUE.flatMap((m) => sampleNamesOf(m)));
 
   it('lists panel, variable and annotation queries of every dashboard', () => {
     expect(new Set(queries.map((q) => q.dashboard))).toEqual(new Set([OVERVIEW_UID, EXPORTER_UID, OBJECTIVES_UID]));
@@ -198,7 +231,7 @@ describe('queries', () => {
     const used = new Set(queries.flatMap((q) => metricNames(q.expr)));
     const recorded = new Set(loadRuleExpressions().filter((r) => r.kind === 'record').map((r) => r.name));
     expect(recorded).toContain('posture:objective_target:ratio');
-    for (const name of used) expect(name === 'ALERTS' || catalogue.has(name) || recorded.has(name), `unknown metric ${name}`).toBe(true);
+    for (const name of used) expect(name === 'ALERTS' || sampleNames.has(name) || recorded.has(name), `unknown metric ${name}`).toBe(true);
     expect([...used].filter((n) => recorded.has(n)).sort()).toEqual(expect.arrayContaining(['posture:objective_error_budget_remaining:ratio', 'posture:objective_target:ratio']));
     for (const name of catalogue) expect(used.has(name), `${name} is on no dashboard`).toBe(true);
   });

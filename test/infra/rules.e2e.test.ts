@@ -4,6 +4,7 @@ import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CATALOGUE } from '../../src/collect/catalogue.js';
+import { sampleNamesOf } from '../../src/metrics/definition.js';
 import { REPO_ROOT, RULE_TESTS_DIR, loadRuleExpressions, ruleFiles, ruleTestFiles, runPromtool } from './support.js';
 
 // The objective tests evaluate hours of 1-minute samples (about 2 s of promtool's CPU alone); several
@@ -16,6 +17,7 @@ const ALERTS = [
   'PostureVitalsHealthLow',
   'PostureRedAlertsOpen',
   'PostureAlertsOverSla',
+  'PostureAlertsResolvedOverSla',
   'PostureCollectionFailing',
   'PostureVitalsFunnelInconsistent',
   'PostureShardsDisagree',
@@ -28,6 +30,8 @@ const ALERTS = [
 // The two sharding alerts about the shard set as a whole have no portal to name.
 const SHARD_SET_ALERTS = new Set(['PostureShardsDisagree', 'PostureShardMissing']);
 const CATALOGUE_NAMES = new Set<string>(CATALOGUE.map((m) => m.name));
+/** What a rule may read of the catalogue: every family's samples, a summary's `_sum` and `_count` among them. */
+const SAMPLE_NAMES = new Set<string>(CATALOGUE.flatMap((m) => sampleNamesOf(m)));
 // The objective recordings (posture-objectives.rules.yml, generated) are named by the objectives,
 // not after one catalogue metric: posture:objective_error_ratio:rate<W>, the budget left and the target.
 const OBJECTIVES_FILE = 'posture-objectives.rules.yml';
@@ -105,7 +109,7 @@ describe('alert conventions', () => {
   });
 
   it('reads only catalogue metrics and recorded series', () => {
-    const known = new Set([...CATALOGUE_NAMES, ...records.map((r) => r.name)]);
+    const known = new Set([...SAMPLE_NAMES, ...records.map((r) => r.name)]);
     const read = rules.flatMap((r) => [...r.expr.matchAll(/(?<![A-Za-z0-9_:])((?:[a-z_]+:)?posture_[a-z0-9_]+(?::[a-z0-9_]+)?)/g)].map((m) => `${r.name} reads ${m[1]!}`));
     expect(read.length).toBeGreaterThanOrEqual(rules.length);
     expect(read.filter((line) => !known.has(line.slice(line.lastIndexOf(' ') + 1)))).toEqual([]);
@@ -144,6 +148,10 @@ describe('the promtool tests catch broken rules', () => {
     ['exporters of one portal added up in the SLA alert', 'alert-sla.test.yml', (s) => s.replace('max by (portal, severity) (last_over_time(posture_alerts_over_sla[15m]))', 'sum by (portal, severity) (last_over_time(posture_alerts_over_sla[15m]))')],
     ['no push-gap bridge in the SLA alert', 'alert-sla.test.yml', (s) => s.replace('max by (portal, severity) (last_over_time(posture_alerts_over_sla[15m]))', 'max by (portal, severity) (posture_alerts_over_sla)')],
     ['no memory for series that stopped arriving', 'collection.test.yml', (s) => s.replace('max_over_time(posture_collection_last_success_timestamp_seconds[1d])', 'posture_collection_last_success_timestamp_seconds')],
+    ['a resolved-over-SLA share at the threshold that fires', 'response.test.yml', (s) => s.replace('ratio{window="7d"}) > 0.20', 'ratio{window="7d"}) >= 0.20')],
+    ['the over-SLA share of every window', 'response.test.yml', (s) => s.replace('ratio{window="7d"}) > 0.20', 'ratio) > 0.20')],
+    ['no pass-gap bridge in the response recordings', 'response.test.yml', (s) => s.replaceAll('(last_over_time(posture_alerts_resolved_over_sla[2h]))', '(posture_alerts_resolved_over_sla)')],
+    ['exporters of one portal added up in the response means', 'response.test.yml', (s) => s.replace('max by (portal, severity, window) (last_over_time(posture_alerts_time_to_resolve_seconds_sum[2h]))', 'sum by (portal, severity, window) (last_over_time(posture_alerts_time_to_resolve_seconds_sum[2h]))')],
   ];
 
   // The same for the objectives' rules (generated: the mutation stands for a wrong generator).

@@ -4,6 +4,11 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE } from '../../src/collect/catalogue.js';
 import { PORTAL_LABEL } from '../../src/metrics/definition.js';
+import { renderText } from '../../src/metrics/render.js';
+import type { Sample } from '../../src/metrics/sample.js';
+import { foldAlerts } from '../../src/sources/alerts/fold.js';
+import { foldResolved, withOpenAlerts } from '../../src/sources/resolved/fold.js';
+import { resolvedSamples } from '../../src/sources/resolved/samples.js';
 
 const run = promisify(execFile);
 
@@ -35,12 +40,31 @@ describe('the metric catalogue', () => {
     expect(portalFamilies.filter((m) => !/Cached/.test(m.help)).map((m) => m.name)).toEqual([]);
   });
 
-  it.each(['basic', 'tricky'])('golden output of %s passes promtool check metrics', async (scenario) => {
-    const text = readFileSync(new URL(`../fixtures/${scenario}/expected.prom`, import.meta.url), 'utf8');
+  /** What promtool check metrics says of `text` (lint problems, on either stream; nothing when clean). */
+  async function promtoolSays(text: string): Promise<string> {
     const child = run('promtool', ['check', 'metrics']);
     child.child.stdin!.end(text);
     const { stdout, stderr } = await child;
+    return stdout + stderr;
+  }
+
+  it.each(['basic', 'tricky'])('golden output of %s passes promtool check metrics', async (scenario) => {
+    const text = readFileSync(new URL(`../fixtures/${scenario}/expected.prom`, import.meta.url), 'utf8');
     // promtool prints lint problems and exits non-zero on any; both streams must be empty.
-    expect(stdout + stderr).toBe('');
+    expect(await promtoolSays(text)).toBe('');
+  });
+
+  it('writes the response-time summaries as promtool check metrics wants them (quantile, _sum, _count under one TYPE)', async () => {
+    const now = Date.UTC(2026, 10, 22, 12) / 1000;
+    const at = (s: number) => `${new Date((now - s) * 1000).toISOString().slice(0, 19)}.0000000`;
+    const alert = (state: string, created: number, resolved: number | undefined, acknowledged: number) => ({
+      state, timestamp: at(created), resolved: resolved !== undefined, resolvedTime: resolved === undefined ? '0001-01-01T00:00:00.0000000' : at(resolved), acknowledged: true, acknowledgedTime: at(acknowledged),
+      product: 'Okta, Identity', status: 'Incident', ownerName: '', inactiveUntil: '0001-01-01T00:00:00.0000000',
+    });
+    const pass = withOpenAlerts(foldResolved([alert('Red', 7200, 3600, 5400), alert('Purple', 90_000, 86_000, 88_000)], now), foldAlerts([alert('Amber', 7200, undefined, 3600)], now));
+    const samples: Sample[] = [];
+    resolvedSamples(pass, (name, labels, value) => samples.push({ name, labels: { portal: 'acme', ...labels }, value }));
+    expect(samples.some((s) => s.labels.quantile !== undefined)).toBe(true);
+    expect(await promtoolSays(await renderText(samples, 'prometheus', CATALOGUE))).toBe('');
   });
 });

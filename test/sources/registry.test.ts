@@ -4,7 +4,7 @@ import { DEFAULT_MAX_SERIES_PER_FAMILY, CAPPED_FAMILIES } from '../../src/collec
 import { SETTING_BY_KEY } from '../../src/config/settings.js';
 import { SOURCES } from '../../src/domain.js';
 import { CATALOGUE } from '../../src/collect/catalogue.js';
-import { SOURCE_MODULES } from '../../src/sources/index.js';
+import { resolved, SOURCE_MODULES } from '../../src/sources/index.js';
 
 const root = new URL('../../src/', import.meta.url).pathname;
 
@@ -31,13 +31,15 @@ describe('the source registry', () => {
   });
 
   it('gives every catalogue family not of the exporter to exactly one module, the one its origin names', () => {
+    // The sources of the domain, and the resolved-alerts pass.
+    const modules = [...SOURCES.map((s) => SOURCE_MODULES[s]), resolved];
     for (const family of CATALOGUE.filter((f) => f.origin !== 'exporter')) {
-      const owners = SOURCES.filter((s) => SOURCE_MODULES[s].families.some((f) => f.name === family.name));
+      const owners = modules.filter((m) => m.families.some((f) => f.name === family.name)).map((m) => m.name);
       expect(owners, family.name).toEqual([family.origin]);
     }
     // And every module's families are in the catalogue, in the module's order.
-    for (const s of SOURCES) {
-      expect(CATALOGUE.filter((f) => f.origin === s).map((f) => f.name)).toEqual(SOURCE_MODULES[s].families.map((f) => f.name));
+    for (const m of modules) {
+      expect(CATALOGUE.filter((f) => f.origin === m.name).map((f) => f.name)).toEqual(m.families.map((f) => f.name));
     }
   });
 
@@ -55,7 +57,7 @@ describe('the source registry', () => {
 
   it('says in the help of every source family that it is cached, not read at scrape time', () => {
     const sentence = " Cached: read from the portal on the exporter's polling interval, not at scrape time.";
-    const families = Object.values(SOURCE_MODULES).flatMap((m) => m.families as readonly { name: string; help: string }[]);
+    const families = [...Object.values(SOURCE_MODULES), resolved].flatMap((m) => m.families as readonly { name: string; help: string }[]);
     expect(families.length).toBeGreaterThan(0);
     expect(families.filter((f) => !f.help.endsWith(sentence) || f.help.length === sentence.length).map((f) => f.name)).toEqual([]);
   });

@@ -60,6 +60,7 @@ export function runContexts() {
       alertSlas: DEFAULT_ALERT_SLAS,
       vitalsTags: [],
       intervals: { vitals: 300, devices: 300, alerts: 300 },
+      resolvedAlertsIntervalSeconds: 3600,
     };
     const ctx: RunContext = {
       portal,

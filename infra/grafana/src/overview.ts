@@ -35,6 +35,11 @@ export const OVERVIEW_UID = 'posture-overview';
 // PostureVitalsHealthRegression in infra/prometheus/rules/posture.rules.yml.
 const HEALTH_LOW = 0.9;
 const HEALTH_DROP = 0.05;
+// The share of alerts resolved over SLA in 7 days that fires PostureAlertsResolvedOverSla.
+const RESOLVED_OVER_SLA_SHARE = 0.2;
+
+/** Matchers of the Response row: the chosen portals, the week PostureAlertsResolvedOverSla reads. */
+const RESPONSE = `${PORTAL},window="7d"`;
 
 function healthRatio(): timeseries.PanelBuilder {
   const panel = timeSeriesPanel({
@@ -181,6 +186,72 @@ function redAlertWork(): timeseries.PanelBuilder {
   );
 }
 
+/** A response family's figure per severity over the chosen portals: each portal's (deduplicated) added up. */
+const bySeverity = (metric: string): string => `sum by (severity) (max by (portal, severity) (${metric}{${RESPONSE}}))`;
+
+/** Mean of a response summary per severity over the chosen portals: their sums over their counts (absent at 0). */
+const meanOf = (summary: string): string => `${bySeverity(`${summary}_sum`)} / (${bySeverity(`${summary}_count`)} > 0)`;
+
+/** p50 and p90 of a response summary per portal and severity (quantiles of several portals do not add up). */
+function quantiles(spec: { title: string; description: string; summary: string }): timeseries.PanelBuilder {
+  const q = (quantile: string) => `max by (portal, severity) (${spec.summary}{${RESPONSE},quantile="${quantile}"})`;
+  return quantityOverTime(
+    {
+      title: spec.title,
+      description: spec.description,
+      targets: [promQuery('A', q('0.5'), '{{portal}} · {{severity}} p50'), promQuery('B', q('0.9'), '{{portal}} · {{severity}} p90')],
+      size: { h: 9, w: 12 },
+    },
+    's',
+  );
+}
+
+function timeToResolve(): timeseries.PanelBuilder {
+  return quantiles({
+    title: 'Time to resolve, last 7 days: p50 and p90',
+    description: 'Creation to resolution of the alerts resolved in the last 7 days, per portal and severity: the nearest-rank median and 90th percentile (the smallest duration that at least half, or 90 %, of them did not exceed). Absent while none was resolved; recomputed on each resolved-alerts pass (hourly by default).',
+    summary: 'posture_alerts_time_to_resolve_seconds',
+  });
+}
+
+function timeToAcknowledge(): timeseries.PanelBuilder {
+  return quantiles({
+    title: 'Time to acknowledge, last 7 days: p50 and p90',
+    description: 'Creation to acknowledgement of the open and resolved alerts acknowledged in the last 7 days, per portal and severity (nearest-rank median and 90th percentile).',
+    summary: 'posture_alerts_time_to_acknowledge_seconds',
+  });
+}
+
+function meanResponse(): timeseries.PanelBuilder {
+  return quantityOverTime(
+    {
+      title: 'Mean time to resolve and to acknowledge, last 7 days',
+      description: 'Per severity over the chosen portals: the sum of the durations over their count (each portal counted once).',
+      targets: [
+        promQuery('A', meanOf('posture_alerts_time_to_resolve_seconds'), 'resolve · {{severity}}'),
+        promQuery('B', meanOf('posture_alerts_time_to_acknowledge_seconds'), 'acknowledge · {{severity}}'),
+      ],
+      size: { h: 9, w: 12 },
+    },
+    's',
+  );
+}
+
+function resolvedOverSla(): timeseries.PanelBuilder {
+  const panel = timeSeriesPanel({
+    title: 'Resolved over SLA, last 7 days',
+    description: 'Per severity, the share of the alerts resolved in the last 7 days that took longer than the severity\'s SLA (POSTURE_ALERT_SLAS). Above the dashed line for 30 minutes, PostureAlertsResolvedOverSla fires. The legend\'s table gives the counts too.',
+    targets: [
+      promQuery('A', `${bySeverity('posture_alerts_resolved_over_sla')} / (${bySeverity('posture_alerts_time_to_resolve_seconds_count')} > 0)`, '{{severity}} share over SLA'),
+      promQuery('B', bySeverity('posture_alerts_resolved_over_sla'), '{{severity}} over SLA'),
+      promQuery('C', bySeverity('posture_alerts_resolved'), '{{severity}} resolved'),
+    ],
+    size: { h: 9, w: 12 },
+  });
+  return withAlertLine(panel.unit('percentunit').min(0), thresholds('green', [RESOLVED_OVER_SLA_SHARE, 'red']))
+    .overrideByRegexp('.* (over SLA|resolved)$', [{ id: 'unit', value: 'short' }, { id: 'custom.axisPlacement', value: 'right' }]);
+}
+
 function devices(): timeseries.PanelBuilder {
   return stackedCounts({
     title: 'Active and inactive devices',
@@ -205,9 +276,9 @@ function devicesNow(): stat.PanelBuilder {
     .textMode(common.BigValueTextMode.ValueAndName);
 }
 
-/** The posture overview: Vitals health and funnel, open alerts, devices. */
+/** The posture overview: Vitals health and funnel, open alerts, response times, devices. */
 export function overviewDashboard(): dashboard.Dashboard {
-  const spec = { title: 'Security posture overview', uid: OVERVIEW_UID, description: 'Vitals funnel and health, open alerts and devices from posture-exporter.', tags: [DASHBOARD_TAG, 'security'], from: 'now-7d', refresh: '5m' };
+  const spec = { title: 'Security posture overview', uid: OVERVIEW_UID, description: 'Vitals funnel and health, open alerts, response times and devices from posture-exporter.', tags: [DASHBOARD_TAG, 'security'], from: 'now-7d', refresh: '5m' };
   return postureDashboard({ ...spec, variables: [integrationVariable(), tagVariable()] }, [
     'Vitals',
     ...[healthRatio(), healthChange(), stageCompliance(), funnelConsistency(), activeAgents()],
@@ -215,6 +286,8 @@ export function overviewDashboard(): dashboard.Dashboard {
     funnel(),
     'Alerts',
     ...[alertsBySeverity(), alertsByIntegration(), redAlertWork(), oldestRedAlert()],
+    'Response',
+    ...[timeToResolve(), timeToAcknowledge(), meanResponse(), resolvedOverSla()],
     'Devices',
     ...[devices(), devicesNow()],
   ]);

@@ -3,7 +3,9 @@ import type { Logger } from '../../core/log.js';
 import { asWritten } from '../../core/utf8.js';
 import { SEVERITIES } from '../../domain.js';
 import { checkAlertRecord } from '../../upstream/schemas.js';
+import { Floats } from '../floats.js';
 import { InvalidRecords } from '../invalid.js';
+import { LONGEST_WINDOW_SECONDS } from '../resolved/windows.js';
 import { parseApiTimestamp } from '../../upstream/timestamps.js';
 
 type Counts = Record<string, number>;
@@ -68,6 +70,18 @@ export interface AlertsAggregate {
   /** Open alerts by integration, then severity, then type: nested, so no label value can reach another. */
   readonly byIntegration: SeriesCounts;
   readonly invalid: number;
+  /**
+   * Per severity, the acknowledged open alerts whose acknowledgedTime is set, at or after their
+   * creation and within the longest response window: for the response-time families of the
+   * resolved-alerts pass (src/sources/resolved/). Absent when there is none.
+   */
+  readonly acknowledgements?: Readonly<Record<string, AcknowledgementTimes>>;
+}
+
+/** Acknowledgements of one severity: when (Unix s) and how long after creation (s), index by index. */
+export interface AcknowledgementTimes {
+  readonly at: Float64Array;
+  readonly seconds: Float64Array;
 }
 
 const KNOWN_TYPES = new Set(['incident', 'warning', 'info']);
@@ -214,6 +228,9 @@ export class AlertsSink {
   private readonly labels = new Labels(this.byIntegration);
   /** Records seen so far (valid or not): the next one's index within this page. */
   private seen = 0;
+  /** Per severity index, the acknowledgements kept (acknowledgementOf): their times and durations. */
+  private readonly acknowledgedAt = Array.from({ length: SEVERITY_COUNT }, () => new Floats());
+  private readonly toAcknowledge = Array.from({ length: SEVERITY_COUNT }, () => new Floats());
 
   /** `nowSeconds`: the collection time, against which snoozes and ages are judged; `slas`: seconds per severity. */
   constructor(
@@ -261,8 +278,23 @@ export class AlertsSink {
       // thousands of records in, after TurboFan compiled this function without that branch, and
       // reaching it threw the compiled code away and compiled it again (docs/performance.md).
       counts[OVER_SLA + sev] += !snoozed && age > this.slaSeconds[sev]! ? 1 : 0;
+      if (!unacknowledged) this.acknowledgementOf(raw as { acknowledgedTime?: unknown }, created, sev);
     }
     this.labels.counts(a.product)[this.labels.type(a.status) * SEVERITY_COUNT + sev]++;
+  }
+
+  /**
+   * Keeps the acknowledgement of an acknowledged alert created at `created`: its time and how long
+   * after creation. None when acknowledgedTime is unset, not a timestamp (the open counts do not
+   * read it, so the alert is not invalid for them), before the creation or older than every window.
+   */
+  private acknowledgementOf(raw: { acknowledgedTime?: unknown }, created: number, sev: number): void {
+    const text = raw.acknowledgedTime;
+    if (typeof text !== 'string') return;
+    const at = parseApiTimestamp(text);
+    if (at === null || at === undefined || at < created || at <= this.nowSeconds - LONGEST_WINDOW_SECONDS) return;
+    this.acknowledgedAt[sev]!.push(at);
+    this.toAcknowledge[sev]!.push(at - created);
   }
 
   finish(): AlertsAggregate {
@@ -306,6 +338,10 @@ export class AlertsSink {
       // Every integration here counted an open alert.
       byIntegration.set(integration, bySeverity);
     }
+    const acknowledgements: Record<string, AcknowledgementTimes> = {};
+    SEVERITY_LABELS.forEach((sev, s) => {
+      if (this.acknowledgedAt[s]!.length > 0) acknowledgements[sev] = { at: this.acknowledgedAt[s]!.toArray(), seconds: this.toAcknowledge[s]!.toArray() };
+    });
     return {
       open: named(OPEN),
       unacknowledged: named(UNACKNOWLEDGED),
@@ -317,8 +353,30 @@ export class AlertsSink {
       oldestUnacknowledged: times(OLDEST_UNACKNOWLEDGED),
       byIntegration,
       invalid: this.invalid.count,
+      ...(Object.keys(acknowledgements).length > 0 ? { acknowledgements } : {}),
     };
   }
+}
+
+/** The acknowledgements of two pages together (absent when neither has any). */
+function mergeAcknowledgements(a: AlertsAggregate['acknowledgements'], b: AlertsAggregate['acknowledgements']): Pick<AlertsAggregate, 'acknowledgements'> {
+  if (!a || !b) return a ?? b ? { acknowledgements: (a ?? b)! } : {};
+  const out: Record<string, AcknowledgementTimes> = { ...a };
+  for (const [sev, times] of Object.entries(b)) {
+    const mine = out[sev];
+    if (!mine) {
+      out[sev] = times;
+      continue;
+    }
+    const at = new Floats(mine.at.length + times.at.length);
+    const seconds = new Floats(mine.at.length + times.at.length);
+    at.append(mine.at);
+    at.append(times.at);
+    seconds.append(mine.seconds);
+    seconds.append(times.seconds);
+    out[sev] = { at: at.view(), seconds: seconds.view() };
+  }
+  return { acknowledgements: out };
 }
 
 function bump(counts: Counts, key: string, by = 1): void {
@@ -356,6 +414,7 @@ export function mergeAlerts(a: AlertsAggregate, b: AlertsAggregate): AlertsAggre
     oldestUnacknowledged: earliest(a.oldestUnacknowledged, b.oldestUnacknowledged),
     byIntegration: countsOf(byIntegration),
     invalid: a.invalid + b.invalid,
+    ...mergeAcknowledgements(a.acknowledgements, b.acknowledgements),
   };
 }
 

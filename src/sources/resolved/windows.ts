@@ -1,0 +1,65 @@
+/**
+ * The windows and quantiles of the response-time families, and the one statistic they all take
+ * from a list of durations: count, sum, nearest-rank quantiles, and how many are above an SLA.
+ */
+
+/** The `window` label values and their seconds, shortest first: a time counts in a window when it is later than `now` minus it. */
+export const RESPONSE_WINDOWS = [
+  ['1d', 86_400],
+  ['7d', 7 * 86_400],
+  ['30d', 30 * 86_400],
+] as const;
+
+/** The number of windows. */
+export const WINDOW_COUNT = RESPONSE_WINDOWS.length;
+
+/** The window seconds by index. */
+export const WINDOW_SECONDS: readonly number[] = RESPONSE_WINDOWS.map(([, s]) => s);
+
+/** The longest window's seconds: older times are in no window. */
+export const LONGEST_WINDOW_SECONDS = WINDOW_SECONDS[WINDOW_COUNT - 1]!;
+
+/**
+ * The `quantile` label values, each with q as a fraction (numerator, denominator), so that q·n is
+ * worked out in integers: 0.9 × 10 in floating point is 9.000000000000002, whose ceiling is 10.
+ */
+export const QUANTILES = [
+  ['0.5', 1, 2],
+  ['0.9', 9, 10],
+] as const;
+
+/** What the families say of the durations of one severity in one window. */
+export interface DurationStats {
+  readonly count: number;
+  /** Seconds, added in ascending order (the same sum whatever order the pages came in). */
+  readonly sum: number;
+  /** Per QUANTILES entry, the nearest-rank quantile; empty when there is no duration. */
+  readonly quantiles: readonly number[];
+  /** Durations strictly above the SLA given (0 without one). */
+  readonly overSla: number;
+}
+
+/**
+ * The nearest-rank quantile of `sorted` (ascending, not empty): the smallest d such that at least
+ * q·n of the n durations are at most d, which is the ⌈q·n⌉-th smallest (q = num/den).
+ */
+function nearestRank(sorted: Float64Array, num: number, den: number): number {
+  const n = sorted.length;
+  // ⌈num·n/den⌉ in integers; at least the first (q·n is above 0 for q > 0 and n ≥ 1).
+  const rank = Math.max(1, Math.floor((num * n + den - 1) / den));
+  return sorted[rank - 1]!;
+}
+
+/** The statistics of `durations` (sorted here, in place) against an SLA of `slaSeconds` (Infinity: none). */
+export function statsOf(durations: Float64Array, slaSeconds: number): DurationStats {
+  durations.sort();
+  let sum = 0;
+  let overSla = 0;
+  for (let i = 0; i < durations.length; i++) {
+    const d = durations[i]!;
+    sum += d;
+    if (d > slaSeconds) overSla++;
+  }
+  const quantiles = durations.length === 0 ? [] : QUANTILES.map(([, num, den]) => nearestRank(durations, num, den));
+  return { count: durations.length, sum, quantiles, overSla };
+}

@@ -1,0 +1,59 @@
+// What the open-alerts fold keeps for the response-time families: per severity, when each
+// acknowledged open alert was acknowledged and how long after its creation; nothing else of the
+// fold changes (the hand-worked aggregates of alerts-fold.test.ts hold as they were).
+import { describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../src/core/log.js';
+import { AlertsSink, foldAlerts, mergeAlerts } from '../../src/sources/alerts/fold.js';
+
+const NOW = Date.UTC(2026, 10, 22, 12) / 1000;
+const HOUR = 3600;
+const DAY = 86_400;
+const UNSET = '0001-01-01T00:00:00.0000000';
+const apiTime = (s: number) => `${new Date(s * 1000).toISOString().slice(0, 19)}.0000000`;
+const ago = (s: number) => apiTime(NOW - s);
+
+const open = (state: string, created: string, acknowledgedTime: unknown, acknowledged = true) => ({
+  state, product: 'Okta, Identity', status: 'Incident', ownerName: '', inactiveUntil: UNSET, resolved: false, timestamp: created, acknowledged, acknowledgedTime,
+});
+
+describe('acknowledgements of open alerts', () => {
+  const records = [
+    open('Red', ago(3 * HOUR), ago(2 * HOUR)), // kept: 1h after creation
+    open('Amber', ago(40 * DAY), ago(31 * DAY)), // acknowledged before every window: not kept
+    open('Amber', ago(40 * DAY), ago(29 * DAY)), // kept: 11 d after creation, 29 d ago
+    open('Green', ago(HOUR), ago(2 * HOUR)), // acknowledged before creation: not kept
+    open('Green', UNSET, ago(2 * HOUR)), // no creation time: not kept
+    open('Red', ago(HOUR), UNSET), // acknowledged, time unset: not kept
+    open('Red', ago(HOUR), 'soon'), // not a timestamp: not kept, and still a valid open alert
+    open('Red', ago(HOUR), ago(HOUR / 2), false), // not acknowledged: not kept
+    open('Purple', ago(2 * HOUR), ago(HOUR)), // unknown: kept
+  ];
+
+  it('keeps the time and the duration of each acknowledgement within the longest window, by severity', () => {
+    const a = foldAlerts(records, NOW);
+    expect(a.acknowledgements).toEqual({
+      red: { at: new Float64Array([NOW - 2 * HOUR]), seconds: new Float64Array([HOUR]) },
+      amber: { at: new Float64Array([NOW - 29 * DAY]), seconds: new Float64Array([11 * DAY]) },
+      unknown: { at: new Float64Array([NOW - HOUR]), seconds: new Float64Array([HOUR]) },
+    });
+    // The open counts are untouched: nine open alerts, none invalid.
+    expect(a.open).toEqual({ red: 4, amber: 2, green: 2, unknown: 1 });
+    expect(a.invalid).toBe(0);
+  });
+
+  it('has none when no alert is acknowledged with a time, so the aggregate keeps its old shape', () => {
+    expect('acknowledgements' in foldAlerts([open('Red', ago(HOUR), UNSET), open('Red', ago(HOUR), UNSET, false)], NOW)).toBe(false);
+  });
+
+  it('merges the acknowledgements of pages, in page order', () => {
+    const page = (from: number, to: number) => {
+      const sink = new AlertsSink(NOW, memoryLogger(), from);
+      for (const r of records.slice(from, to)) sink.record(r);
+      return sink.finish();
+    };
+    const merged = mergeAlerts(mergeAlerts(page(0, 2), page(2, 5)), page(5, 9));
+    expect(merged.acknowledgements).toEqual(foldAlerts(records, NOW).acknowledgements);
+    const twoReds = mergeAlerts(foldAlerts([records[0]], NOW), foldAlerts([open('Red', ago(5 * HOUR), ago(4 * HOUR + 1800))], NOW));
+    expect(twoReds.acknowledgements).toEqual({ red: { at: new Float64Array([NOW - 2 * HOUR, NOW - 4 * HOUR - 1800]), seconds: new Float64Array([HOUR, 1800]) } });
+  });
+});
