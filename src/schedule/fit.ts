@@ -26,9 +26,9 @@ export function planOf(portal: PortalConfig, learned: { alertsTotal?: number; pa
   return planPortal({ requestsPerMinute: portal.requestsPerMinute, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, intervals: portal.intervals, inherited, ...learned });
 }
 
-/** The timeline of every entry of one portal as `serve` runs them together (see timelineOf). */
-export function portalTimeline(entries: readonly PortalConfig[], learned: { alertsTotal?: number; pageCap?: number } = {}): Timeline {
-  return servePlan(entries.map((e) => entryRuns(e.name, { ...e, ...learned })), entries[0]!.requestsPerMinute).timeline;
+/** The timeline of every entry of one portal as `serve` runs them together (see servePlan). */
+function portalTimeline(entries: readonly PortalConfig[]): Timeline {
+  return servePlan(entries.map((e) => entryRuns(e.name, e)), entries[0]!.requestsPerMinute).timeline;
 }
 
 /** When each source of each entry starts in `serve`, ms after its portal's start: the phases the timeline checked. */

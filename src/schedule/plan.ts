@@ -185,7 +185,7 @@ export interface EntryRuns {
  * totals, then /alerts (the scheduler's priorities), their first runs spread evenly over the
  * shortest interval, in whole seconds.
  */
-export function timelineOf(entries: readonly EntryRuns[], phased: boolean): TimelineSource[] {
+function timelineOf(entries: readonly EntryRuns[], phased: boolean): TimelineSource[] {
   const order = [...SOURCES].sort((a, b) => PRIORITY[a] - PRIORITY[b]);
   const pairs = order.flatMap((source) => entries.map((entry) => ({ entry, source })));
   const shortest = Math.min(...pairs.map(({ entry, source }) => entry.intervals[source]));

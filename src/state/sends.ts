@@ -31,7 +31,7 @@ import type { HostClock } from './host-clock.js';
 import { folderOf } from './portal-folder.js';
 
 /** A portal whose newest request is older than this is removed from the directory. */
-export const IDLE_MS = 3_600_000;
+const IDLE_MS = 3_600_000;
 /** Requests kept behind the newest: more than any share, so the window's requests are never pruned. */
 const KEEP = 64;
 /** A temporary file older than this was left by a process killed between writing and linking it. */
