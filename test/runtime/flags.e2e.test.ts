@@ -86,6 +86,7 @@ const CASES: Record<string, Case> = {
   '--push-max-retries': { args: ['--push-max-retries', '1'] },
   '--push-concurrency': { args: ['--push-concurrency', '2', '--push', 'pushgateway', '--pushgateway-url', 'http://127.0.0.1:9091'], shows: 'push to pushgateway' },
   '--state-dir': { args: ['--state-dir', join(dir, 'state')], shows: `state directory: ${join(dir, 'state')}\n` },
+  '--state-table': { args: ['--state-table', 'posture-exporter-prod-ledger'], shows: 'requests recorded in the DynamoDB table posture-exporter-prod-ledger (POSTURE_STATE_TABLE)' },
   '--web-config-file': { args: ['--web-config-file', webConfig] },
   '--shard': { args: ['--shard', 'posture-exporter-1', '--total-shards', '2'], shows: 'shard 1 of 2 owns' },
   '--total-shards': { args: ['--total-shards', '2', '--shard', '0'], shows: 'shard 0 of 2 owns' },
