@@ -69,6 +69,7 @@ const CASES: Record<string, Case> = {
   '--listen': { args: ['--listen', '127.0.0.1:0'] },
   '--log-level': { args: ['--log-level', 'debug'] },
   '--format': { args: ['--format', 'openmetrics'] },
+  '--runbook-url': { args: ['--runbook-url', 'https://wiki.example.com/posture/{alert}'] },
   '--push': { args: ['--push', 'pushgateway', '--pushgateway-url', 'http://127.0.0.1:9091'], shows: 'push to pushgateway' },
   '--remote-write-url': { args: ['--remote-write-url', 'http://127.0.0.1:9090/api/v1/write', '--push', 'remote_write'], shows: 'push to remote_write' },
   '--remote-write-sigv4-region': { args: ['--remote-write-sigv4-region', 'eu-west-1'] },
