@@ -60,6 +60,7 @@ const CASES: Record<string, Case> = {
   '--alerts-interval-seconds': { args: ['--alerts-interval-seconds', '60'], shows: 'alerts  every    60 s' },
   '--vitals-interval-seconds': { args: ['--vitals-interval-seconds', '600'], shows: 'vitals  every   600 s' },
   '--devices-interval-seconds': { args: ['--devices-interval-seconds', '1200'], shows: 'devices every  1200 s' },
+  '--resolved-alerts-interval-seconds': { args: ['--resolved-alerts-interval-seconds', '7200'] },
   '--max-staleness-seconds': { args: ['--max-staleness-seconds', '1200'] },
   '--cycle-timeout-seconds': { args: ['--cycle-timeout-seconds', '45'], shows: 'capped by POSTURE_CYCLE_TIMEOUT_SECONDS at 45 s' },
   '--max-retry-after-seconds': { args: ['--max-retry-after-seconds', '30'] },
