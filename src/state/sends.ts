@@ -178,8 +178,9 @@ export class SendFiles {
   /** @internal The effective start of a record on this host's monotonic clock now (`mono`, `wall` read together). */
   startOf(file: SlotFile, mono: number, wall: number): number {
     const { host, boot } = this.options.clock;
-    if (file.host === host && file.boot === boot) return Math.min(file.mono, mono);
-    // Another boot or host: its wall time, a future one counting as now.
+    if (file.host === host && file.boot === boot && file.mono <= mono) return file.mono;
+    // Another boot or host (or a monotonic time this boot has not reached, which only a faked clock
+    // writes): its wall time, a future one counting as now.
     return mono - Math.max(0, wall - file.wall);
   }
 
