@@ -96,7 +96,7 @@ const NOT_RUN: ReadonlyArray<{ match: RegExp; reason: string }> = [
   { match: /^docker build\b/, reason: 'no Docker here; test/image builds the same Containerfile with buildah' },
   { match: /^sudo /, reason: 'moves blocks into the system Prometheus data directory as root' },
   { match: /^(?:BENCH_ONLY=\w+ )?npm run bench$/, reason: 'the benchmarks themselves (minutes of CPU on a shared machine); run on their own' },
-  { match: /^node --import tsx bench\/profile\.ts \[--peer\] \[N\]$/, reason: 'a usage line with optional arguments in brackets, not a command' },
+  { match: /^node --import tsx bench\/profile\.ts \[--peer\|--receive\|--parse\] \[N\]$/, reason: 'a usage line with optional arguments in brackets, not a command' },
   { match: /^posture-exporter serve --web-config-file \/etc\//, reason: 'reads a file under /etc; the curl block below runs serve with a web config in its own directory' },
   { match: /^POSTURE_RUNBOOK_URL=\S+ npm run rules$/, reason: "rewrites the repository's shipped rule files (the block's folder links to them); test/objectives runs the same rewrite on a copy" },
 ];
