@@ -40,7 +40,7 @@ export async function runResolvedAlerts(ctx: RunContext & { readonly memory: Res
     pageSize = limit === 0 || pageSize === 0 ? 0 : Math.max(pageSize ?? 0, limit);
     onPageSize(pageSize);
     const at = offset;
-    const res = await request(ctx, () => ({ endpoint: ENDPOINT, query: { filter: FILTER, offset: at, limit } }), () => new ResolvedSink(nowSeconds, logger, at), pages === 0 ? PRIORITY.alerts : PRIORITY.continuation);
+    const res = await request(ctx, () => ({ endpoint: ENDPOINT, query: { filter: FILTER, offset: at, limit } }), () => new ResolvedSink(nowSeconds, logger, at), pages === 0 ? PRIORITY.resolved : PRIORITY.continuation);
     pages++;
     if (total !== undefined && res.total !== total) {
       throw new ListMismatchError(ENDPOINT, total, res.total, `/alerts?filter=resolved changed while it was being paged (total ${total}, then ${res.total}): the response times would be off, so this pass is dropped; a larger POSTURE_PAGE_SIZE avoids it.`);
