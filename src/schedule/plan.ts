@@ -124,13 +124,25 @@ export function alertsLimit(args: { pageSize: number; remaining: number | undefi
   return limit === 0 ? pageCap : Math.min(limit, pageCap);
 }
 
-/** Requests of a resolved-alerts pass: the pages of the resolved list, paged as /alerts is (1 while its total is unknown). */
-function resolvedRequests(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'pageCap' | 'resolvedAlertsTotal'>): number {
-  return alertsRequests(input, input.resolvedAlertsTotal);
+/**
+ * Resolved-alerts pages a pass may use: what one window leaves beside the other sources and the
+ * open alerts' pages, at least 1; so a one-shot run of a small portal reads everything in the
+ * share's one window (1: the whole list in one request, `limit=0`).
+ */
+export function resolvedPagesAllowed(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'pageCap'>, alertsTotal: number | undefined): number {
+  return Math.max(1, alertsPagesAllowed(input) - alertsRequests(input, alertsTotal));
+}
+
+/** Requests of a resolved-alerts pass: the pages of the resolved list (1 while its total is unknown). */
+function resolvedRequests(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'pageCap' | 'alertsTotal' | 'resolvedAlertsTotal'>): number {
+  const total = input.resolvedAlertsTotal;
+  if (total === undefined) return 1;
+  const limit = alertsLimit({ pageSize: input.pageSize, remaining: total, pagesAllowed: resolvedPagesAllowed(input, input.alertsTotal), pageCap: input.pageCap });
+  return Math.max(1, Math.ceil(total / (limit === 0 ? total : limit)));
 }
 
 /** The pass of a plan input, when it has one: its requests per pass and interval (s). */
-function passOf(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'pageCap' | 'resolvedAlertsTotal' | 'resolvedIntervalSeconds'>): Pass | undefined {
+function passOf(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'pageCap' | 'alertsTotal' | 'resolvedAlertsTotal' | 'resolvedIntervalSeconds'>): Pass | undefined {
   return input.resolvedIntervalSeconds === undefined ? undefined : { requests: resolvedRequests(input), intervalSeconds: input.resolvedIntervalSeconds };
 }
 

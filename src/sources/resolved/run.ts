@@ -4,7 +4,7 @@
  * plan, the total checked across pages, a page cap learned), with its own total remembered.
  */
 import { ListMismatchError } from '../../errors.js';
-import { alertsLimit, alertsPagesAllowed, oneShotLeftSeconds } from '../../schedule/plan.js';
+import { alertsLimit, oneShotLeftSeconds, resolvedPagesAllowed } from '../../schedule/plan.js';
 import { request, type PortalMemory, type RunContext } from '../../schedule/request.js';
 import { PRIORITY } from '../../schedule/scheduler.js';
 import { ResolvedSink, ResolvedTally, type ResolvedAggregate } from './fold.js';
@@ -34,7 +34,8 @@ export async function runResolvedAlerts(ctx: RunContext & { readonly memory: Res
   for (;;) {
     // Before the first page the last pass's total is the best guess of what is left.
     const remaining = total === undefined ? memory.resolvedAlertsTotal : total - offset;
-    const pagesAllowed = alertsPagesAllowed({ requestsPerMinute: ctx.scheduler.share.effective, vitalsTags: portal.vitalsTags });
+    // What the window leaves beside the other sources and the open alerts' pages.
+    const pagesAllowed = resolvedPagesAllowed({ requestsPerMinute: ctx.scheduler.share.effective, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, pageCap: memory.pageCap }, memory.alertsTotal);
     const limit = alertsLimit({ pageSize: portal.pageSize, remaining, pagesAllowed: Math.max(1, pagesAllowed - pages), pageCap: memory.pageCap });
     if (limit !== portal.pageSize && limit !== memory.pageCap) logger.info('planned a larger page of resolved alerts to fit the rate budget', { pageSize: portal.pageSize, limit, offset, total: total ?? memory.resolvedAlertsTotal });
     pageSize = limit === 0 || pageSize === 0 ? 0 : Math.max(pageSize ?? 0, limit);
