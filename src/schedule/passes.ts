@@ -24,7 +24,7 @@ export interface PassLedger {
  * The margin by which a pass may come early: a minute, or a tenth of a shorter interval, so that a
  * run every few minutes starting a little before the hour is up still runs the hourly pass.
  */
-export function earlyMarginMs(intervalMs: number): number {
+function earlyMarginMs(intervalMs: number): number {
   return Math.min(60_000, intervalMs / 10);
 }
 
