@@ -1,6 +1,6 @@
 import { JOBS, RESOLVED, SOURCES, type Job, type Source } from '../domain.js';
-import type { AlertsAggregate } from '../sources/alerts/fold.js';
-import { withOpenAlerts, type ResolvedAggregate } from '../sources/resolved/fold.js';
+import { passBeside } from '../sources/index.js';
+import type { ResolvedAggregate } from '../sources/resolved/fold.js';
 import type { BudgetFacts, CycleResult, SourceResult, SourceRun } from './cycle.js';
 import type { CycleFacts, PortalView, SourceView, SourceViews } from './samples.js';
 
@@ -25,8 +25,6 @@ interface Kept {
 export class PortalState {
   private readonly sources: Record<Job, Kept> = { vitals: {}, alerts: {}, devices: {}, resolved: {} };
   private alertsPageSize: number | undefined;
-  /** The last pass joined with the open alerts it was joined with (the join is worked out once per pair). */
-  private joined?: { readonly resolved: ResolvedAggregate; readonly alerts: AlertsAggregate; readonly value: ResolvedAggregate };
 
   constructor(readonly portal: string) {}
 
@@ -88,14 +86,9 @@ export class PortalState {
     const views = Object.fromEntries(SOURCES.map((s) => [s, viewOf(s)])) as SourceViews;
     const pass = viewOf<ResolvedAggregate>(RESOLVED);
     if (pass.success === undefined) return { portal: this.portal, ...views, cycle };
-    return { portal: this.portal, ...views, resolved: { ...pass, value: this.joinedWith(pass.value, views.alerts.value) }, cycle };
-  }
-
-  /** The pass with the acknowledgements of the open alerts served beside it, when there are any (else the pass alone: no acknowledgement families). */
-  private joinedWith(resolved: ResolvedAggregate | undefined, alerts: AlertsAggregate | undefined): ResolvedAggregate | undefined {
-    if (!resolved || !alerts) return resolved;
-    if (this.joined?.resolved !== resolved || this.joined.alerts !== alerts) this.joined = { resolved, alerts, value: withOpenAlerts(resolved, alerts) };
-    return this.joined.value;
+    // Its acknowledgement families joined with the open alerts served beside it.
+    const values = Object.fromEntries(SOURCES.map((s) => [s, views[s].value]));
+    return { portal: this.portal, ...views, resolved: { ...pass, value: passBeside(pass.value, values) }, cycle };
   }
 
   /** Whether every source has run at least once (successfully or not). */
