@@ -61,9 +61,10 @@ describe('once with POSTURE_STATE_TABLE', () => {
   it('records its requests in the table, not in the state directory', async () => {
     const ran = await runMain(['once'], { env: { ...portalEnv(), POSTURE_STATE_TABLE: TABLE } });
     expect(ran.code).toBe(0);
-    expect(sim.requests).toHaveLength(4);
+    // The three sources' 4 requests and the resolved-alerts pass's (a first run; the table holds no passes, the process's memory does).
+    expect(sim.requests).toHaveLength(5);
     const items = await db.items(TABLE, portalIdentity(sim.baseUrl));
-    expect(items.map((i) => i.n)).toEqual([1, 2, 3, 4]);
+    expect(items.map((i) => i.n)).toEqual([1, 2, 3, 4, 5]);
     expect(existsSync(join(dir, 'state'))).toBe(false);
   });
 
@@ -72,13 +73,14 @@ describe('once with POSTURE_STATE_TABLE', () => {
     expect(ran.code).toBe(1);
     expect(sim.requests).toEqual([]);
     const lines = ran.stderr.trimEnd().split('\n');
-    expect(lines.at(-1)).toBe(`posture-exporter: collection failed for: vitals, alerts, devices: ${MISSING}`);
+    expect(lines.at(-1)).toBe(`posture-exporter: collection failed for: vitals, alerts, devices, resolved: ${MISSING}`);
     // Each source's line gives the reason `ledger`; nothing else went wrong.
     const records = lines.slice(0, -1).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(records.filter((r) => r.level === 'error').map((r) => [r.source, r.reason])).toEqual([
       ['vitals', 'ledger'],
       ['alerts', 'ledger'],
       ['devices', 'ledger'],
+      ['resolved', 'ledger'],
     ]);
     expect(records.filter((r) => r.level === 'warn')).toEqual([]);
   });
@@ -96,9 +98,10 @@ describe('the Lambda handler with POSTURE_STATE_TABLE', () => {
 
   it('records its requests in the table', async () => {
     await handlerWith(TABLE)(scheduledEvent(Date.now()), lambdaContext(120_000, 'req-table-1'));
-    expect(sim.requests).toHaveLength(4);
+    // The sources' 4 and the resolved-alerts pass's (a cold container runs it).
+    expect(sim.requests).toHaveLength(5);
     const items = await db.items(TABLE, portalIdentity(sim.baseUrl));
-    expect(items.filter((i) => i.at! >= sim.requests[0]!.time - 1_000)).toHaveLength(4);
+    expect(items.filter((i) => i.at! >= sim.requests[0]!.time - 1_000)).toHaveLength(5);
     expect(existsSync(join(dir, 'state'))).toBe(false);
   });
 
@@ -108,7 +111,7 @@ describe('the Lambda handler with POSTURE_STATE_TABLE', () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(InvocationFailedError);
-    expect((err as Error).message).toBe(`nothing could be collected (vitals, alerts, devices): ${MISSING}`);
+    expect((err as Error).message).toBe(`nothing could be collected (vitals, alerts, devices, resolved): ${MISSING}`);
     expect(sim.requests).toEqual([]);
   });
 });
