@@ -370,6 +370,10 @@ export function failedSources(results: readonly CycleResult[]): string[] {
 
 /** The distinct error messages of the failed sources (one when a single cause, a rejected key or an unreachable portal, failed them all). */
 export function failureReasons(results: readonly CycleResult[]): Set<string> {
-  return new Set(results.flatMap((r) => JOBS.flatMap((s) => { const x = r[s]; return x && !x.ok ? [x.error.message] : []; })));
+  const failed = (r: CycleResult, s: Job) => {
+    const x = r[s];
+    return x && !x.ok ? [x.error.message] : [];
+  };
+  return new Set(results.flatMap((r) => JOBS.flatMap((s) => failed(r, s))));
 }
 

@@ -248,7 +248,8 @@ function summarize(results: readonly CycleResult[], outcomes: readonly PushOutco
   return {
     portals: results.map((r) => ({
       portal: r.portal,
-      sources: Object.fromEntries(JOBS.flatMap((s) => { const x = r[s]; return x ? [[s, x.ok ? 'ok' : scrub(x.error.message)]] : []; })) as InvocationSummary['portals'][number]['sources'],
+      // The resolved-alerts pass only when this invocation ran it.
+      sources: Object.fromEntries(JOBS.flatMap((s) => (r[s] ? [[s, r[s].ok ? 'ok' : scrub(r[s].error.message)]] : []))) as InvocationSummary['portals'][number]['sources'],
       requests: totalRequests(r.requests),
       durationMs: r.durationMs,
     })),
