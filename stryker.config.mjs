@@ -12,6 +12,7 @@ export const PARTS = {
   metrics: ['src/metrics/**/*.ts'],
   upstream: ['src/upstream/**/*.ts'],
   collect: ['src/collect/**/*.ts'],
+  state: ['src/state/**/*.ts'],
 };
 
 // Set by scripts/mutation.mjs (not a POSTURE_* name: the exporter refuses POSTURE_* variables that are

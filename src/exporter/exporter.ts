@@ -162,9 +162,11 @@ export class Exporter {
     // stops this portal's other runs (each still reports it).
     const portalFailed = new AbortController();
     const signal = window.signal ? AbortSignal.any([window.signal, portalFailed.signal]) : portalFailed.signal;
+    // A ledger that cannot be read fails every source before any request: said once for the portal.
+    if (ledgerError) this.deps.logger.error(`collecting failed before any request: ${ledgerError.message}`, { portal: p.config.name, reason: 'ledger', error: ledgerError.name });
     const apiKey = ledgerError ?? (await this.apiKeyOf(p));
     const run = <S extends Job>(source: S) =>
-      this.runSource(p, source, { ...window, signal }, apiKey).then((r) => {
+      this.runSource(p, source, { ...window, signal }, apiKey, ledgerError !== undefined).then((r) => {
         if (!r.result.ok && (r.result.error instanceof AuthenticationError || r.result.error instanceof PortalUnreachableError)) portalFailed.abort(r.result.error);
         return r;
       });
@@ -198,9 +200,10 @@ export class Exporter {
   /**
    * One run of one source: its requests through the portal's scheduler until done, the deadline,
    * or a real error. Never throws: a failure is the run's result, logged once (`error`, or `warn`
-   * when late) naming the source and the cause, unless the run was stopped from outside.
+   * when late) naming the source and the cause, unless the run was stopped from outside or
+   * `quiet` (the cause was logged for the portal already).
    */
-  async runSource<S extends Job>(p: PortalRuntime, source: S, window: RunWindow, apiKey?: string | Error): Promise<SourceRun<S>> {
+  async runSource<S extends Job>(p: PortalRuntime, source: S, window: RunWindow, apiKey?: string | Error, quiet = false): Promise<SourceRun<S>> {
     const { clock } = this.deps;
     const logger = this.deps.logger.child({ portal: p.config.name });
     const startedAt = clock.now();
@@ -222,6 +225,8 @@ export class Exporter {
       };
     };
     const failed = (error: Error): SourceRun<S> => {
+      // Already said once for the portal (a ledger that cannot be read).
+      if (quiet) return finish({ ok: false, error });
       const line = failureLine(source, error);
       // The message is the line's msg; the error's name and cause (e.g. ECONNREFUSED) follow it.
       logger[line.level](line.msg, { source, reason: line.reason, requests: totalRequests(requests), error: error.name, ...(error.cause !== undefined ? { cause: error.cause } : {}) });

@@ -36,7 +36,7 @@ export interface BurnRateAlert {
 const UNITS = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000], ['ms', 1]] as const;
 
 /** Milliseconds as a Prometheus duration, largest units first (`2d19h12m`); 0 is `0s`. */
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   let left = Math.round(ms);
   let out = '';
   for (const [unit, size] of UNITS) {

@@ -27,7 +27,7 @@ const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
 
 const SIM_FLAGS = ['devices', 'alerts', 'integrations', 'seed'] as const;
-const SIMULATE_FLAGS = { portals: { type: 'string' }, 'write-config': { type: 'string' } } as const;
+const SIMULATE_FLAGS = { portals: { type: 'string' }, 'write-config': { type: 'string' }, regress: { type: 'string' } } as const;
 const BACKFILL_FLAGS = { days: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, output: { type: 'string' }, resume: { type: 'boolean' }, state: { type: 'string' } } as const;
 
 const USAGE = `posture-exporter ${VERSION}: Security Posture portal metrics for Prometheus
@@ -40,9 +40,11 @@ Commands:
   serve          collect every --interval-seconds and serve the last collection on /metrics
   simulate       run the simulated portal alone (--listen, --devices, --alerts, --integrations, --seed);
                  --portals N serves a fleet of N portals on one port, each with its own data, key and
-                 budget; --write-config FILE writes the exporter's \`portals\` config for them
-  demo           the simulated portal plus serve against it (what \`npm start\` runs); with a portal
-                 configured, plain serve
+                 budget; --write-config FILE writes the exporter's \`portals\` config for them;
+                 --regress INTEGRATION[=FRACTION] takes FRACTION (default 0.8) of its configuration-
+                 compliant devices away from the start, so objective alerts fire
+  demo           the simulated portal plus serve against it (what \`npm start\` runs; --regress as
+                 for simulate); with a portal configured, plain serve
   check-config   validate the settings and exit (0 valid, 2 invalid, one line per problem)
   backfill       load past days of the Vitals archive: --days N | --from yyyyMMdd --to yyyyMMdd,
                  into --output FILE (OpenMetrics for promtool) and/or --push remote_write;
@@ -87,7 +89,7 @@ function parseCli(argv: string[]): { command: string | undefined; flags: Partial
   const sim: Partial<Record<(typeof SIM_FLAGS)[number], string>> = {};
   for (const f of SIM_FLAGS) if (typeof values[f] === 'string') sim[f] = values[f] as string;
   const backfill = Object.fromEntries(Object.keys(BACKFILL_FLAGS).filter((f) => values[f] !== undefined).map((f) => [f, values[f]])) as BackfillFlags;
-  const simulate: SimulateFlags = { portals: values.portals as string | undefined, writeConfig: values['write-config'] as string | undefined };
+  const simulate: SimulateFlags = { portals: values.portals as string | undefined, writeConfig: values['write-config'] as string | undefined, regress: values.regress as string | undefined };
   return { command: positionals[0], flags, sim, simulate, backfill, help: values.help === true, version: values.version === true };
 }
 
@@ -183,6 +185,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stderr(`usage error: ${simulateOnly.map(([f]) => f).join(' and ')} belong${simulateOnly.length === 1 ? 's' : ''} to simulate: run posture-exporter simulate ${simulateOnly.map(([f]) => f).join(' ')} (see --help)\n`);
     return EXIT_USAGE;
   }
+  if (parsed.simulate.regress !== undefined && parsed.command !== 'simulate' && parsed.command !== 'demo') {
+    io.stderr('usage error: --regress belongs to simulate and demo (npm start): it stages a regression in the simulated portal (see --help)\n');
+    return EXIT_USAGE;
+  }
   const clock = io.clock ?? systemClock;
   // A POSTURE_* variable that is not a setting (a typo) leaves the setting meant unset: every command refuses to start on it.
   const unknown = unknownVariables(io.env);
@@ -197,7 +203,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       case 'simulate':
         return await (await import('../simulator/command.js')).simulateCommand({ listen: parsed.flags.listen, ...parsed.simulate }, simulatorOptions(parsed.sim), io, clock, unknown);
       case 'demo':
-        return await runDemo(parsed.flags, simulatorOptions(parsed.sim), io, clock, unknown);
+        return await runDemo(parsed.flags, simulatorOptions(parsed.sim), io, clock, unknown, parsed.simulate.regress);
       case 'backfill':
         return await (await import('../backfill/command.js')).backfillCommand(parsed.flags, parsed.backfill, io, clock, unknown);
       case 'rules':
@@ -310,8 +316,9 @@ async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: Cl
   return EXIT_OK;
 }
 
-async function runDemo(flags: Partial<Record<SettingKey, string>>, sim: SimulatorOptions, io: CliIo, clock: Clock, unknown: readonly ConfigError[]): Promise<number> {
+async function runDemo(flags: Partial<Record<SettingKey, string>>, sim: SimulatorOptions, io: CliIo, clock: Clock, unknown: readonly ConfigError[], regress?: string): Promise<number> {
   const configured = ['POSTURE_BASE_URL', 'POSTURE_CLOUD_ID', 'POSTURE_CONFIG', 'POSTURE_CONFIG_FILE'].some((k) => io.env[k]) || flags.base_url || flags.cloud_id || flags.config_file;
+  if (configured && regress !== undefined) throw new ConfigError('--regress', '--regress stages a regression in the simulated portal, but a portal is configured: drop --regress, or the portal settings for the simulated one.');
   if (configured) return runServe(flags, io, clock, unknown);
   // The simulated portal brings its own key: a key given without an address is a real portal's, its address mistyped or missing.
   const keyKeys: SettingKey[] = ['api_key', 'api_key_file', 'api_key_ssm_parameter', 'api_key_secret_id'];
@@ -325,6 +332,7 @@ async function runDemo(flags: Partial<Record<SettingKey, string>>, sim: Simulato
   const { startSimulator } = await import('../simulator/index.js');
   const portal = await startSimulator({ ...sim, clock, host: '127.0.0.1', port: 0 });
   try {
+    const regression = regress === undefined ? '' : `  ${(await import('../simulator/command.js')).stageRegression(portal, regress)}`;
     const env = {
       ...io.env,
       POSTURE_BASE_URL: portal.baseUrl,
@@ -339,6 +347,7 @@ async function runDemo(flags: Partial<Record<SettingKey, string>>, sim: Simulato
       io.stderr(
         `posture-exporter demo: simulated portal at ${portal.baseUrl}\n` +
           `  metrics:  ${metricsUrl} (collected every ${config.intervalSeconds} s)\n` +
+          regression +
           `  point it at a real portal: POSTURE_BASE_URL=https://<cloud_id>.<host>/public-api/v1 POSTURE_API_KEY_FILE=key.txt npm start\n`,
       ),
     );

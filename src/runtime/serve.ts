@@ -68,6 +68,8 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
     } catch {
       return;
     }
+    // The window other processes filled has cleared: /healthz no longer says it waits.
+    waitingUntil = undefined;
     for (let k = 0; !stopper.signal.aborted; ) {
       const due = start + (k + 1) * every;
       const deadline = config.cycleTimeoutSeconds !== undefined ? Math.min(due, deps.clock.monotonic() + config.cycleTimeoutSeconds * 1000) : due;
@@ -100,7 +102,7 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
     clearAt.set(p.scheduler, await p.scheduler.refresh().catch(() => start));
   }
   const latest = Math.max(...clearAt.values());
-  if (latest > start) {
+  if (latest > deps.clock.monotonic()) {
     waitingUntil = wallIso(deps.clock, latest);
     deps.logger.info("the portal's window holds requests other processes (or an earlier run) recorded: serve starts collecting when they have left it", { waitingUntil });
   }

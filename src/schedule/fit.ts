@@ -20,10 +20,10 @@ function formatName(ref: SettingRef): string {
   return ref.kind === 'file' ? `${ref.name}${ref.absent ? ' (a new key)' : ''} in ${ref.file}` : ref.name;
 }
 
-/** The plan of a portal for `serve` (and `check-config`), with what the last runs taught when known. */
 /** What the plan learned of a portal from its runs: the list totals and the page cap. */
 type Learned = { alertsTotal?: number; pageCap?: number; resolvedAlertsTotal?: number };
 
+/** The plan of a portal for `serve` (and `check-config`), with what the last runs taught when known. */
 export function planOf(portal: PortalConfig, learned: Learned = {}): PortalPlan {
   const inherited = SOURCES.filter((s) => !portal.intervalSettings?.[s].explicit);
   return planPortal({ requestsPerMinute: portal.requestsPerMinute, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, intervals: portal.intervals, inherited, resolvedIntervalSeconds: portal.resolvedAlertsIntervalSeconds, ...learned });
@@ -34,8 +34,8 @@ export function runsOf(portal: PortalConfig, learned: Learned = {}): ReturnType<
   return entryRuns(portal.name, { ...portal, resolvedIntervalSeconds: portal.resolvedAlertsIntervalSeconds, ...learned });
 }
 
-/** The timeline of every entry of one portal as `serve` runs them together (see timelineOf). */
-export function portalTimeline(entries: readonly PortalConfig[], learned: Learned = {}): Timeline {
+/** The timeline of every entry of one portal as `serve` runs them together (see servePlan). */
+function portalTimeline(entries: readonly PortalConfig[], learned: Learned = {}): Timeline {
   return servePlan(entries.map((e) => runsOf(e, learned)), entries[0]!.requestsPerMinute).timeline;
 }
 

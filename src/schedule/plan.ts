@@ -225,7 +225,7 @@ export interface EntryRuns {
  * totals, then /alerts, then the resolved-alerts pass of the entries that run it (the scheduler's
  * priorities), their first runs spread evenly over the shortest interval, in whole seconds.
  */
-export function timelineOf(entries: readonly EntryRuns[], phased: boolean): TimelineSource[] {
+function timelineOf(entries: readonly EntryRuns[], phased: boolean): TimelineSource[] {
   const order = [...SOURCES].sort((a, b) => PRIORITY[a] - PRIORITY[b]);
   const runs = (entry: EntryRuns, job: Job): { requests: number; intervalSeconds: number } =>
     job === RESOLVED ? entry.pass! : { requests: entry.perRun[job], intervalSeconds: entry.intervals[job] };

@@ -13,7 +13,7 @@ import { WINDOW_MARGIN_MS } from './window.js';
 const WINDOW_MS = 60_000;
 
 /** How long the model holds a request in flight: the next request of the portal waits for it. */
-export const MODEL_REQUEST_MS = 1_000;
+const MODEL_REQUEST_MS = 1_000;
 /**
  * How long before its deadline a run's last request must go out: time to read it, and to retry it
  * once at once (a 502, a cut body) when the window has a slot. A run that leaves less is late

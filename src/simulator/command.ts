@@ -2,6 +2,7 @@
  * The `simulate` command: one simulated portal, or with `--portals N` a fleet of N portals behind
  * one port, each with its own data, key and 10-per-60-s budget. `--write-config FILE` writes the
  * exporter's `portals` config for what is served, each key in a file of its own beside it.
+ * `--regress INTEGRATION` (also `demo`'s) stages a regression of one integration's configuration.
  */
 import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
@@ -11,7 +12,7 @@ import type { CliIo } from '../core/io.js';
 import { ConfigError, ConfigErrors } from '../errors.js';
 import { asListenError } from '../http/server.js';
 import { startFleet } from './fleet.js';
-import { startSimulator, type SimulatorOptions } from './index.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from './index.js';
 
 /** Most portals `--portals` serves (a built portal holds about 20 KB; names cost little until called). */
 const MAX_PORTALS = 100_000;
@@ -21,6 +22,31 @@ export interface SimulateFlags {
   listen?: string | undefined;
   portals?: string | undefined;
   writeConfig?: string | undefined;
+  regress?: string | undefined;
+}
+
+/** The share of configuration-compliant devices `--regress` takes away unless it says another. */
+const DEFAULT_REGRESSION = 0.8;
+
+/**
+ * Stages `--regress INTEGRATION[=FRACTION]` on `sim`: from now on, the integration's (key or name)
+ * configuration-compliant devices are down by FRACTION (default 0.8: 80 % non-compliant, a burn
+ * rate of about 16 against a 95 % objective, which pages). Returns the line saying so; a bad
+ * value is a ConfigError naming the integrations that can regress.
+ */
+export function stageRegression(sim: Pick<Simulator, 'injectRegression' | 'data'>, raw: string): string {
+  const m = /^\s*([^=]+?)\s*(?:=\s*(.*?)\s*)?$/.exec(raw);
+  const enabled = sim.data().vitals().filter((r) => r.vitalsEnabled).map((r) => r.key);
+  const which = `give the key of an integration with Vitals (${enabled.join(', ') || 'none here'}), optionally =FRACTION from 0 to 1 (default ${DEFAULT_REGRESSION})`;
+  const fraction = m?.[2] === undefined ? DEFAULT_REGRESSION : /^(?:0?\.\d+|1(?:\.0*)?)$/.test(m[2]) ? Number(m[2]) : NaN;
+  if (!m || !(fraction > 0 && fraction <= 1)) throw new ConfigError('--regress', `--regress=${JSON.stringify(raw)} is not valid: ${which}.`);
+  try {
+    sim.injectRegression({ integration: m[1]!, fraction });
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    throw new ConfigError('--regress', `--regress=${JSON.stringify(raw)}: the simulated portal has no integration ${JSON.stringify(m[1])} with Vitals: ${which}.`, { cause: err });
+  }
+  return `regression (--regress): ${m[1]} has ${Math.round(fraction * 100)} % fewer configuration-compliant devices from now on\n`;
 }
 
 /** One portal as the exporter's config lists it. */
@@ -77,9 +103,11 @@ export async function simulateCommand(flags: SimulateFlags, sim: SimulatorOption
   const address = parseListen(listen, '127.0.0.1');
   if (!address) throw new ConfigError('POSTURE_LISTEN', `POSTURE_LISTEN (--listen)=${JSON.stringify(listen)} is not HOST:PORT: give e.g. 127.0.0.1:9878.`);
   const count = flags.portals === undefined ? undefined : portalCount(flags.portals);
+  if (count !== undefined && flags.regress !== undefined) throw new ConfigError('--regress', '--regress stages a regression in one simulated portal: drop --portals, or --regress.');
   // A mistyped POSTURE_LISTEN would serve on the default address: nothing starts on a typo.
   if (unknown.length) throw new ConfigErrors([...unknown]);
   const served: Served[] = [];
+  let regression = '';
   let close: () => Promise<void>;
   let url: string;
   try {
@@ -88,6 +116,14 @@ export async function simulateCommand(flags: SimulateFlags, sim: SimulatorOption
       served.push({ name: 'simulated', baseUrl: portal.baseUrl, apiKey: portal.apiKey });
       close = () => portal.close();
       url = portal.baseUrl;
+      if (flags.regress !== undefined) {
+        try {
+          regression = stageRegression(portal, flags.regress);
+        } catch (err) {
+          await close();
+          throw err;
+        }
+      }
     } else {
       const fleet = await startFleet({ ...sim, portals: count, clock, host: address.host, port: address.port });
       for (const name of fleet.names) served.push({ name, baseUrl: fleet.baseUrl(name), apiKey: fleet.apiKey(name) });
@@ -103,7 +139,7 @@ export async function simulateCommand(flags: SimulateFlags, sim: SimulatorOption
     const configFile = flags.writeConfig === undefined ? undefined : resolve(flags.writeConfig);
     if (count === undefined) {
       const [p] = served;
-      io.stdout(`simulated portal: ${p!.baseUrl}\nAPI key (simulated): ${p!.apiKey}\n\n`);
+      io.stdout(`simulated portal: ${p!.baseUrl}\nAPI key (simulated): ${p!.apiKey}\n${regression}\n`);
       io.stdout(configFile ? `config: ${configFile} (key in ${keysDir})\n\nPOSTURE_CONFIG_FILE=${configFile} posture-exporter once\n` : `POSTURE_BASE_URL=${p!.baseUrl} POSTURE_API_KEY=${p!.apiKey} posture-exporter once\n`);
     } else {
       io.stdout(`simulated fleet: ${count} portal(s) at ${url}, each with its own key and 10 requests per 60 s\n`);

@@ -31,7 +31,7 @@ import type { HostClock } from './host-clock.js';
 import { folderOf } from './portal-folder.js';
 
 /** A portal whose newest request is older than this is removed from the directory. */
-export const IDLE_MS = 3_600_000;
+const IDLE_MS = 3_600_000;
 /** Requests kept behind the newest: more than any share, so the window's requests are never pruned. */
 const KEEP = 64;
 /** A temporary file older than this was left by a process killed between writing and linking it. */
@@ -178,8 +178,9 @@ export class SendFiles {
   /** @internal The effective start of a record on this host's monotonic clock now (`mono`, `wall` read together). */
   startOf(file: SlotFile, mono: number, wall: number): number {
     const { host, boot } = this.options.clock;
-    if (file.host === host && file.boot === boot) return Math.min(file.mono, mono);
-    // Another boot or host: its wall time, a future one counting as now.
+    if (file.host === host && file.boot === boot && file.mono <= mono) return file.mono;
+    // Another boot or host (or a monotonic time this boot has not reached, which only a faked clock
+    // writes): its wall time, a future one counting as now.
     return mono - Math.max(0, wall - file.wall);
   }
 

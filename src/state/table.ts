@@ -38,9 +38,9 @@ import { WINDOW_MS } from '../schedule/scheduler.js';
 import { WINDOW_MARGIN_MS } from '../schedule/window.js';
 
 /** The most two writers' wall clocks may differ (NTP keeps them within milliseconds): added to the window's margin. */
-export const SKEW_MS = 1_000;
+const SKEW_MS = 1_000;
 /** How long after its start a request's item expires (TTL): far past the window, so TTL never removes a request that counts. */
-export const EXPIRY_SECONDS = 3_600;
+const EXPIRY_SECONDS = 3_600;
 /** Items read per page, newest first: a window's requests (at most 10, the portal's limit) and a few released ones in one page. */
 const PAGE = 16;
 /** Items read at most per look: more in one window means the chain is flooded; the claim waits rather than decide blind. */

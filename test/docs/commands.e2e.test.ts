@@ -96,8 +96,9 @@ const NOT_RUN: ReadonlyArray<{ match: RegExp; reason: string }> = [
   { match: /^docker build\b/, reason: 'no Docker here; test/image builds the same Containerfile with buildah' },
   { match: /^sudo /, reason: 'moves blocks into the system Prometheus data directory as root' },
   { match: /^(?:BENCH_ONLY=\w+ )?npm run bench$/, reason: 'the benchmarks themselves (minutes of CPU on a shared machine); run on their own' },
-  { match: /^node --import tsx bench\/profile\.ts \[--peer\] \[N\]$/, reason: 'a usage line with optional arguments in brackets, not a command' },
+  { match: /^node --import tsx bench\/profile\.ts \[--peer\|--receive\|--parse\] \[N\]$/, reason: 'a usage line with optional arguments in brackets, not a command' },
   { match: /^posture-exporter serve --web-config-file \/etc\//, reason: 'reads a file under /etc; the curl block below runs serve with a web config in its own directory' },
+  { match: /^POSTURE_RUNBOOK_URL=\S+ npm run rules$/, reason: "rewrites the repository's shipped rule files (the block's folder links to them); test/objectives runs the same rewrite on a copy" },
 ];
 
 interface Context {
@@ -295,7 +296,25 @@ const RUN: Readonly<Record<string, RunSpec>> = {
     setup: (ctx) => writeFileSync(join(ctx.cwd, 'posture.yaml'), 'objectives:\n  - {name: edr-configured, integration: crowdstrike|sentinelone, target: 0.95}\n'),
     check: (_r, ctx) => expect(readFileSync(join(ctx.cwd, 'posture-objectives.rules.yml'), 'utf8')).toContain('name: posture-objective-edr-configured'),
   },
-  'promtool check rules posture-objectives.rules.yml': { code: 0, check: (r) => expect(r.stdout).toContain('SUCCESS: 13 rules found') },
+  // 14 error ratios (the dashboards' 7, the 28d objective's own 6 alert windows, 28d), the budget left, the target, 3 alerts.
+  'promtool check rules posture-objectives.rules.yml': { code: 0, check: (r) => expect(r.stdout).toContain('SUCCESS: 19 rules found') },
+  "posture-exporter rules --config posture.yaml --runbook-url 'https://wiki.example.com/posture/{alert}'": {
+    code: 0,
+    setup: (ctx) => writeFileSync(join(ctx.cwd, 'posture.yaml'), 'objectives:\n  - {name: edr-configured, integration: crowdstrike|sentinelone, target: 0.95}\n'),
+    check: (r) => expect(r.stdout).toContain('runbook_url: https://wiki.example.com/posture/PostureObjectiveBudgetExhausted\n'),
+  },
+  'npm start -- --regress crowdstrike': {
+    code: 0,
+    setup: listenOnFreePort,
+    longRunning: { answered: (ctx) => answers(`http://${ctx.env.POSTURE_LISTEN}/metrics`), group: true },
+    check: (r) => expect(r.stderr).toContain('  regression (--regress): crowdstrike has 80 % fewer configuration-compliant devices from now on\n'),
+  },
+  'posture-exporter demo --regress crowdstrike=0.2': {
+    code: 0,
+    setup: listenOnFreePort,
+    longRunning: { answered: (ctx) => answers(`http://${ctx.env.POSTURE_LISTEN}/metrics`) },
+    check: (r) => expect(r.stderr).toContain('  regression (--regress): crowdstrike has 20 % fewer configuration-compliant devices from now on\n'),
+  },
   'curl --cacert server.crt https://127.0.0.1:9877/metrics': { code: 0, setup: webConfig },
   'curl --cacert server.crt -u prometheus:WRONG https://127.0.0.1:9877/metrics': { code: 0 },
   'curl --cacert server.crt -u prometheus:the-password https://127.0.0.1:9877/metrics': { code: 0, check: (r) => expect(r.stdout).toMatch(/^posture_collection_success\{/m) },

@@ -116,8 +116,9 @@ beforeAll(async () => {
     storagePath: dataDir,
   });
 
-  // 5 requests per run every 40 s and the resolved-alerts pass's hourly request, within the whole share
-  // (every 30 s would be the share exactly, and the pass's request would not fit beside it).
+  // The smallest interval check-config accepts for 5 requests per run at the whole share beside the
+  // resolved-alerts pass's hourly request (every 30 s is the share exactly, which falls behind minute
+  // by minute and leaves no room for the pass: docs/budget.md).
   serve = spawn(process.execPath, [BUILT_CLI, 'serve'], {
     env: withOwnState({
       PATH: process.env.PATH,

@@ -8,7 +8,7 @@
 const WINDOW_MINUTES: Readonly<Record<string, number>> = { '1d': 1440, '7d': 7 * 1440, '28d': 28 * 1440, '30d': 30 * 1440 };
 
 /** One alerting pair: the burn rate above `factor` over both windows (minutes). */
-export interface Pair {
+interface Pair {
   readonly severity: 'critical' | 'warning';
   readonly factor: number;
   readonly long: number;
@@ -20,7 +20,7 @@ export interface Pair {
  * tickets at 3 over 1d and 1 over 3d; at another window the same factors over the same share of
  * it (1h is 1/720 of 30d), each short window a twelfth of its long one, and none under 5 minutes.
  */
-export function workbookPairs(window: string): Pair[] {
+function workbookPairs(window: string): Pair[] {
   const w = WINDOW_MINUTES[window];
   if (w === undefined) throw new Error(`no window ${window} in the table`);
   const floor = (m: number) => Math.max(5, m);
@@ -34,7 +34,7 @@ export function workbookPairs(window: string): Pair[] {
  * mean over the samples from t - minutes to t, both included (Prometheus 2's range), or over
  * those there are.
  */
-export function errorRatio(bad: readonly number[], t: number, minutes: number): number {
+function errorRatio(bad: readonly number[], t: number, minutes: number): number {
   let sum = 0;
   let n = 0;
   for (let i = Math.max(0, Math.ceil(t - minutes)); i <= t && i < bad.length; i++) {

@@ -34,7 +34,7 @@ interface Statement {
 }
 
 let work: string;
-const packages: Record<'plain' | 'noMaps' | 'ssm' | 'secret' | 'rwTokenSsm' | 'rwPasswordSecret' | 'rwCrossed' | 'pushgatewayPassword' | 'sharded' | 'sharded100', { template: Template; dir: string }> = {} as never;
+const packages: Record<'plain' | 'noMaps' | 'ssm' | 'secret' | 'rwTokenSsm' | 'rwPasswordSecret' | 'rwCrossed' | 'pushgatewayPassword' | 'pushgateway' | 'sharded' | 'sharded100', { template: Template; dir: string }> = {} as never;
 /** What `osls package` said when it refused, by case (refused before writing a package). */
 const refusals: Record<'noPortal' | 'cloudIdAlone' | 'configFileMissing', { code: number; output: string; packaged: boolean }> = {} as never;
 
@@ -93,6 +93,8 @@ beforeAll(async () => {
     pushMaxRetries: '1',
     remoteWriteHeaders: 'X-Scope-OrgID=tenant-1',
   });
+  // A portal and a Pushgateway: the deployment the ledger's checks name.
+  await oslsPackage('pushgateway', { baseUrl: 'https://acme.example.com/public-api/v1', apiKeySsmParameter: '/posture-exporter/api-key', push: 'pushgateway', pushgatewayUrl: 'https://pushgateway.example.com' });
   await oslsPackage('rwCrossed', { ...PORTAL, apiKeySecretId: 'posture-exporter/api-key', remoteWriteBearerTokenSecretId: 'posture-exporter/rw-token', remoteWritePasswordSsmParameter: '/posture-exporter/rw-password' });
   // A fleet: three shards, the portal list in a packaged config file (created only now, so the
   // packages above show that nothing but the bundle is uploaded without one).
@@ -219,8 +221,8 @@ describe('serverless.yml packaged with osls', () => {
     const vars = fn(packages.ssm.template).Environment.Variables;
     expect(vars.POSTURE_API_KEY_SSM_PARAMETER).toBe('/posture-exporter/api-key');
     expect(fn(packages.secret.template).Environment.Variables.POSTURE_API_KEY_SECRET_ID).toBe('posture-exporter/api-key');
-    // The requests sent to each portal are recorded where a Lambda can write.
-    expect(vars.POSTURE_STATE_DIR).toBe('/tmp/posture-exporter');
+    // The requests sent to each portal are recorded in the table every container shares, not in a container's /tmp.
+    expect(vars.POSTURE_STATE_DIR).toBeUndefined();
     for (const { template } of Object.values(packages)) {
       const names = Object.keys(fn(template).Environment.Variables);
       expect(names).toEqual(expect.arrayContaining(['POSTURE_PUSH', 'POSTURE_REMOTE_WRITE_URL', 'POSTURE_REMOTE_WRITE_SIGV4_REGION', 'POSTURE_PUSHGATEWAY_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT']));
@@ -231,9 +233,9 @@ describe('serverless.yml packaged with osls', () => {
     }
   });
 
-  it('grants only logging when no key store or AMP workspace is configured', () => {
+  it('grants only logging and the ledger table when no key store or AMP workspace is configured', () => {
     const st = statements(packages.plain.template);
-    expect(st).toHaveLength(1);
+    expect(st.map((s) => s.Sid)).toEqual(['Logs', 'StateTable']);
     expect(actions(st[0]!).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
     expect(st[0]!.Resource).toBe(arn('logs', 'log-group:/aws/lambda/posture-exporter-test-collect:*'));
   });
@@ -241,7 +243,7 @@ describe('serverless.yml packaged with osls', () => {
   it('grants reading exactly the one SSM parameter, decrypting via SSM, and remote write to the one workspace', () => {
     const st = statements(packages.ssm.template);
     const bySid = new Map(st.map((s) => [s.Sid, s]));
-    expect([...bySid.keys()].sort()).toEqual(['DecryptApiKeyParameter', 'Logs', 'ReadApiKeyParameter', 'RemoteWriteToAmp']);
+    expect([...bySid.keys()].sort()).toEqual(['DecryptApiKeyParameter', 'Logs', 'ReadApiKeyParameter', 'RemoteWriteToAmp', 'StateTable']);
     expect(bySid.get('ReadApiKeyParameter')).toMatchObject({ Effect: 'Allow', Action: 'ssm:GetParameter', Resource: arn('ssm', 'parameter/posture-exporter/api-key') });
     expect(bySid.get('DecryptApiKeyParameter')).toMatchObject({ Action: 'kms:Decrypt', Condition: { StringEquals: { 'kms:ViaService': 'ssm.us-east-1.amazonaws.com' } } });
     expect(bySid.get('RemoteWriteToAmp')).toMatchObject({ Action: 'aps:RemoteWrite', Resource: 'arn:aws:aps:us-east-1:123456789012:workspace/ws-0123abcd' });
@@ -250,7 +252,7 @@ describe('serverless.yml packaged with osls', () => {
   it('grants reading exactly the one secret, decrypting with its key via Secrets Manager', () => {
     const st = statements(packages.secret.template);
     const bySid = new Map(st.map((s) => [s.Sid, s]));
-    expect([...bySid.keys()].sort()).toEqual(['DecryptApiKeySecret', 'Logs', 'ReadApiKeySecret']);
+    expect([...bySid.keys()].sort()).toEqual(['DecryptApiKeySecret', 'Logs', 'ReadApiKeySecret', 'StateTable']);
     expect(bySid.get('ReadApiKeySecret')).toMatchObject({ Action: 'secretsmanager:GetSecretValue', Resource: arn('secretsmanager', 'secret:posture-exporter/api-key-??????') });
     expect(bySid.get('DecryptApiKeySecret')).toMatchObject({
       Action: 'kms:Decrypt',
@@ -380,6 +382,61 @@ describe('serverless.yml packaged with osls', () => {
       timeout: 30_000,
     });
     expect(stdout.trim()).toBe('function');
+  });
+});
+
+describe('serverless.yml: the ledger table (the budget across invocations)', () => {
+  const ALL = ['plain', 'pushgateway', 'sharded', 'sharded100'] as const;
+  const tables = (name: (typeof ALL)[number]) => Object.entries(live(packages[name].template)).filter(([, r]) => r.Type === 'AWS::DynamoDB::Table');
+
+  it('declares one DynamoDB table, on demand, keyed by portal (S) and n (N), with TTL on expiresAt, sharded or not', () => {
+    for (const name of ALL) {
+      expect(tables(name).map(([id]) => id), name).toEqual(['StateTable']);
+      expect(tables(name)[0]![1].Properties, name).toEqual({
+        TableName: 'posture-exporter-test-ledger',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'portal', AttributeType: 'S' },
+          { AttributeName: 'n', AttributeType: 'N' },
+        ],
+        KeySchema: [
+          { AttributeName: 'portal', KeyType: 'HASH' },
+          { AttributeName: 'n', KeyType: 'RANGE' },
+        ],
+        TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+      });
+    }
+  });
+
+  it("grants the function that table alone, by the three named dynamodb: actions the ledger calls", () => {
+    for (const name of ALL) {
+      const st = statements(packages[name].template).filter((s) => actions(s).some((a) => a.startsWith('dynamodb:')));
+      expect(st, name).toEqual([{ Sid: 'StateTable', Effect: 'Allow', Action: ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': ['StateTable', 'Arn'] } }]);
+    }
+    // No other role of the stack (the fan-out's) may touch it.
+    for (const [id, r] of Object.entries(live(packages.sharded.template))) {
+      if (r.Type !== 'AWS::IAM::Role' || id === 'PostureExporterRole') continue;
+      expect(JSON.stringify(r.Properties), id).not.toContain('dynamodb');
+    }
+  });
+
+  it('sets POSTURE_STATE_TABLE to that table', () => {
+    for (const name of ALL) expect(fn(packages[name].template).Environment.Variables.POSTURE_STATE_TABLE, name).toEqual({ Ref: 'StateTable' });
+  });
+
+  it('retries no scheduled invocation: Lambda\'s asynchronous retries and the rule\'s delivery retries are 0', () => {
+    for (const name of ALL) {
+      const configs = Object.values(packages[name].template.Resources).filter((r) => r.Type === 'AWS::Lambda::EventInvokeConfig');
+      expect(configs.map((c) => c.Properties), name).toEqual([expect.objectContaining({ FunctionName: { Ref: 'CollectLambdaFunction' }, Qualifier: '$LATEST', MaximumRetryAttempts: 0 })]);
+    }
+    const rules = Object.values(live(packages.pushgateway.template)).filter((r) => r.Type === 'AWS::Events::Rule');
+    expect(rules.map((r) => r.Properties.Targets)).toEqual([[{ Arn: { 'Fn::GetAtt': ['CollectLambdaFunction', 'Arn'] }, Id: 'collectSchedule', RetryPolicy: { MaximumRetryAttempts: 0 } }]]);
+    // Sharded, the schedule starts the state machine without retries (it invokes the function synchronously).
+    expect((live(packages.sharded.template).FanOutSchedule!.Properties.Target as { RetryPolicy: unknown }).RetryPolicy).toEqual({ MaximumRetryAttempts: 0 });
+  });
+
+  it('passes the portal and the Pushgateway beside the table', () => {
+    expect(fn(packages.pushgateway.template).Environment.Variables).toMatchObject({ POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: 'https://pushgateway.example.com', POSTURE_STATE_TABLE: { Ref: 'StateTable' } });
   });
 });
 

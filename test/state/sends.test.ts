@@ -149,6 +149,21 @@ describe('the share across processes, through the state directory', () => {
     expect((await b.claim(5)).granted).toBe(true);
   });
 
+  it('a record of this boot from a monotonic time not reached yet (a faked clock wrote it) falls back to its wall time: it expires', async () => {
+    const logger = memoryLogger();
+    const state = StateDir.open(dir, logger, 'lost');
+    const clock = new FakeClock(T0);
+    const here: HostClock = { host: 'h', boot: 'b', monotonic: () => clock.monotonic(), wall: () => clock.now() };
+    // Same host and boot, its monotonic clock a day ahead, its wall clock 10 s ahead.
+    const faked: HostClock = { host: 'h', boot: 'b', monotonic: () => clock.monotonic() + 86_400_000, wall: () => clock.now() + 10_000 };
+    const other = new SendFiles(state, { logger, clock: faked }).ledger(PORTAL);
+    for (let i = 0; i < 5; i++) expect((await other.claim(5)).granted).toBe(true);
+    const mine = new SendFiles(state, { logger, clock: here }).ledger(PORTAL);
+    expect(await mine.claim(5)).toMatchObject({ granted: false, waitMs: SLOT });
+    clock.advance(10_000 + SLOT);
+    expect((await mine.claim(5)).granted).toBe(true);
+  });
+
   it('ignores, with one warning each, a file that is not JSON, one of another shape, one of another portal and a symlink, and deletes none of them', async () => {
     const logger = memoryLogger();
     const clock = new FakeClock(T0);

@@ -74,14 +74,9 @@ describe('once with POSTURE_STATE_TABLE', () => {
     expect(sim.requests).toEqual([]);
     const lines = ran.stderr.trimEnd().split('\n');
     expect(lines.at(-1)).toBe(`posture-exporter: collection failed for: vitals, alerts, devices, resolved: ${MISSING}`);
-    // Each source's line gives the reason `ledger`; nothing else went wrong.
+    // One error line for the portal, with the reason `ledger` and the table named; nothing else went wrong.
     const records = lines.slice(0, -1).map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(records.filter((r) => r.level === 'error').map((r) => [r.source, r.reason])).toEqual([
-      ['vitals', 'ledger'],
-      ['alerts', 'ledger'],
-      ['devices', 'ledger'],
-      ['resolved', 'ledger'],
-    ]);
+    expect(records.filter((r) => r.level === 'error').map((r) => [r.portal, r.reason, r.msg])).toEqual([['127.0.0.1', 'ledger', `collecting failed before any request: ${MISSING}`]]);
     expect(records.filter((r) => r.level === 'warn')).toEqual([]);
   });
 

@@ -18,7 +18,7 @@ export interface TableSpec {
 }
 
 /** The StateTable of serverless.yml (plain YAML: its keys use no short intrinsic tags). */
-export function tableSpecOfServerlessYml(): TableSpec {
+function tableSpecOfServerlessYml(): TableSpec {
   const text = readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8');
   const doc = parse(text) as { resources: { Resources: { StateTable: { Type: string; Properties: TableSpec } } } };
   const table = doc.resources.Resources.StateTable;
@@ -50,7 +50,7 @@ export interface Dynalite {
   close(): Promise<void>;
 }
 
-export const FAKE_AWS = { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'AKIDLEDGERTEST', AWS_SECRET_ACCESS_KEY: 'ledger-test-secret', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+const FAKE_AWS = { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'AKIDLEDGERTEST', AWS_SECRET_ACCESS_KEY: 'ledger-test-secret', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
 
 /** Starts dynalite on 127.0.0.1 and a random port. */
 export async function startDynalite(): Promise<Dynalite> {

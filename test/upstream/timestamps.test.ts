@@ -166,4 +166,43 @@ describe('parseApiTimestamp, field by field', () => {
       expect(parseApiTimestamp(text), text).toBeCloseTo(utc(2026, 11, 22, 12, 34, 56) + (n ? Number(`0.${digits}`) : 0), 7);
     }
   });
+
+  it('reads every part of the portal\'s own 27-character form, a year of days and hours with each fraction digit, to the exact number', () => {
+    // A walk through a leap year and a common one, every day, a changing time and fraction: the
+    // expected value from Date (seconds) plus the fraction digits read as a decimal.
+    const pad = (n: number, w: number) => String(n).padStart(w, '0');
+    let checked = 0;
+    for (const year of [2023, 2024]) {
+      for (let day = 0; day < 366; day++) {
+        const date = new Date(Date.UTC(year, 0, 1 + day, day % 24, (day * 7) % 60, (day * 13) % 60));
+        if (date.getUTCFullYear() !== year) continue;
+        const fraction = pad((day * 7_654_321) % 10_000_000, 7);
+        const text = `${year}-${pad(date.getUTCMonth() + 1, 2)}-${pad(date.getUTCDate(), 2)}T${pad(date.getUTCHours(), 2)}:${pad(date.getUTCMinutes(), 2)}:${pad(date.getUTCSeconds(), 2)}.${fraction}`;
+        expect(parseApiTimestamp(text), text).toBe(date.getTime() / 1000 + Number(fraction) / 1e7);
+        checked++;
+      }
+    }
+    expect(checked).toBe(365 + 366);
+  });
+
+  it.each([
+    ['2023-02-29T00:00:00.0000000'],
+    ['2026-13-01T00:00:00.0000000'],
+    ['2026-04-31T00:00:00.0000000'],
+    ['2026-11-22T24:00:00.0000000'],
+    ['2026-11-22T12:60:00.0000000'],
+    ['2026-11-22T12:00:60.0000000'],
+    ['2026-11-22T12:00:00.000000x'],
+    ['2026-11-22T12:00:00,0000000'],
+    ['2026/11-22T12:00:00.0000000'],
+    ['0000-01-01T00:00:00.0000000'],
+  ])('refuses %s, 27 characters but not a date and time', (text) => {
+    expect(parseApiTimestamp(text)).toBeUndefined();
+  });
+
+  it('reads 29 February of a leap year and the unset value in the 27-character form', () => {
+    expect(parseApiTimestamp('2024-02-29T06:00:00.5000000')).toBe(utc(2024, 2, 29, 6) + 0.5);
+    expect(parseApiTimestamp('0001-01-01T00:00:00.0000000')).toBeNull();
+    expect(parseApiTimestamp('0001-12-31T23:59:59.9999999')).toBeNull();
+  });
 });

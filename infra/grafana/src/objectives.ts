@@ -70,7 +70,7 @@ function burnRateOverTime(): timeseries.PanelBuilder {
   return timeSeriesPanel({
     title: 'Burn rate over the alert windows',
     description:
-      'Error ratio over each long window of PostureObjectiveBurnRate divided by the error budget (1 - target): 1 spends exactly the budget over the objective\'s window. The alert pages above the 1h or 6h threshold and tickets above the 1d or 3d one (13.44, 5.6, 2.8 and 0.93 for a 28d window; the rule file\'s header lists each objective\'s), when the short window agrees.',
+      'Error ratio over 1h, 6h, 1d and 3d divided by the error budget (1 - target): 1 spends exactly the budget over the objective\'s window. These are the long windows of PostureObjectiveBurnRate for a 30d objective, which pages above 14.4 (1h) or 6 (6h) and tickets above 3 (1d) or 1 (3d) when the short window agrees; for another window the factors stay and the windows scale with it (56m, 5h36m, 22h24m and 2d19h12m at 28d; the rule file\'s header and check-config list each objective\'s).',
     targets: LONG_WINDOWS.map((w, i) => promQuery(refId(i), burnRate(w), `{{objective}} · {{portal}} · {{integration}} · ${w}`)),
     size: { h: 9, w: 16 },
   })
