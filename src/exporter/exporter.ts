@@ -15,7 +15,7 @@ import { cycleOf, type BudgetFacts, type CycleResult, type SourceResult, type So
 import { FoldWarnings, toSamples, type ExporterFacts } from '../collect/samples.js';
 import { PortalState, viewOfCycle } from '../collect/state.js';
 import { JOBS, RESOLVED, SOURCES, type Job } from '../domain.js';
-import type { PassCheck, PassLedger } from '../schedule/passes.js';
+import type { PassClaim, PassLedger } from '../schedule/passes.js';
 import type { ResolvedMemory } from '../sources/resolved/run.js';
 import type { Sample } from '../metrics/sample.js';
 import { moduleOf } from '../sources/index.js';
@@ -44,9 +44,9 @@ export interface ExporterDeps {
   /** The ledger of a portal (by identity), shared with other processes (the state directory, a DynamoDB table); unset or undefined: this process's requests only. */
   ledgerOf?: (identity: string) => SendLedger | undefined;
   /**
-   * When each entry last ran its resolved-alerts pass: a one-shot run (`collect`) runs the pass of
-   * the entries whose interval has passed, and records it. Unset: `collect` runs no pass (`serve`
-   * runs it on its own interval).
+   * When each entry last ran its resolved-alerts pass: a one-shot run (`collect`) claims and runs
+   * the pass of the entries whose interval has passed, and gives back a pass that failed. Unset:
+   * `collect` runs no pass (`serve` runs it on its own interval).
    */
   passes?: PassLedger;
 }
@@ -77,6 +77,9 @@ export interface RunWindow {
   cap?: number;
   signal?: AbortSignal;
 }
+
+/** The resolved-alerts pass of one entry in a one-shot run: claimed (due) or not, and the error of a claim that failed. */
+type PassRun = PassClaim & { readonly error?: Error };
 
 /**
  * The collection service shared by `once`, `serve`, the Lambda handler and backfill: one
@@ -144,8 +147,8 @@ export class Exporter {
     // Requests other processes (an earlier run, a restart) sent in the last window delay this run at most until they leave it.
     // A ledger that cannot be read fails its portal's run before any request (fail closed).
     const clearAt = new Map(await Promise.all([...new Set(this.portals.map((p) => p.scheduler))].map(async (s) => [s, await s.refresh().catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))] as const)));
-    // The resolved-alerts pass of each entry whose interval has passed since its last (every entry's with no record).
-    const passes = new Map(this.portals.map((p) => [p, this.deps.passes?.check(p.identity, p.config.name, intervalOf(p.config, RESOLVED) * 1000)] as const));
+    // The resolved-alerts pass of each entry whose interval has passed since its last (every entry's with no record), claimed.
+    const passes = new Map(await Promise.all(this.portals.map(async (p) => [p, await this.claimPass(p, clearAt.get(p.scheduler)!)] as const)));
     this.passing.clear();
     for (const [p, check] of passes) if (check?.due) this.passing.add(p);
     return Promise.all(
@@ -157,7 +160,23 @@ export class Exporter {
     );
   }
 
-  private async collectPortal(p: PortalRuntime, window: RunWindow, pass: PassCheck | undefined, ledgerError?: Error): Promise<CycleResult> {
+  /**
+   * Claims the resolved-alerts pass of `p` for a one-shot run when it is due; undefined without a
+   * pass ledger. With the portal's ledger unreadable (`clear` an Error) nothing is claimed, and the
+   * pass fails with it as every source does; a claim that fails fails the pass alone.
+   */
+  private async claimPass(p: PortalRuntime, clear: number | Error): Promise<PassRun | undefined> {
+    const ledger = this.deps.passes;
+    if (!ledger) return undefined;
+    if (clear instanceof Error) return { due: true, release: () => Promise.resolve() };
+    try {
+      return await ledger.claim(p.identity, p.config.name, intervalOf(p.config, RESOLVED) * 1000);
+    } catch (err) {
+      return { due: true, release: () => Promise.resolve(), error: err instanceof Error ? err : new Error(String(err)) };
+    }
+  }
+
+  private async collectPortal(p: PortalRuntime, window: RunWindow, pass: PassRun | undefined, ledgerError?: Error): Promise<CycleResult> {
     // A rejected key or an unreachable portal fails every source alike: the first such failure
     // stops this portal's other runs (each still reports it).
     const portalFailed = new AbortController();
@@ -165,8 +184,9 @@ export class Exporter {
     // A ledger that cannot be read fails every source before any request: said once for the portal.
     if (ledgerError) this.deps.logger.error(`collecting failed before any request: ${ledgerError.message}`, { portal: p.config.name, reason: 'ledger', error: ledgerError.name });
     const apiKey = ledgerError ?? (await this.apiKeyOf(p));
+    // A pass whose claim failed fails with the claim's error, before any request.
     const run = <S extends Job>(source: S) =>
-      this.runSource(p, source, { ...window, signal }, apiKey, ledgerError !== undefined).then((r) => {
+      this.runSource(p, source, { ...window, signal }, source === RESOLVED && pass?.error && !ledgerError ? pass.error : apiKey, ledgerError !== undefined).then((r) => {
         if (!r.result.ok && (r.result.error instanceof AuthenticationError || r.result.error instanceof PortalUnreachableError)) portalFailed.abort(r.result.error);
         return r;
       });
@@ -174,8 +194,8 @@ export class Exporter {
     const runs = await Promise.all(jobs.map(run));
     const result = cycleOf(p.config.name, runs, this.budgetOf(p));
     p.state.record(result);
-    // Remembered only when it succeeded: a failed pass is tried again on the next run.
-    if (result.resolved?.ok) pass?.record();
+    // A failed pass is given back: the next run tries again.
+    if (pass?.due && !result.resolved?.ok) await pass.release();
     const failed = jobs.filter((s) => !jobOk(result, s));
     this.deps.logger.info('collection finished', {
       portal: p.config.name,

@@ -239,7 +239,7 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   await refuseInvalid(config, unknown);
   const { logger, secrets } = makeLogger(config, io, clock);
   const { ledgerOf, passes } = await ledgersOf(config, logger, clock);
-  // The resolved-alerts pass runs when its interval has passed since the last (the state directory remembers; without it, every run).
+  // The resolved-alerts pass runs when its interval has passed since the last (the table or the state directory remembers; without either, every run).
   const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (s) => secrets.push(s), ledgerOf, passes: passes ?? new PassMemory(() => clock.monotonic()) });
   const { shard } = config;
   if (config.portals.length === 0) logger.info('this shard owns no portal: nothing to collect', { shard: shard.ordinal, totalShards: shard.total, portalsInAll: shard.portalsInAll });

@@ -223,10 +223,11 @@ async function startContainer(h: HandlerEnv, requestId: string): Promise<Contain
   // every container and host), else only in a state directory that is set: a Lambda's home is not writable.
   // The table's module (and the AWS SDK it loads on first use) is imported only then.
   const state = config.stateTable === undefined && config.stateDirSet ? openState(config.stateDir, logger, h.clock) : undefined;
-  const ledgerOf = config.stateTable !== undefined ? (await import('../state/table.js')).openTable(config.stateTable, logger, h.clock).ledgerOf : state?.ledgerOf;
-  // The last resolved-alerts pass: in the state directory when one is set, else in the container's
-  // memory (a warm container remembers it; a cold one runs the pass).
-  const passes = state?.passes ?? new PassMemory(() => h.clock.monotonic());
+  const table = config.stateTable !== undefined ? (await import('../state/table.js')).openTable(config.stateTable, logger, h.clock) : undefined;
+  const ledgerOf = table?.ledgerOf ?? state?.ledgerOf;
+  // The last resolved-alerts pass: in the table (every container shares it) or the state directory
+  // when one is set, else in the container's memory (a warm container remembers it; a cold one runs the pass).
+  const passes = table?.passes ?? state?.passes ?? new PassMemory(() => h.clock.monotonic());
   const newExporter = (selection: Config) => new Exporter(selection, { clock: h.clock, logger, runtime: 'lambda', keyStore: h.keyStore, onSecret, ledgerOf, passes });
   return { config, newExporter, sinks: sinksOf(config, { keyStore: h.keyStore, onSecret }), logger, secrets, setContext, invocations: 0 };
 }

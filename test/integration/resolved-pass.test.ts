@@ -1,6 +1,7 @@
 // The resolved-alerts pass as the user runs it: `serve` runs it on its own loop and serves its
 // families (checked against a count of the simulated portal's own records, made here); `once` runs
-// it when its interval has passed since the last pass, which the state directory remembers.
+// it when its interval has passed since the last pass, claimed in the state directory, and gives a
+// failed pass back.
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,12 +83,15 @@ describe('the resolved-alerts pass in once', () => {
     expect(passRequests(sim)).toHaveLength(1);
     expect(first.stdout).toContain('posture_alerts_resolved{portal="test",severity="red",window="1d"}');
     expect(first.stdout).toContain('posture_collection_success{portal="test",source="resolved"} 1');
-    // Remembered in a file of its own, 0600 in a 0700 folder.
+    // Claimed in a file of its own, the entry's first: 0600 in 0700 folders.
     const passes = join(dir, 'state', 'passes');
     expect(statSync(passes).mode & 0o777).toBe(0o700);
-    const files = readdirSync(passes);
-    expect(files).toHaveLength(1);
-    expect(statSync(join(passes, files[0]!)).mode & 0o777).toBe(0o600);
+    const entries = readdirSync(passes);
+    expect(entries).toHaveLength(1);
+    const entry = join(passes, entries[0]!);
+    expect(statSync(entry).mode & 0o777).toBe(0o700);
+    expect(readdirSync(entry)).toEqual(['p000000000001']);
+    expect(statSync(join(entry, 'p000000000001')).mode & 0o777).toBe(0o600);
 
     // Ten minutes later, within the default 3600 s: the sources run, the pass does not.
     clock.advance(10 * MINUTE);
@@ -104,6 +108,24 @@ describe('the resolved-alerts pass in once', () => {
     expect(third.code, third.stderr).toBe(0);
     expect(passRequests(sim)).toHaveLength(2);
     expect(third.stdout).toContain('posture_alerts_resolved{portal="test",severity="red",window="1d"}');
+    expect(readdirSync(entry)).toEqual(['p000000000001', 'p000000000002']);
+  });
+
+  it('gives a failed pass back: the next once tries again', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const sim = closing(await startSimulator({ clock, keys: [{ key: KEY }], moving: false, alerts: 40 }));
+    const once = () => runMain(['once'], { env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'test', POSTURE_STATE_DIR: join(dir, 'state'), POSTURE_MAX_RETRIES: '0' }, clock });
+    // The portal refuses both reads of /alerts of the first run: the open alerts' page and the pass's.
+    sim.addFault({ path: '/alerts', times: 2, fault: { kind: 'status', status: 400 } });
+    const first = await once();
+    expect(first.code).toBe(1);
+    expect(first.stdout).toContain('posture_collection_success{portal="test",source="resolved"} 0');
+    // A minute later, well within the interval: the failed pass was given back, so it runs.
+    clock.advance(MINUTE);
+    const second = await once();
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain('posture_collection_success{portal="test",source="resolved"} 1');
+    expect(passRequests(sim).map((r) => r.status)).toEqual([400, 200]);
   });
 
   it('runs the pass on every once when there is no state directory to remember it in', async () => {
