@@ -1,4 +1,4 @@
-/** What a process keeps in its state directory (POSTURE_STATE_DIR): its requests to each portal; backfill's progress. */
+/** What a process keeps in its state directory (POSTURE_STATE_DIR): its requests to each portal; the last resolved-alerts pass of each entry; backfill's progress. */
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import type { SendLedger } from '../schedule/ledger.js';
