@@ -16,7 +16,7 @@ const EXPORTER_FAMILIES = [
     name: 'posture_collection_success',
     help: 'Whether the last collection of a source from the portal succeeded (1) or failed (0).',
     type: 'gauge', unit: '1', labels: ['source'], origin: 'exporter', combine: 'min',
-    doc: '1 when the last collection of `source` ∈ vitals, alerts, devices (and `resolved`, the resolved-alerts pass, once scheduled) succeeded, else 0.',
+    doc: '1 when the last collection of `source` ∈ vitals, alerts, devices (and `resolved`, the resolved-alerts pass, once it has run) succeeded, else 0.',
   },
   {
     name: 'posture_collection_last_success_timestamp_seconds',

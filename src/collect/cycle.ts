@@ -1,5 +1,5 @@
-import type { Source } from '../domain.js';
-import type { SourceValue } from '../sources/index.js';
+import type { Job, Source } from '../domain.js';
+import type { JobValue, SourceValue } from '../sources/index.js';
 
 /** The outcome of collecting one source. */
 export type SourceResult<T> =
@@ -12,10 +12,10 @@ export type SourceValues = { readonly [S in Source]: SourceValue<S> };
 /** The outcome of each source of one portal. */
 export type SourceResults = { readonly [S in Source]: SourceResult<SourceValues[S]> };
 
-/** One run of one source of one portal: its outcome, its time and the requests it sent. */
-export interface SourceRun<S extends Source = Source> {
+/** One run of one source (or of the resolved-alerts pass) of one portal: its outcome, its time and the requests it sent. */
+export interface SourceRun<S extends Job = Job> {
   readonly source: S;
-  readonly result: SourceResult<SourceValues[S]>;
+  readonly result: SourceResult<JobValue<S>>;
   /** Wall time (epoch ms) of the start and the end: timestamps. */
   readonly startedAt: number;
   readonly finishedAt: number;
@@ -41,7 +41,9 @@ export interface CycleResult extends SourceResults {
   readonly durationMs: number;
   /** Requests sent, by `endpoint\u0000code`. */
   readonly requests: ReadonlyMap<string, number>;
-  /** The run of each source this result was put together from. */
+  /** The resolved-alerts pass, when this run included it (its interval had passed). */
+  readonly resolved?: SourceResult<JobValue<'resolved'>>;
+  /** The run of each source (and of the pass) this result was put together from. */
   readonly runs: readonly SourceRun[];
   /** The /alerts page size used (0 = all in one request); absent when /alerts was not asked. */
   readonly alertsPageSize?: number;

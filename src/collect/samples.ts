@@ -7,11 +7,12 @@
  * portal's scheduler and reader on the clock, and hands their results to collect/.
  */
 import type { Logger } from '../core/log.js';
-import { SOURCES, type Source } from '../domain.js';
+import { JOBS, SOURCES, type Job, type Source } from '../domain.js';
 import { PORTAL_LABEL } from '../metrics/definition.js';
 import type { Sample } from '../metrics/sample.js';
 import { OTHER } from '../sources/cap.js';
-import { moduleOf, SOURCE_MODULES, type SourceValue } from '../sources/index.js';
+import { moduleOf, resolved, SOURCE_MODULES, type SourceValue } from '../sources/index.js';
+import type { ResolvedAggregate } from '../sources/resolved/fold.js';
 import type { Add } from '../sources/source.js';
 import type { MetricName } from './catalogue.js';
 import type { BudgetFacts } from './cycle.js';
@@ -37,7 +38,7 @@ export interface SourceView<T> {
 /** Facts about the last run of each source of one portal, and its budget. */
 export interface CycleFacts {
   /** How long the last run of each source took, in ms on the monotonic clock. */
-  readonly durations: Readonly<Partial<Record<Source, number>>>;
+  readonly durations: Readonly<Partial<Record<Job, number>>>;
   /** Requests of the last run of each source, by `endpoint\u0000code`. */
   readonly requests: ReadonlyMap<string, number>;
   /** Requests of every run since the start (serve's counters), by `endpoint\u0000code`. */
@@ -54,6 +55,8 @@ export type SourceViews = { readonly [S in Source]: SourceView<SourceValue<S>> }
 /** Everything a render needs to know of one portal. */
 export interface PortalView extends SourceViews {
   readonly portal: string;
+  /** The resolved-alerts pass, once it has run (its acknowledgement families joined with the open alerts served). */
+  readonly resolved?: SourceView<ResolvedAggregate>;
   readonly cycle?: CycleFacts;
   /** Most series each label-valued family may have for this portal. @default DEFAULT_MAX_SERIES_PER_FAMILY */
   readonly maxSeriesPerFamily?: number;
@@ -81,18 +84,19 @@ export function toSamples(views: readonly PortalView[], exporter: ExporterFacts)
     const cap = view.maxSeriesPerFamily ?? DEFAULT_MAX_SERIES_PER_FAMILY;
     const folded = new Map<string, number>();
     for (const source of SOURCES) samplesOf(source, view, add, cap, folded);
-    for (const source of SOURCES) {
-      const s: SourceView<unknown> = view[source];
+    if (view.resolved?.value) resolved.samples(view.resolved.value, add as Add);
+    // The sources, then the pass once it has run: the same self-health series.
+    const jobs = (view.resolved ? JOBS : SOURCES).map((source) => [source, (view[source] ?? {}) as SourceView<unknown>] as const);
+    for (const [source, s] of jobs) {
       if (s.success === undefined) continue;
       add('posture_collection_success', { source }, s.success ? 1 : 0);
       if (s.lastSuccessAt !== undefined) add('posture_collection_last_success_timestamp_seconds', { source }, s.lastSuccessAt / 1000);
     }
-    for (const source of SOURCES) {
-      const invalid = view[source].invalid;
-      if (invalid !== undefined) add('posture_collection_invalid_records', { source }, invalid);
+    for (const [source, s] of jobs) {
+      if (s.invalid !== undefined) add('posture_collection_invalid_records', { source }, s.invalid);
     }
     if (view.cycle) {
-      for (const source of SOURCES) {
+      for (const source of JOBS) {
         const ms = view.cycle.durations[source];
         if (ms !== undefined) add('posture_collection_duration_seconds', { source }, ms / 1000);
       }

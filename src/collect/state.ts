@@ -1,4 +1,6 @@
-import { SOURCES, type Source } from '../domain.js';
+import { JOBS, RESOLVED, SOURCES, type Job, type Source } from '../domain.js';
+import { passBeside } from '../sources/index.js';
+import type { ResolvedAggregate } from '../sources/resolved/fold.js';
 import type { BudgetFacts, CycleResult, SourceResult, SourceRun } from './cycle.js';
 import type { CycleFacts, PortalView, SourceView, SourceViews } from './samples.js';
 
@@ -21,7 +23,7 @@ interface Kept {
  * for at most its staleness limit after its last success, then dropped (never zeros).
  */
 export class PortalState {
-  private readonly sources: Record<Source, Kept> = { vitals: {}, alerts: {}, devices: {} };
+  private readonly sources: Record<Job, Kept> = { vitals: {}, alerts: {}, devices: {}, resolved: {} };
   private alertsPageSize: number | undefined;
 
   constructor(readonly portal: string) {}
@@ -39,7 +41,7 @@ export class PortalState {
     if (result.alertsPageSize !== undefined) this.alertsPageSize = result.alertsPageSize;
   }
 
-  private take(source: Source, r: SourceResult<unknown>, at: number, atMonotonic: number, durationMs: number | undefined, requests: ReadonlyMap<string, number>): void {
+  private take(source: Job, r: SourceResult<unknown>, at: number, atMonotonic: number, durationMs: number | undefined, requests: ReadonlyMap<string, number>): void {
     const kept = this.sources[source];
     kept.invalid = r.invalid;
     kept.durationMs = durationMs;
@@ -60,9 +62,9 @@ export class PortalState {
    * last success, and none with a limit of 0. A source that has not run yet has an empty view (no
    * series); the portal's budget, and `serve`'s request counters since the start, are there from the start.
    */
-  view(now: number, maxStalenessMs: number | Readonly<Record<Source, number>>, budget?: BudgetFacts, requestTotals?: ReadonlyMap<string, number>): PortalView {
-    const limit = (s: Source) => (typeof maxStalenessMs === 'number' ? maxStalenessMs : maxStalenessMs[s]);
-    const viewOf = <T>(source: Source): SourceView<T> => {
+  view(now: number, maxStalenessMs: number | (Readonly<Record<Source, number>> & { readonly resolved?: number }), budget?: BudgetFacts, requestTotals?: ReadonlyMap<string, number>): PortalView {
+    const limit = (s: Job) => (typeof maxStalenessMs === 'number' ? maxStalenessMs : (maxStalenessMs[s] ?? 0));
+    const viewOf = <T>(source: Job): SourceView<T> => {
       const k = this.sources[source];
       if (k.success === undefined) return {};
       const kept =
@@ -74,14 +76,19 @@ export class PortalState {
       return { value: kept ? (k.value as T) : undefined, success: k.success, lastSuccessAt: k.lastSuccessAt, invalid: k.invalid };
     };
     const requests = new Map<string, number>();
-    const durations: Partial<Record<Source, number>> = {};
-    for (const s of SOURCES) {
-      for (const [k, n] of this.sources[s].requests ?? []) requests.set(k, n);
+    const durations: Partial<Record<Job, number>> = {};
+    for (const s of JOBS) {
+      // The pass reads /alerts too: its requests add to the open alerts' run's.
+      for (const [k, n] of this.sources[s].requests ?? []) requests.set(k, (requests.get(k) ?? 0) + n);
       if (this.sources[s].durationMs !== undefined) durations[s] = this.sources[s].durationMs;
     }
     const cycle: CycleFacts = { durations, requests, alertsPageSize: this.alertsPageSize, budget, ...(requestTotals ? { requestTotals } : {}) };
     const views = Object.fromEntries(SOURCES.map((s) => [s, viewOf(s)])) as SourceViews;
-    return { portal: this.portal, ...views, cycle };
+    const pass = viewOf<ResolvedAggregate>(RESOLVED);
+    if (pass.success === undefined) return { portal: this.portal, ...views, cycle };
+    // Its acknowledgement families joined with the open alerts served beside it.
+    const values = Object.fromEntries(SOURCES.map((s) => [s, views[s].value]));
+    return { portal: this.portal, ...views, resolved: { ...pass, value: passBeside(pass.value, values) }, cycle };
   }
 
   /** Whether every source has run at least once (successfully or not). */

@@ -7,14 +7,16 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Config, PortalConfig } from '../config/load.js';
-import { stalenessMs } from '../schedule/fit.js';
+import { intervalOf, stalenessMs } from '../schedule/fit.js';
 import { wallIso, type Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { AuthenticationError, LateError, PortalUnreachableError, PostureError, TimeoutError } from '../errors.js';
 import { cycleOf, type BudgetFacts, type CycleResult, type SourceResult, type SourceRun } from '../collect/cycle.js';
 import { FoldWarnings, toSamples, type ExporterFacts } from '../collect/samples.js';
 import { PortalState, viewOfCycle } from '../collect/state.js';
-import { SOURCES, type Source } from '../domain.js';
+import { JOBS, RESOLVED, SOURCES, type Job } from '../domain.js';
+import type { PassClaim, PassLedger } from '../schedule/passes.js';
+import type { ResolvedMemory } from '../sources/resolved/run.js';
 import type { Sample } from '../metrics/sample.js';
 import { moduleOf } from '../sources/index.js';
 import { fetchArchive, type VitalsList } from '../sources/vitals.js';
@@ -41,6 +43,12 @@ export interface ExporterDeps {
   random?: () => number;
   /** The ledger of a portal (by identity), shared with other processes (the state directory, a DynamoDB table); unset or undefined: this process's requests only. */
   ledgerOf?: (identity: string) => SendLedger | undefined;
+  /**
+   * When each entry last ran its resolved-alerts pass: a one-shot run (`collect`) claims and runs
+   * the pass of the entries whose interval has passed, and gives back a pass that failed. Unset:
+   * `collect` runs no pass (`serve` runs it on its own interval).
+   */
+  passes?: PassLedger;
 }
 
 /** One portal: its scheduler (the budget), what the jobs learned, and what `serve` remembers. */
@@ -50,7 +58,7 @@ export interface PortalRuntime {
   readonly identity: string;
   /** The portal's budget, shared by every entry of the portal. */
   readonly scheduler: PortalScheduler;
-  readonly memory: PortalMemory;
+  readonly memory: PortalMemory & ResolvedMemory;
   readonly state: PortalState;
   /** Deadlines of the one-shot runs under way (they follow the plan when the share is cut). */
   readonly oneShots: Set<Deadline>;
@@ -69,6 +77,9 @@ export interface RunWindow {
   cap?: number;
   signal?: AbortSignal;
 }
+
+/** The resolved-alerts pass of one entry in a one-shot run: claimed (due) or not, and the error of a claim that failed. */
+type PassRun = PassClaim & { readonly error?: Error };
 
 /**
  * The collection service shared by `once`, `serve`, the Lambda handler and backfill: one
@@ -113,11 +124,14 @@ export class Exporter {
     }));
   }
 
-  /** How long a one-shot run of this entry may take by default (the plan of every entry that shares its budget), in ms. */
+  /** The entries whose one-shot run under way includes the resolved-alerts pass. */
+  private readonly passing = new Set<PortalRuntime>();
+
+  /** How long a one-shot run of this entry may take by default (the plan of every entry that shares its budget, the passes due included), in ms. */
   oneShotMs(p: PortalRuntime): number {
     const inputs = this.portals
       .filter((q) => q.scheduler === p.scheduler)
-      .map((q) => ({ requestsPerMinute: q.scheduler.share.effective, pageSize: q.config.pageSize, vitalsTags: q.config.vitalsTags, alertsTotal: q.memory.alertsTotal, pageCap: q.memory.pageCap }));
+      .map((q) => ({ requestsPerMinute: q.scheduler.share.effective, pageSize: q.config.pageSize, vitalsTags: q.config.vitalsTags, alertsTotal: q.memory.alertsTotal, pageCap: q.memory.pageCap, resolvedAlertsTotal: q.memory.resolvedAlertsTotal, withPass: this.passing.has(q) }));
     return portalOneShotSeconds(inputs, this.config.maxRetries, this.config.maxRetryAfterSeconds) * 1000;
   }
 
@@ -133,15 +147,36 @@ export class Exporter {
     // Requests other processes (an earlier run, a restart) sent in the last window delay this run at most until they leave it.
     // A ledger that cannot be read fails its portal's run before any request (fail closed).
     const clearAt = new Map(await Promise.all([...new Set(this.portals.map((p) => p.scheduler))].map(async (s) => [s, await s.refresh().catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))] as const)));
+    // The resolved-alerts pass of each entry whose interval has passed since its last (every entry's with no record), claimed.
+    const passes = new Map(await Promise.all(this.portals.map(async (p) => [p, await this.claimPass(p, clearAt.get(p.scheduler)!)] as const)));
+    this.passing.clear();
+    for (const [p, check] of passes) if (check?.due) this.passing.add(p);
     return Promise.all(
       this.portals.map((p) => {
         const clear = clearAt.get(p.scheduler)!;
-        return clear instanceof Error ? this.collectPortal(p, { deadline: now, signal: options.signal }, clear) : this.collectPortal(p, { deadline: Math.min(clear + this.oneShotMs(p), cap), cap, signal: options.signal });
+        const pass = passes.get(p);
+        return clear instanceof Error ? this.collectPortal(p, { deadline: now, signal: options.signal }, pass, clear) : this.collectPortal(p, { deadline: Math.min(clear + this.oneShotMs(p), cap), cap, signal: options.signal }, pass);
       }),
     );
   }
 
-  private async collectPortal(p: PortalRuntime, window: RunWindow, ledgerError?: Error): Promise<CycleResult> {
+  /**
+   * Claims the resolved-alerts pass of `p` for a one-shot run when it is due; undefined without a
+   * pass ledger. With the portal's ledger unreadable (`clear` an Error) nothing is claimed, and the
+   * pass fails with it as every source does; a claim that fails fails the pass alone.
+   */
+  private async claimPass(p: PortalRuntime, clear: number | Error): Promise<PassRun | undefined> {
+    const ledger = this.deps.passes;
+    if (!ledger) return undefined;
+    if (clear instanceof Error) return { due: true, release: () => Promise.resolve() };
+    try {
+      return await ledger.claim(p.identity, p.config.name, intervalOf(p.config, RESOLVED) * 1000);
+    } catch (err) {
+      return { due: true, release: () => Promise.resolve(), error: err instanceof Error ? err : new Error(String(err)) };
+    }
+  }
+
+  private async collectPortal(p: PortalRuntime, window: RunWindow, pass: PassRun | undefined, ledgerError?: Error): Promise<CycleResult> {
     // A rejected key or an unreachable portal fails every source alike: the first such failure
     // stops this portal's other runs (each still reports it).
     const portalFailed = new AbortController();
@@ -149,15 +184,19 @@ export class Exporter {
     // A ledger that cannot be read fails every source before any request: said once for the portal.
     if (ledgerError) this.deps.logger.error(`collecting failed before any request: ${ledgerError.message}`, { portal: p.config.name, reason: 'ledger', error: ledgerError.name });
     const apiKey = ledgerError ?? (await this.apiKeyOf(p));
-    const run = <S extends Source>(source: S) =>
-      this.runSource(p, source, { ...window, signal }, apiKey, ledgerError !== undefined).then((r) => {
+    // A pass whose claim failed fails with the claim's error, before any request.
+    const run = <S extends Job>(source: S) =>
+      this.runSource(p, source, { ...window, signal }, source === RESOLVED && pass?.error && !ledgerError ? pass.error : apiKey, ledgerError !== undefined).then((r) => {
         if (!r.result.ok && (r.result.error instanceof AuthenticationError || r.result.error instanceof PortalUnreachableError)) portalFailed.abort(r.result.error);
         return r;
       });
-    const runs = await Promise.all(SOURCES.map(run));
+    const jobs = pass?.due ? JOBS : SOURCES;
+    const runs = await Promise.all(jobs.map(run));
     const result = cycleOf(p.config.name, runs, this.budgetOf(p));
     p.state.record(result);
-    const failed = SOURCES.filter((s) => !result[s].ok);
+    // A failed pass is given back: the next run tries again.
+    if (pass?.due && !result.resolved?.ok) await pass.release();
+    const failed = jobs.filter((s) => !jobOk(result, s));
     this.deps.logger.info('collection finished', {
       portal: p.config.name,
       durationMs: result.durationMs,
@@ -184,7 +223,7 @@ export class Exporter {
    * when late) naming the source and the cause, unless the run was stopped from outside or
    * `quiet` (the cause was logged for the portal already).
    */
-  async runSource<S extends Source>(p: PortalRuntime, source: S, window: RunWindow, apiKey?: string | Error, quiet = false): Promise<SourceRun<S>> {
+  async runSource<S extends Job>(p: PortalRuntime, source: S, window: RunWindow, apiKey?: string | Error, quiet = false): Promise<SourceRun<S>> {
     const { clock } = this.deps;
     const logger = this.deps.logger.child({ portal: p.config.name });
     const startedAt = clock.now();
@@ -293,13 +332,14 @@ export class Exporter {
   }
 
   /** What a failed run reports: a deadline that cut it is a late run, named by source. */
-  private explain(source: Source, err: unknown, deadline: Deadline): Error {
+  private explain(source: Job, err: unknown, deadline: Deadline): Error {
     const reason = deadline.signal.aborted ? deadline.signal.reason : undefined;
     if (reason instanceof Error && !(reason instanceof DOMException)) return reason;
     // An unreachable portal is never reported late, even when the deadline passed while retrying it.
     if (err instanceof LateError || err instanceof TimeoutError || err instanceof PortalUnreachableError) return err;
     if (deadline.signal.aborted) {
-      return new TimeoutError(`/${source}`, 'deadline', `/${source} is late: its run was cut at its deadline ${wallIso(this.deps.clock, deadline.at)} before it finished; the previous values are kept while fresh.`, { cause: err });
+      const what = source === RESOLVED ? '/alerts?filter=resolved' : `/${source}`;
+      return new TimeoutError(what, 'deadline', `${what} is late: its run was cut at its deadline ${wallIso(this.deps.clock, deadline.at)} before it finished; the previous values are kept while fresh.`, { cause: err });
     }
     return err instanceof Error ? err : new Error(String(err));
   }
@@ -343,13 +383,22 @@ export function totalRequests(requests: ReadonlyMap<string, number>): number {
   return n;
 }
 
-/** Sources that failed, as `portal/source` names. */
+/** Whether a job of a one-shot run succeeded; the resolved-alerts pass counts only when it ran. */
+function jobOk(r: CycleResult, job: Job): boolean {
+  return r[job]?.ok ?? true;
+}
+
+/** Sources (and a resolved-alerts pass that ran) that failed, as `portal/source` names. */
 export function failedSources(results: readonly CycleResult[]): string[] {
-  return results.flatMap((r) => SOURCES.filter((s) => !r[s].ok).map((s) => (results.length > 1 ? `${r.portal}/${s}` : s)));
+  return results.flatMap((r) => JOBS.filter((s) => !jobOk(r, s)).map((s) => (results.length > 1 ? `${r.portal}/${s}` : s)));
 }
 
 /** The distinct error messages of the failed sources (one when a single cause, a rejected key or an unreachable portal, failed them all). */
 export function failureReasons(results: readonly CycleResult[]): Set<string> {
-  return new Set(results.flatMap((r) => SOURCES.flatMap((s) => (r[s].ok ? [] : [r[s].error.message]))));
+  const failed = (r: CycleResult, s: Job) => {
+    const x = r[s];
+    return x && !x.ok ? [x.error.message] : [];
+  };
+  return new Set(results.flatMap((r) => JOBS.flatMap((s) => failed(r, s))));
 }
 

@@ -2,9 +2,10 @@
  * The one log line a failed run of a source gets: which source, why (a short reason for alerting
  * on logs, the error's own message for people) and at which level. Pure, so it is tested on data.
  */
+import { endpointOf } from '../sources/index.js';
 import type { LogLevel } from '../core/log.js';
 import { AuthenticationError, ConfigError, InvalidResponseError, LateError, LedgerError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, UpstreamHttpError } from '../errors.js';
-import type { Source } from '../domain.js';
+import type { Job } from '../domain.js';
 
 /** Why a run failed, in a word or two (the `reason` field of its log line). */
 export type FailureReason =
@@ -53,9 +54,9 @@ function isLate(error: Error): boolean {
  * run stopped because another source of the portal found the key rejected or the portal
  * unreachable says so: its error is that source's.
  */
-export function failureLine(source: Source, error: Error): { level: Extract<LogLevel, 'warn' | 'error'>; msg: string; reason: FailureReason } {
+export function failureLine(source: Job, error: Error): { level: Extract<LogLevel, 'warn' | 'error'>; msg: string; reason: FailureReason } {
   const endpoint = (error as { endpoint?: unknown }).endpoint;
-  const other = typeof endpoint === 'string' && endpoint !== '' && !endpoint.startsWith(`/${source}`);
+  const other = typeof endpoint === 'string' && endpoint !== '' && !endpoint.startsWith(endpointOf(source));
   const stopped = other && (error instanceof AuthenticationError || error instanceof PortalUnreachableError) ? `, stopped after the same failure on ${endpoint}` : '';
   return { level: isLate(error) ? 'warn' : 'error', msg: `collecting ${source} failed${stopped}: ${error.message}`, reason: failureReason(error) };
 }

@@ -20,6 +20,7 @@ import { alertSlaLines } from '../config/alert-slas.js';
 import { describeObjective } from '../config/objectives.js';
 import { burnRateLines } from '../objectives/windows.js';
 import { openState, type ProcessState } from '../state/index.js';
+import { PassMemory } from '../schedule/passes.js';
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
@@ -221,7 +222,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
  * Where the process records its requests to each portal: the DynamoDB table when POSTURE_STATE_TABLE
  * is set (loaded only then: it brings the AWS SDK), else the state directory.
  */
-async function ledgersOf(config: Config, logger: Logger, clock: Clock): Promise<Pick<ProcessState, 'ledgerOf'>> {
+async function ledgersOf(config: Config, logger: Logger, clock: Clock): Promise<Pick<ProcessState, 'ledgerOf'> & Partial<Pick<ProcessState, 'passes'>>> {
   if (config.stateTable === undefined) return openState(config.stateDir, logger, clock);
   const { openTable } = await import('../state/table.js');
   return openTable(config.stateTable, logger, clock);
@@ -237,8 +238,9 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   const config = loadConfig({ env: io.env, flags });
   await refuseInvalid(config, unknown);
   const { logger, secrets } = makeLogger(config, io, clock);
-  const { ledgerOf } = await ledgersOf(config, logger, clock);
-  const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (s) => secrets.push(s), ledgerOf });
+  const { ledgerOf, passes } = await ledgersOf(config, logger, clock);
+  // The resolved-alerts pass runs when its interval has passed since the last (the table or the state directory remembers; without either, every run).
+  const exporter = new Exporter(config, { clock, logger, runtime: 'once', onSecret: (s) => secrets.push(s), ledgerOf, passes: passes ?? new PassMemory(() => clock.monotonic()) });
   const { shard } = config;
   if (config.portals.length === 0) logger.info('this shard owns no portal: nothing to collect', { shard: shard.ordinal, totalShards: shard.total, portalsInAll: shard.portalsInAll });
   // SIGTERM/SIGINT stop the run at once (requests in flight, waits for the budget, pushes).

@@ -4,7 +4,8 @@ import { SETTINGS, SETTING_BY_KEY, envName } from '../config/settings.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, redact, type LogFields, type Logger } from '../core/log.js';
 import { ConfigError, ConfigErrors, PostureError } from '../errors.js';
-import { SOURCES } from '../domain.js';
+import { JOBS, SOURCES } from '../domain.js';
+import { PassMemory } from '../schedule/passes.js';
 import { pushAll, type PushOutcome } from '../sinks/index.js';
 import type { CycleResult } from '../collect/cycle.js';
 import type { Sink, SinkName } from '../sinks/types.js';
@@ -19,7 +20,8 @@ import { MAX_TOTAL_SHARDS, ownsPortal, parseShard, parseTotalShards } from '../c
 
 /** What one invocation did; returned to Lambda (visible in the console and in async destinations). */
 export interface InvocationSummary {
-  portals: Array<{ portal: string; sources: Record<'vitals' | 'alerts' | 'devices', 'ok' | string>; requests: number; durationMs: number }>;
+  /** Each portal's sources (and its resolved-alerts pass, when it ran): `ok` or why it failed. */
+  portals: Array<{ portal: string; sources: Record<'vitals' | 'alerts' | 'devices', 'ok' | string> & { resolved?: 'ok' | string }; requests: number; durationMs: number }>;
   /** Each sink's outcome; a sink that failed in part says how many of its groups or requests got through (`pushed` of `total`). */
   sinks: Array<{ sink: SinkName; ok: boolean; durationMs: number; error?: string; pushed?: number; total?: number }>;
   /** Present when the invocation ran one shard (named by its event or its settings): which one, and how many portals it owned. */
@@ -220,13 +222,13 @@ async function startContainer(h: HandlerEnv, requestId: string): Promise<Contain
   // Requests are recorded in the DynamoDB table when one is set (serverless.yml declares it: shared by
   // every container and host), else only in a state directory that is set: a Lambda's home is not writable.
   // The table's module (and the AWS SDK it loads on first use) is imported only then.
-  const ledgerOf =
-    config.stateTable !== undefined
-      ? (await import('../state/table.js')).openTable(config.stateTable, logger, h.clock).ledgerOf
-      : config.stateDirSet
-        ? openState(config.stateDir, logger, h.clock).ledgerOf
-        : undefined;
-  const newExporter = (selection: Config) => new Exporter(selection, { clock: h.clock, logger, runtime: 'lambda', keyStore: h.keyStore, onSecret, ledgerOf });
+  const state = config.stateTable === undefined && config.stateDirSet ? openState(config.stateDir, logger, h.clock) : undefined;
+  const table = config.stateTable !== undefined ? (await import('../state/table.js')).openTable(config.stateTable, logger, h.clock) : undefined;
+  const ledgerOf = table?.ledgerOf ?? state?.ledgerOf;
+  // The last resolved-alerts pass: in the table (every container shares it) or the state directory
+  // when one is set, else in the container's memory (a warm container remembers it; a cold one runs the pass).
+  const passes = table?.passes ?? state?.passes ?? new PassMemory(() => h.clock.monotonic());
+  const newExporter = (selection: Config) => new Exporter(selection, { clock: h.clock, logger, runtime: 'lambda', keyStore: h.keyStore, onSecret, ledgerOf, passes });
   return { config, newExporter, sinks: sinksOf(config, { keyStore: h.keyStore, onSecret }), logger, secrets, setContext, invocations: 0 };
 }
 
@@ -247,7 +249,8 @@ function summarize(results: readonly CycleResult[], outcomes: readonly PushOutco
   return {
     portals: results.map((r) => ({
       portal: r.portal,
-      sources: Object.fromEntries(SOURCES.map((s) => [s, r[s].ok ? 'ok' : scrub(r[s].error.message)])) as InvocationSummary['portals'][number]['sources'],
+      // The resolved-alerts pass only when this invocation ran it.
+      sources: Object.fromEntries(JOBS.flatMap((s) => (r[s] ? [[s, r[s].ok ? 'ok' : scrub(r[s].error.message)]] : []))) as InvocationSummary['portals'][number]['sources'],
       requests: totalRequests(r.requests),
       durationMs: r.durationMs,
     })),

@@ -1,11 +1,11 @@
 import type { Config } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import { SOURCES, type Source } from '../domain.js';
+import { JOBS, SOURCES, type Job } from '../domain.js';
 import { Exporter, totalRequests, type ExporterDeps, type PortalRuntime } from '../exporter/exporter.js';
 import { startMetricsServer } from '../http/server.js';
 import { wallIso } from '../core/clock.js';
-import { phasesOf } from '../schedule/fit.js';
+import { intervalOf, phasesOf } from '../schedule/fit.js';
 import type { PortalScheduler } from '../schedule/scheduler.js';
 
 /** A running `serve`: stop it to end the loops and close the server. */
@@ -18,7 +18,8 @@ export interface ServeHandle {
 }
 
 /**
- * Runs each source of each portal on its own interval and serves what is known on /metrics.
+ * Runs each source of each portal on its own interval, and its resolved-alerts pass on its own,
+ * and serves what is known on /metrics.
  * Polling on a timer is the documented exception to "collect at scrape time": the portal allows
  * 10 requests a minute. A run that cannot finish before its source is due again is cut, reported
  * late and failed; the next run starts on time.
@@ -56,9 +57,9 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
     for (const w of done) w();
   };
 
-  /** One source of one portal, on its grid: run k starts at start + k × interval and must end by run k + 1. */
-  const loop = async (p: PortalRuntime, source: Source, start: number) => {
-    const every = p.config.intervals[source] * 1000;
+  /** One source (or the resolved-alerts pass) of one portal, on its grid: run k starts at start + k × interval and must end by run k + 1. */
+  const loop = async (p: PortalRuntime, source: Job, start: number) => {
+    const every = intervalOf(p.config, source) * 1000;
     const stopper = new AbortController();
     stoppers.push(stopper);
     // The source's phase: the plan's timeline runs the sources staggered so, and checked it on time.
@@ -106,7 +107,7 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
     deps.logger.info("the portal's window holds requests other processes (or an earlier run) recorded: serve starts collecting when they have left it", { waitingUntil });
   }
   const phases = phasesOf(config);
-  const loops = Promise.all(exporter.portals.flatMap((p) => SOURCES.map((s) => loop(p, s, clearAt.get(p.scheduler)! + phases.get(p.config)![s]))));
+  const loops = Promise.all(exporter.portals.flatMap((p) => JOBS.map((s) => loop(p, s, clearAt.get(p.scheduler)! + phases.get(p.config)![s]))));
 
   return {
     url: server.url,

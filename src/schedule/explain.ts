@@ -1,8 +1,8 @@
 /** The plan in words, for `check-config`: one block per portal, one line per source. */
 import type { Config, PortalConfig } from '../config/load.js';
 import { entriesByPortal, portalIdentity } from '../config/identity.js';
-import { formatChange, lateWhy, planOf } from './fit.js';
-import { alertsPagesAllowed, entryRuns, portalOneShotSeconds, servePlan } from './plan.js';
+import { formatChange, lateWhy, planOf, runsOf } from './fit.js';
+import { alertsPagesAllowed, portalOneShotSeconds, servePlan } from './plan.js';
 
 /** Lines explaining each portal's budget: requests per run and per hour for each source, against the share. */
 export function explainPlan(config: Config): string[] {
@@ -22,15 +22,18 @@ export function explainPlan(config: Config): string[] {
           ? `whole portal${p.vitalsTags.length ? ` + ${p.vitalsTags.length} tag(s)` : ''}`
           : s.source === 'devices'
             ? 'active and inactive totals'
-            : `page ${p.pageSize}, grown so one run uses at most ${alertsPagesAllowed(p)} request(s) once the total is known`;
+            : s.source === 'resolved'
+              ? 'the resolved-alerts pass: /alerts?filter=resolved paged as /alerts, 1 while its total is unknown'
+              : `page ${p.pageSize}, grown so one run uses at most ${alertsPagesAllowed(p)} request(s) once the total is known`;
       lines.push(`  ${s.source.padEnd(7)} every ${String(s.intervalSeconds).padStart(5)} s: ${s.requestsPerRun} request(s) per run (${what}), ${per(s.requestsPerHour)} per hour`);
     }
-    const oneShot = portalOneShotSeconds(entries, config.maxRetries, config.maxRetryAfterSeconds);
+    // The longest one-shot run: one with the resolved-alerts pass.
+    const oneShot = portalOneShotSeconds(entries.map((e) => ({ ...e, withPass: true })), config.maxRetries, config.maxRetryAfterSeconds);
     const capped = config.cycleTimeoutSeconds !== undefined ? ` (capped by POSTURE_CYCLE_TIMEOUT_SECONDS at ${config.cycleTimeoutSeconds} s)` : '';
     const together = others.length ? entries.reduce((n, q) => n + planOf(q).requestsPerHour, 0) : undefined;
     const withOthers = together !== undefined ? ` (${per(together)} with ${others.join(', ')}${together > plan.capacityPerHour ? ' — together they do NOT fit' : ''})` : '';
     lines.push(
-      `  serve: ${per(plan.requestsPerHour)}${withOthers} of ${plan.capacityPerHour} requests per hour${plan.fits ? '' : ' — does NOT fit'}; once/Lambda: one run of every source with ${config.maxRetries} retries takes up to ${oneShot} s${capped} (give the Lambda a timeout of at least ${oneShot + config.lambdaMarginSeconds} s)`,
+      `  serve: ${per(plan.requestsPerHour)}${withOthers} of ${plan.capacityPerHour} requests per hour${plan.fits ? '' : ' — does NOT fit'}; once/Lambda: one run of every source and the resolved-alerts pass with ${config.maxRetries} retries takes up to ${oneShot} s${capped} (give the Lambda a timeout of at least ${oneShot + config.lambdaMarginSeconds} s)`,
     );
     lines.push(`  ${minuteByMinute(entries)}`);
     // Set only when the plan does not fit.
@@ -45,7 +48,7 @@ export function explainPlan(config: Config): string[] {
 
 /** The plan minute by minute as serve runs it: each source's first run (its phase), the busiest 60 s, and a run that would be late. */
 function minuteByMinute(entries: readonly PortalConfig[]): string {
-  const { sources, timeline } = servePlan(entries.map((e) => entryRuns(e.name, e)), entries[0]!.requestsPerMinute);
+  const { sources, timeline } = servePlan(entries.map((e) => runsOf(e)), entries[0]!.requestsPerMinute);
   const starts = sources.every((s) => s.phaseMs === 0) ? 'every source at once' : `first runs at ${sources.map((s) => `${s.name} +${s.phaseMs / 1000} s`).join(', ')}`;
   const late = timeline.late[0];
   return `serve minute by minute: ${starts}; busiest 60 s: ${timeline.busiest.requests} of ${entries[0]!.requestsPerMinute} requests${late ? ` — NOT on time: ${lateWhy(late, entries[0]!.requestsPerMinute)}` : ''}`;

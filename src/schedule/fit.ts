@@ -4,7 +4,7 @@
  */
 import type { Config, PortalConfig, SettingRef } from '../config/types.js';
 import { entriesByPortal } from '../config/identity.js';
-import { SOURCES, type Source } from '../domain.js';
+import { JOBS, RESOLVED, SOURCES, type Job, type Source } from '../domain.js';
 import { ConfigError } from '../errors.js';
 import { entryRuns, MAX_INTERVAL_SECONDS, planPortal, runSeconds, servePlan, type IntervalChange, type PortalPlan } from './plan.js';
 import { HEADROOM_MS, type LateRun, type Timeline } from './timeline.js';
@@ -20,27 +20,35 @@ function formatName(ref: SettingRef): string {
   return ref.kind === 'file' ? `${ref.name}${ref.absent ? ' (a new key)' : ''} in ${ref.file}` : ref.name;
 }
 
+/** What the plan learned of a portal from its runs: the list totals and the page cap. */
+type Learned = { alertsTotal?: number; pageCap?: number; resolvedAlertsTotal?: number };
+
 /** The plan of a portal for `serve` (and `check-config`), with what the last runs taught when known. */
-export function planOf(portal: PortalConfig, learned: { alertsTotal?: number; pageCap?: number } = {}): PortalPlan {
+export function planOf(portal: PortalConfig, learned: Learned = {}): PortalPlan {
   const inherited = SOURCES.filter((s) => !portal.intervalSettings?.[s].explicit);
-  return planPortal({ requestsPerMinute: portal.requestsPerMinute, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, intervals: portal.intervals, inherited, ...learned });
+  return planPortal({ requestsPerMinute: portal.requestsPerMinute, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, intervals: portal.intervals, inherited, resolvedIntervalSeconds: portal.resolvedAlertsIntervalSeconds, ...learned });
+}
+
+/** What `serve` runs of one entry: its sources and its resolved-alerts pass. */
+export function runsOf(portal: PortalConfig, learned: Learned = {}): ReturnType<typeof entryRuns> {
+  return entryRuns(portal.name, { ...portal, resolvedIntervalSeconds: portal.resolvedAlertsIntervalSeconds, ...learned });
 }
 
 /** The timeline of every entry of one portal as `serve` runs them together (see servePlan). */
-function portalTimeline(entries: readonly PortalConfig[]): Timeline {
-  return servePlan(entries.map((e) => entryRuns(e.name, e)), entries[0]!.requestsPerMinute).timeline;
+function portalTimeline(entries: readonly PortalConfig[], learned: Learned = {}): Timeline {
+  return servePlan(entries.map((e) => runsOf(e, learned)), entries[0]!.requestsPerMinute).timeline;
 }
 
-/** When each source of each entry starts in `serve`, ms after its portal's start: the phases the timeline checked. */
-export function phasesOf(config: Pick<Config, 'portals'>): Map<PortalConfig, Record<Source, number>> {
-  const out = new Map<PortalConfig, Record<Source, number>>();
+/** When each source (and the resolved-alerts pass) of each entry starts in `serve`, ms after its portal's start: the phases the timeline checked. */
+export function phasesOf(config: Pick<Config, 'portals'>): Map<PortalConfig, Record<Job, number>> {
+  const out = new Map<PortalConfig, Record<Job, number>>();
   for (const entries of entriesByPortal(config.portals).values()) {
-    const { sources } = servePlan(entries.map((e) => entryRuns(e.name, e)), entries[0]!.requestsPerMinute);
+    const { sources } = servePlan(entries.map((e) => runsOf(e)), entries[0]!.requestsPerMinute);
     const rank = [...SOURCES].sort((a, b) => PRIORITY[a] - PRIORITY[b]);
     entries.forEach((e, i) => {
-      // The plan orders the sources by priority, then the entries in order.
-      const phase = (s: Source) => sources[rank.indexOf(s) * entries.length + i]!.phaseMs;
-      out.set(e, { vitals: phase('vitals'), alerts: phase('alerts'), devices: phase('devices') });
+      // The plan orders the sources by priority, then the entries in order; every entry's pass last.
+      const phase = (s: Job) => sources[(s === RESOLVED ? rank.length : rank.indexOf(s)) * entries.length + i]!.phaseMs;
+      out.set(e, { vitals: phase('vitals'), alerts: phase('alerts'), devices: phase('devices'), resolved: phase(RESOLVED) });
     });
   }
   return out;
@@ -55,10 +63,14 @@ export function lateWhy(late: LateRun, share: number): string {
   return `serve would run ${what} late: its run that starts at ${at(late.startsAt)} ${last} at ${share}/min`;
 }
 
-/** Staleness limit of each source in ms: the setting, else two intervals of the source. */
-export function stalenessMs(config: Pick<Config, 'maxStalenessSeconds'>, portal: PortalConfig): Record<Source, number> {
-  const of = (s: Source) => (config.maxStalenessSeconds ?? 2 * portal.intervals[s]) * 1000;
-  return { vitals: of('vitals'), alerts: of('alerts'), devices: of('devices') };
+/** The interval of a source, or of the resolved-alerts pass, in seconds. */
+export function intervalOf(portal: PortalConfig, job: Job): number {
+  return job === RESOLVED ? portal.resolvedAlertsIntervalSeconds : portal.intervals[job];
+}
+
+/** Staleness limit of each source (and the pass) in ms: the setting, else two intervals of its own. */
+export function stalenessMs(config: Pick<Config, 'maxStalenessSeconds'>, portal: PortalConfig): Record<Job, number> {
+  return Object.fromEntries(JOBS.map((j) => [j, (config.maxStalenessSeconds ?? 2 * intervalOf(portal, j)) * 1000])) as Record<Job, number>;
 }
 
 /** How to set a source's own interval, as the portal's settings say (the variable when unknown). */

@@ -4,7 +4,7 @@
  * one-shot run (`once`, Lambda) may take. Pure: numbers in, numbers out.
  */
 import { SETTING_BY_KEY } from '../config/settings.js';
-import { SOURCES, type Source } from '../domain.js';
+import { RESOLVED, SOURCES, type Job, type Source } from '../domain.js';
 import { PRIORITY, WINDOW_MS } from './scheduler.js';
 import { checkTimeline, type LateRun, type Timeline, type TimelineSource } from './timeline.js';
 import { WINDOW_MARGIN_MS } from './window.js';
@@ -28,6 +28,13 @@ export interface PlanInput {
    * setting moves all of them. Unset: none, so only per-source changes are suggested.
    */
   readonly inherited?: readonly Source[];
+  /**
+   * Seconds between resolved-alerts passes (resolved_alerts_interval_seconds): the pass is planned
+   * beside the sources, its interval fixed (suggestions change the sources'). Unset: no pass.
+   */
+  readonly resolvedIntervalSeconds?: number;
+  /** Resolved alerts at the last pass, when known. */
+  readonly resolvedAlertsTotal?: number;
 }
 
 /** A change of interval settings that, applied alone, makes the plan fit. */
@@ -41,7 +48,8 @@ export interface IntervalChange {
 }
 
 export interface SourcePlan {
-  readonly source: Source;
+  /** A source, or the resolved-alerts pass. */
+  readonly source: Job;
   readonly requestsPerRun: number;
   readonly intervalSeconds: number;
   readonly requestsPerHour: number;
@@ -116,6 +124,34 @@ export function alertsLimit(args: { pageSize: number; remaining: number | undefi
   return limit === 0 ? pageCap : Math.min(limit, pageCap);
 }
 
+/**
+ * Resolved-alerts pages a pass may use: what one window leaves beside the other sources and the
+ * open alerts' pages, at least 1; so a one-shot run of a small portal reads everything in the
+ * share's one window (1: the whole list in one request, `limit=0`).
+ */
+export function resolvedPagesAllowed(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'pageCap'>, alertsTotal: number | undefined): number {
+  return Math.max(1, alertsPagesAllowed(input) - alertsRequests(input, alertsTotal));
+}
+
+/** Requests of a resolved-alerts pass: the pages of the resolved list (1 while its total is unknown). */
+function resolvedRequests(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'pageCap' | 'alertsTotal' | 'resolvedAlertsTotal'>): number {
+  const total = input.resolvedAlertsTotal;
+  if (total === undefined) return 1;
+  const limit = alertsLimit({ pageSize: input.pageSize, remaining: total, pagesAllowed: resolvedPagesAllowed(input, input.alertsTotal), pageCap: input.pageCap });
+  return Math.max(1, Math.ceil(total / (limit === 0 ? total : limit)));
+}
+
+/** The pass of a plan input, when it has one: its requests per pass and interval (s). */
+function passOf(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'pageCap' | 'alertsTotal' | 'resolvedAlertsTotal' | 'resolvedIntervalSeconds'>): Pass | undefined {
+  return input.resolvedIntervalSeconds === undefined ? undefined : { requests: resolvedRequests(input), intervalSeconds: input.resolvedIntervalSeconds };
+}
+
+/** The resolved-alerts pass as the plan runs it. */
+export interface Pass {
+  readonly requests: number;
+  readonly intervalSeconds: number;
+}
+
 /** Requests per run of each source. */
 function requestsPerRun(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'alertsTotal' | 'pageCap'>): Record<Source, number> {
   return { vitals: vitalsRequests(input.vitalsTags), alerts: alertsRequests(input, input.alertsTotal), devices: DEVICES_REQUESTS };
@@ -124,11 +160,12 @@ function requestsPerRun(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' 
 /** The plan of one portal in `serve`. */
 export function planPortal(input: PlanInput): PortalPlan {
   const perRun = requestsPerRun(input);
+  const pass = passOf(input);
   const seen = new Map<string, Evaluation>();
   const at = (intervals: Readonly<Record<Source, number>>): Evaluation => {
     const key = SOURCES.map((s) => intervals[s]).join();
     let e = seen.get(key);
-    if (!e) seen.set(key, (e = evaluate(perRun, intervals, input.requestsPerMinute)));
+    if (!e) seen.set(key, (e = evaluate(perRun, intervals, input.requestsPerMinute, pass)));
     return e;
   };
   const { sources, requestsPerHour, capacityPerHour, fits, late, busiest } = at(input.intervals);
@@ -154,11 +191,12 @@ export function planPortal(input: PlanInput): PortalPlan {
 type Evaluation = Pick<PortalPlan, 'sources' | 'requestsPerHour' | 'capacityPerHour' | 'fits' | 'late' | 'busiest'>;
 
 /** Requests per hour of each source at `intervals`, and whether they fit the share (every suggestion is checked with this). */
-function evaluate(perRun: Readonly<Record<Source, number>>, intervals: Readonly<Record<Source, number>>, requestsPerMinute: number): Evaluation {
-  const sources = SOURCES.map((source) => {
+function evaluate(perRun: Readonly<Record<Source, number>>, intervals: Readonly<Record<Source, number>>, requestsPerMinute: number, pass?: Pass): Evaluation {
+  const sources: SourcePlan[] = SOURCES.map((source) => {
     const intervalSeconds = intervals[source];
     return { source, requestsPerRun: perRun[source], intervalSeconds, requestsPerHour: (perRun[source] * 3600) / intervalSeconds };
   });
+  if (pass) sources.push({ source: RESOLVED, requestsPerRun: pass.requests, intervalSeconds: pass.intervalSeconds, requestsPerHour: (pass.requests * 3600) / pass.intervalSeconds });
   // Rounded to 1e-9: whole requests over whole-second intervals that load the share exactly must not
   // come out a float error above it (3600/70 + 3600/700 + 7200/2100 is 60.00000000000001). A real
   // excess that small (at least 3600 / 86400³, under a request in a million years) counts as none.
@@ -167,7 +205,7 @@ function evaluate(perRun: Readonly<Record<Source, number>>, intervals: Readonly<
   // A run must also end before the source is due again.
   if (!(requestsPerHour <= capacityPerHour && sources.every((s) => runSeconds(s.requestsPerRun, requestsPerMinute) < s.intervalSeconds))) return { sources, requestsPerHour, capacityPerHour, fits: false };
   // And minute by minute, as serve runs them, every run ends in time.
-  const { timeline } = servePlan([{ name: '', perRun, intervals }], requestsPerMinute);
+  const { timeline } = servePlan([{ name: '', perRun, intervals, ...(pass && { pass }) }], requestsPerMinute);
   const busiest = { requests: timeline.busiest.requests, atSeconds: timeline.busiest.at / 1000 };
   return { sources, requestsPerHour, capacityPerHour, fits: timeline.late.length === 0, ...(timeline.late[0] && { late: timeline.late[0] }), busiest };
 }
@@ -177,23 +215,27 @@ export interface EntryRuns {
   readonly name: string;
   readonly perRun: Readonly<Record<Source, number>>;
   readonly intervals: Readonly<Record<Source, number>>;
+  /** The resolved-alerts pass, when the entry runs it. */
+  readonly pass?: Pass;
 }
 
 /**
  * The sources of the entries of one portal as `serve` starts them: all at once, or, with `phased`,
  * staggered so that not every source is due at once: Vitals of every entry first, then device
- * totals, then /alerts (the scheduler's priorities), their first runs spread evenly over the
- * shortest interval, in whole seconds.
+ * totals, then /alerts, then the resolved-alerts pass of the entries that run it (the scheduler's
+ * priorities), their first runs spread evenly over the shortest interval, in whole seconds.
  */
 function timelineOf(entries: readonly EntryRuns[], phased: boolean): TimelineSource[] {
   const order = [...SOURCES].sort((a, b) => PRIORITY[a] - PRIORITY[b]);
-  const pairs = order.flatMap((source) => entries.map((entry) => ({ entry, source })));
-  const shortest = Math.min(...pairs.map(({ entry, source }) => entry.intervals[source]));
-  return pairs.map(({ entry, source }, i) => ({
-    name: entries.length > 1 ? `${entry.name}/${source}` : source,
-    priority: PRIORITY[source],
-    requests: entry.perRun[source],
-    intervalMs: entry.intervals[source] * 1000,
+  const runs = (entry: EntryRuns, job: Job): { requests: number; intervalSeconds: number } =>
+    job === RESOLVED ? entry.pass! : { requests: entry.perRun[job], intervalSeconds: entry.intervals[job] };
+  const pairs = [...order.flatMap((job: Job) => entries.map((entry) => ({ entry, job }))), ...entries.filter((e) => e.pass).map((entry) => ({ entry, job: RESOLVED as Job }))];
+  const shortest = Math.min(...pairs.map(({ entry, job }) => runs(entry, job).intervalSeconds));
+  return pairs.map(({ entry, job }, i) => ({
+    name: entries.length > 1 ? `${entry.name}/${job}` : job,
+    priority: PRIORITY[job],
+    requests: runs(entry, job).requests,
+    intervalMs: runs(entry, job).intervalSeconds * 1000,
     phaseMs: phased ? Math.floor((i * shortest) / pairs.length) * 1000 : 0,
   }));
 }
@@ -212,8 +254,9 @@ export function servePlan(entries: readonly EntryRuns[], share: number): { sourc
 }
 
 /** What `serve` runs of one entry, for timelineOf. */
-export function entryRuns(name: string, input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'intervals' | 'alertsTotal' | 'pageCap'>): EntryRuns {
-  return { name, perRun: requestsPerRun(input), intervals: input.intervals };
+export function entryRuns(name: string, input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'intervals' | 'alertsTotal' | 'pageCap' | 'resolvedIntervalSeconds' | 'resolvedAlertsTotal'>): EntryRuns {
+  const pass = passOf(input);
+  return { name, perRun: requestsPerRun(input), intervals: input.intervals, ...(pass && { pass }) };
 }
 
 function withValue(intervals: Readonly<Record<Source, number>>, which: readonly Source[], value: number): Record<Source, number> {
@@ -309,8 +352,11 @@ export function oneShotLeftSeconds(left: OneShotLeft): number {
   return windows + Math.min(left.maxRetryAfterSeconds, ONE_SHOT_PAUSE_SECONDS) + ONE_SHOT_READING_SECONDS;
 }
 
-/** What a one-shot run plans with of one entry of a portal. */
-type OneShotInput = Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'alertsTotal' | 'pageCap'>;
+/**
+ * What a one-shot run plans with of one entry of a portal; `withPass`: the run includes the
+ * resolved-alerts pass (its pages, as resolvedAlertsTotal says).
+ */
+type OneShotInput = Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'alertsTotal' | 'pageCap' | 'resolvedAlertsTotal'> & { readonly withPass?: boolean };
 
 /**
  * How long a one-shot run (`once`, Lambda) of a portal may take by default: oneShotLeftSeconds for
@@ -327,6 +373,6 @@ export function oneShotSeconds(input: OneShotInput, maxRetries: number, maxRetry
  */
 export function portalOneShotSeconds(entries: readonly OneShotInput[], maxRetries: number, maxRetryAfterSeconds: number): number {
   if (entries.length === 0) throw new RangeError('portalOneShotSeconds: a portal has at least one entry');
-  const requests = entries.reduce((n, e) => n + vitalsRequests(e.vitalsTags) + DEVICES_REQUESTS + alertsRequests(e, e.alertsTotal), 0);
+  const requests = entries.reduce((n, e) => n + vitalsRequests(e.vitalsTags) + DEVICES_REQUESTS + alertsRequests(e, e.alertsTotal) + (e.withPass ? resolvedRequests(e) : 0), 0);
   return oneShotLeftSeconds({ requests, share: entries[0]!.requestsPerMinute, maxRetries: maxRetries * entries.length, maxRetryAfterSeconds });
 }

@@ -16,6 +16,8 @@ export const PRIORITY = {
   vitals: 1,
   devices: 2,
   alerts: 3,
+  /** The resolved-alerts pass: hourly, after every live source. */
+  resolved: 4,
   /** Backfill of past days: only what live collection leaves. */
   backfill: 9,
 } as const;

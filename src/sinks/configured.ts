@@ -2,7 +2,7 @@ import type { Config, KeySource } from '../config/load.js';
 import { untilDeadline } from '../core/abort.js';
 import type { CycleResult } from '../collect/cycle.js';
 import { PORTAL_LABEL } from '../metrics/definition.js';
-import { SOURCES } from '../domain.js';
+import { JOBS } from '../domain.js';
 import type { Sample } from '../metrics/sample.js';
 import { loadSink } from './index.js';
 import { SinkError } from './errors.js';
@@ -142,7 +142,7 @@ export function buildBatches(results: readonly CycleResult[], samples: readonly 
   const batches: Batch[] = results.map((r) => ({
     portal: r.portal,
     snapshot: { collectedAt: r.finishedAt, samples: samples.filter((s) => s.labels[PORTAL_LABEL] === r.portal) },
-    succeeded: SOURCES.filter((s) => r[s].ok),
+    succeeded: JOBS.filter((s) => r[s]?.ok === true),
   }));
   const own = samples.filter((s) => s.labels[PORTAL_LABEL] === undefined);
   if (shard && own.length > 0) batches.push({ shard: { ordinal: shard.ordinal, total: shard.total }, snapshot: { collectedAt: shard.at, samples: own } });

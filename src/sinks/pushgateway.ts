@@ -1,6 +1,6 @@
 import { CATALOGUE, METRICS } from '../collect/catalogue.js';
 import { PORTAL_LABEL, type Origin } from '../metrics/definition.js';
-import { SOURCES } from '../domain.js';
+import { JOBS } from '../domain.js';
 import { renderText } from '../metrics/render.js';
 import type { Sample } from '../metrics/sample.js';
 import { basicAuth, deliver } from './http.js';
@@ -58,7 +58,9 @@ export function groupsOf(batch: Batch): PushgatewayGroup[] {
     list.push(s);
   }
   const groups: PushgatewayGroup[] = [];
-  for (const source of SOURCES) {
+  // The resolved-alerts pass's group (source="resolved") is replaced only by a run that made a pass:
+  // between passes the Pushgateway keeps its last values.
+  for (const source of JOBS) {
     if (!batch.succeeded.includes(source)) continue;
     groups.push({ labels: [[PORTAL_LABEL, batch.portal], ['source', source]], samples: bySource.get(source) ?? [] });
   }

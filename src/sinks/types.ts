@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import type { Source } from '../domain.js';
+import type { Job } from '../domain.js';
 import type { Snapshot } from '../metrics/sample.js';
 import type { SinkName } from '../config/settings.js';
 
@@ -11,8 +11,8 @@ export type { SinkName } from '../config/settings.js';
 export interface PushBatch {
   portal: string;
   snapshot: Snapshot;
-  /** Sources collected successfully this cycle. */
-  succeeded: readonly Source[];
+  /** Sources (and the resolved-alerts pass, when it ran) collected successfully this cycle. */
+  succeeded: readonly Job[];
 }
 
 /**

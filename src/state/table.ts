@@ -26,6 +26,16 @@
  * different newest numbers) marks its request `expiring`, reads again after its write, and gives
  * the slot back if a request appeared meanwhile that it had not seen and whose writer may not have
  * seen its own.
+ *
+ * The last resolved-alerts pass of each portal entry is one item of its own beside the requests
+ * (the PassLedger port): partition key `resolved-pass ["<portal>","<entry>"]` (no portal identity,
+ * a URL, has a space or a quote), `n` 0, `at` (N, the pass's start on the writer's wall clock,
+ * epoch ms), `writer` and `expiresAt`. A run claims the pass with one conditional write: the item
+ * is absent or its `at` is at least the interval (less the early margin) before now, so of two
+ * invocations at once only one makes the pass. A failed pass is given back by restoring the `at`
+ * it replaced (0 when none), on the condition that the item is still this claim. A record from a
+ * clock ahead of the writer's counts as now (it is not due); clocks within SKEW_MS of each other
+ * move a pass by at most that much. The item expires (TTL) an hour after the pass is due again.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -34,6 +44,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { LedgerError } from '../errors.js';
 import { nextStart, type ClaimResult, type SendLedger } from '../schedule/ledger.js';
+import { dueAfterMs, NOT_DUE, type PassClaim, type PassLedger } from '../schedule/passes.js';
 import { WINDOW_MS } from '../schedule/scheduler.js';
 import { WINDOW_MARGIN_MS } from '../schedule/window.js';
 
@@ -173,6 +184,50 @@ class LedgerTable {
       );
     } catch (err) {
       this.logger.debug('a request that reached no portal could not be marked in the DynamoDB table: it stays counted', { table: this.table, n, error: (err as Error)?.name });
+    }
+  }
+
+  /**
+   * Claims the pass item `key` at `at` when it is absent or its `at` is at or before `dueAt`; the
+   * `at` it replaced (0: none), or undefined when the pass is not due. Throws LedgerError.
+   */
+  async claimPass(key: string, at: number, dueAt: number, writer: string, expiresAt: number): Promise<number | undefined> {
+    const { sdk, client } = await this.loaded();
+    try {
+      const out = await client.send(
+        new sdk.PutItemCommand({
+          TableName: this.table,
+          Item: { portal: { S: key }, n: { N: '0' }, at: { N: String(at) }, writer: { S: writer }, expiresAt: { N: String(expiresAt) } },
+          // An item whose `at` is not a number is no record: the pass runs.
+          ConditionExpression: 'attribute_not_exists(#p) OR NOT attribute_type(#at, :number) OR #at <= :due',
+          ExpressionAttributeNames: { '#p': 'portal', '#at': 'at' },
+          ExpressionAttributeValues: { ':number': { S: 'N' }, ':due': { N: String(dueAt) } },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return numberOf(out.Attributes?.at) ?? 0;
+    } catch (err) {
+      if ((err as Error)?.name === 'ConditionalCheckFailedException') return undefined;
+      return this.fail(client, err);
+    }
+  }
+
+  /** Gives `writer`'s claim at `at` of the pass item `key` back: its `at` becomes `previous`. Never throws. */
+  async releasePass(key: string, at: number, previous: number, writer: string): Promise<void> {
+    try {
+      const { sdk, client } = await this.loaded();
+      await client.send(
+        new sdk.UpdateItemCommand({
+          TableName: this.table,
+          Key: { portal: { S: key }, n: { N: '0' } },
+          UpdateExpression: 'SET #at = :previous',
+          ConditionExpression: '#w = :w AND #at = :at',
+          ExpressionAttributeNames: { '#at': 'at', '#w': 'writer' },
+          ExpressionAttributeValues: { ':previous': { N: String(previous) }, ':w': { S: writer }, ':at': { N: String(at) } },
+        }),
+      );
+    } catch (err) {
+      this.logger.warn(`a failed resolved-alerts pass could not be given back in the DynamoDB table ${this.table}: it counts until its interval has passed`, { table: this.table, error: (err as Error)?.name });
     }
   }
 
@@ -348,9 +403,32 @@ class PortalTable implements SendLedger {
   }
 }
 
-/** The ledgers of one table: the ledger of each portal, by identity (normalised base URL); `destroy` closes the connections. */
+/** The partition key of an entry's pass item: never a portal identity, which is a URL (no space, no quote). */
+function passKey(identity: string, entry: string): string {
+  return `resolved-pass ${JSON.stringify([identity, entry])}`;
+}
+
+/** The last resolved-alerts pass of every portal entry, in the table. */
+class TablePasses implements PassLedger {
+  constructor(
+    private readonly table: LedgerTable,
+    private readonly writer: string,
+  ) {}
+
+  async claim(identity: string, entry: string, intervalMs: number): Promise<PassClaim> {
+    const key = passKey(identity, entry);
+    const at = this.table.clock.now();
+    const expiresAt = Math.floor((at + intervalMs) / 1000) + EXPIRY_SECONDS;
+    const previous = await this.table.claimPass(key, at, at - dueAfterMs(intervalMs), this.writer, expiresAt);
+    if (previous === undefined) return NOT_DUE;
+    return { due: true, release: () => this.table.releasePass(key, at, previous, this.writer) };
+  }
+}
+
+/** The ledgers of one table: the ledger of each portal, by identity (normalised base URL), the passes; `destroy` closes the connections. */
 export interface TableLedgers {
   ledgerOf(identity: string): SendLedger;
+  readonly passes: PassLedger;
   destroy(): void;
 }
 
@@ -360,8 +438,10 @@ export interface TableLedgers {
  */
 export function openTable(table: string, logger: Logger, clock: Clock): TableLedgers {
   const t = new LedgerTable(table, logger, clock);
+  const writer = () => `${hostname()}/${process.pid}/${randomBytes(6).toString('hex')}`;
   return {
-    ledgerOf: (identity) => new PortalTable(t, identity, `${hostname()}/${process.pid}/${randomBytes(6).toString('hex')}`),
+    ledgerOf: (identity) => new PortalTable(t, identity, writer()),
+    passes: new TablePasses(t, writer()),
     destroy: () => t.destroy(),
   };
 }

@@ -48,8 +48,10 @@ describe('real processes on one state directory', () => {
   it('five once started together behind a full window: each succeeds or is late, and no 60 s window holds more than the share of 5', async () => {
     const first = await runBuiltCli(['once'], env(5));
     expect(first.code, first.stderr).toBe(0);
-    expect(sim.requests).toHaveLength(4);
-    // Five runs need 20 requests: one slot is left now, five more 61 s later; the rest are late at 75 s.
+    // Four for the sources and one for the resolved-alerts pass (a first run makes it): the window is full.
+    expect(sim.requests).toHaveLength(5);
+    // The pass is claimed for its interval (an hour), so the five runs skip it and need 20 requests:
+    // none is left now, five slots come 61 s later; the rest are late at 75 s.
     const runs = await Promise.all(Array.from({ length: 5 }, () => runBuiltCli(['once'], env(5, { POSTURE_CYCLE_TIMEOUT_SECONDS: '75' }))));
     expect(runs.filter((r) => r.code !== 0 && !onlyLate(r.stderr)).map((r) => r.stderr.slice(-3000))).toEqual([]);
     const times = sim.requests.map((q) => q.time).sort((a, b) => a - b);
@@ -63,15 +65,17 @@ describe('real processes on one state directory', () => {
     ['90 s behind', '-90s'],
     ['45 s ahead', '+45s'],
   ])('a once whose wall clock runs %s waits for the window like any other: nothing is sent before it clears', async (_what, offset) => {
-    const first = await runBuiltCli(['once'], env(4));
+    // A share of 5: the first run's four source requests and its resolved-alerts pass (a first run
+    // makes it) fill one window exactly, as the four requests filled a share of 4 before.
+    const first = await runBuiltCli(['once'], env(5));
     expect(first.code, first.stderr).toBe(0);
-    expect(sim.requests).toHaveLength(4);
+    expect(sim.requests).toHaveLength(5);
     // Its run may take 20 s: the window stays full for 61 s, so it is late and sends nothing.
     const stepped = await runProcess('faketime', ['-f', offset, process.execPath, BUILT_CLI, 'once'], {
-      env: { PATH: process.env.PATH, DONT_FAKE_MONOTONIC: '1', ...env(4, { POSTURE_CYCLE_TIMEOUT_SECONDS: '20' }) },
+      env: { PATH: process.env.PATH, DONT_FAKE_MONOTONIC: '1', ...env(5, { POSTURE_CYCLE_TIMEOUT_SECONDS: '20' }) },
     });
     expect(stepped.code).not.toBe(0);
     expect(onlyLate(stepped.stderr), stepped.stderr.slice(-3000)).toBe(true);
-    expect(sim.requests).toHaveLength(4);
+    expect(sim.requests).toHaveLength(5);
   });
 });

@@ -66,7 +66,9 @@ describe('serve on real time through the built CLI', () => {
     for (const family of portalData) expect(later, family).toContain(family);
     // The same run, not a new one: the values served are over 9 s old.
     for (const s of ['vitals', 'alerts', 'devices']) expect(lastSuccess(later, s)).toBe(lastSuccess(first, s));
-    expect(sim.requests).toHaveLength(4);
+    // Four source requests and serve's first resolved-alerts pass (its loop starts with the others).
+    expect(sim.requests).toHaveLength(5);
+    expect(sim.requests.filter((q) => q.query.filter === 'resolved')).toHaveLength(1);
   }, 30_000);
 
   it('serves Vitals and device totals while /alerts waits out a long Retry-After at start', async () => {

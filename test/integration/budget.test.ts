@@ -99,8 +99,10 @@ describe('the budget scheduler against the simulated portal', () => {
     const serving = stopping(await startServe(config, { clock, logger }));
     const end = T0 + 2 * 3_600_000;
     while (clock.now() < end) await serving.nextCycle();
-    const before = (path: string) => sim.requests.filter((q) => q.path === path && q.time < end).length;
+    const before = (path: string) => sim.requests.filter((q) => q.path === path && q.query.filter !== 'resolved' && q.time < end).length;
     expect(before('/alerts')).toBe(240);
+    // The resolved-alerts pass: hourly, 1 request each, twice in two hours.
+    expect(sim.requests.filter((q) => q.query.filter === 'resolved' && q.time < end)).toHaveLength(2);
     expect(before('/vitals')).toBe(60);
     expect(before('/devices')).toBe(120);
     expect(maxInAnyWindow(sim.requests.map((q) => q.time))).toBeLessThanOrEqual(5);

@@ -109,7 +109,8 @@ function expectExact(fleet: Fleet, groups: Awaited<ReturnType<typeof pushgateway
     const e = expectedFromPortal(fleet.portal(name), at);
     const want = new Map<string, number>();
     for (const map of [e.alerts, e.devices, e.vitals]) for (const [k, v] of map) if (FAMILIES.some((f) => k.startsWith(`${f}{`))) want.set(k, v);
-    for (const source of ['vitals', 'alerts', 'devices']) want.set(seriesKey('posture_collection_success', { source }), 1);
+    // Every invocation here is a fresh process: each portal's resolved-alerts pass runs (no record of one).
+    for (const source of ['vitals', 'alerts', 'devices', 'resolved']) want.set(seriesKey('posture_collection_success', { source }), 1);
     expect(familiesOf(samples, FAMILIES), name).toEqual(want);
   }
 }
@@ -124,7 +125,7 @@ async function threeShards(fleet: Fleet, env: Record<string, string>, remainingM
     const mine = fleet.names.filter((n) => ownsPortal(portalIdentity(fleet.baseUrl(n)), shard, TOTAL));
     expect(run.result.summary.shard).toEqual({ shard, totalShards: TOTAL, portals: mine.length });
     expect(run.result.summary.portals.map((p) => p.portal).sort()).toEqual(mine);
-    for (const p of run.result.summary.portals) expect(p.sources, p.portal).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+    for (const p of run.result.summary.portals) expect(p.sources, p.portal).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' });
     expect(run.result.summary.sinks).toEqual([expect.objectContaining({ sink: 'pushgateway', ok: true })]);
     collected.push(...run.result.summary.portals.map((p) => p.portal));
     for (const name of fleet.names) expect(run.stdout).not.toContain(fleet.apiKey(name));
@@ -219,11 +220,11 @@ describe('the built Lambda bundle, fanned out', () => {
     const { fleet, file } = await fleetOf(300);
     const at = Date.now();
     // The function's own timeout (serverless.yml: 240 s) less a minute: a Pushgateway checks every
-    // PUT against every group it holds, so 1,203 groups take tens of seconds on a busy machine.
+    // PUT against every group it holds, so 1,503 groups take tens of seconds on a busy machine.
     await threeShards(fleet, { POSTURE_CONFIG_FILE: file, POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: proxy.url, POSTURE_LOG_LEVEL: 'warn' }, 180_000);
     const groups = await pushgatewayGroups(pgw.url);
-    // Four groups a portal (three sources and its own) and one a shard: all there.
-    expect(groups.size).toBe(300 * 4 + TOTAL);
+    // Five groups a portal (three sources, the resolved-alerts pass of a fresh process, and its own) and one a shard: all there.
+    expect(groups.size).toBe(300 * 5 + TOTAL);
     expectExact(fleet, groups, at);
     // At most CONCURRENCY PUTs of each of the three processes at once.
     expect(proxy.most()).toBeGreaterThan(1);

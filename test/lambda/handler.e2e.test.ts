@@ -106,10 +106,11 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
     const summary = await invoke();
 
     expect(summary).toEqual({
-      portals: [{ portal: 'full', sources: { vitals: 'ok', alerts: 'ok', devices: 'ok' }, requests: 4, durationMs: expect.any(Number) }],
+      // A cold container has no record of a resolved-alerts pass: it runs one, one request more (300 alerts in one page).
+      portals: [{ portal: 'full', sources: { vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' }, requests: 5, durationMs: expect.any(Number) }],
       sinks: [{ sink: 'pushgateway', ok: true, durationMs: expect.any(Number) }],
     });
-    expect(sim.requests.map((r) => `${r.path} ${r.status}`)).toEqual(['/vitals 200', '/devices 200', '/devices 200', '/alerts 200']);
+    expect(sim.requests.map((r) => `${r.path}?${r.query.filter ?? ''} ${r.status}`)).toEqual(['/vitals? 200', '/devices?active 200', '/devices?inactive 200', '/alerts?allunresolved 200', '/alerts?resolved 200']);
 
     const groups = await pushgatewayGroups(pgw.url);
     const expected = expectedFromPortal(sim, at);
@@ -138,14 +139,16 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
     const sim = await portal({ alerts: 50, devices: 100 });
     const handler = createHandler({ env: envFor(sim, 'bare'), clock, write: (line) => logs.push(line) });
     const summary = await handler(scheduledEvent(clock.now()), {});
-    expect(summary.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+    // A cold container runs the resolved-alerts pass (no record of one).
+    expect(summary.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' });
     expect(summary.sinks[0]!.ok).toBe(true);
     expect((await handler({})).portals[0]!.sources.vitals).toBe('ok');
   });
 
   it('reports a failing source without throwing, and the Pushgateway keeps its last values while the others move on', async () => {
     const sim = await portal();
-    const { invoke } = lambda(envFor(sim, 'partial'));
+    // The resolved-alerts pass (it reads /alerts too) runs in the first invocation only: its interval of a day has not passed by the second.
+    const { invoke } = lambda(envFor(sim, 'partial', { POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS: '86400' }));
     const at1 = clock.now();
     await invoke();
     const before = await pushgatewayGroups(pgw.url);
@@ -181,9 +184,9 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
     const { invoke } = lambda(envFor(sim, 'windows', { POSTURE_VITALS_TAGS: 'laptops,servers,cloud' }));
     const at = clock.now();
     const summary = await invoke(300_000);
-    expect(summary.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
-    // 4 Vitals + 2 device totals + 1 /alerts + 2 retries, more than one window of 5 could hold.
-    expect(summary.portals[0]!.requests).toBe(9);
+    expect(summary.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' });
+    // 4 Vitals + 2 device totals + 1 /alerts + 2 retries + 1 resolved-alerts pass (a cold container's), more than one window of 5 could hold.
+    expect(summary.portals[0]!.requests).toBe(10);
     const starts = sim.requests.map((r) => r.time);
     for (let i = 5; i < starts.length; i++) expect(starts[i]! - starts[i - 5]!).toBeGreaterThanOrEqual(60_000);
     expect(clock.now() - at).toBeGreaterThan(60_000);
@@ -213,6 +216,8 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
       vitals: 'ok',
       devices: expect.stringContaining('/devices is late'),
       alerts: expect.stringContaining('/alerts is late'),
+      // Due in a cold container, the resolved-alerts pass had no time left either.
+      resolved: expect.stringContaining('/alerts?filter=resolved is late'),
     });
     expect(summary.sinks).toEqual([{ sink: 'pushgateway', ok: true, durationMs: expect.any(Number) }]);
     // /alerts was never asked: there was no time left for it.
@@ -240,9 +245,10 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
     const { failure } = lambda(envFor(sim, 'rejected', { POSTURE_API_KEY: wrong }));
     const err = await failure();
     expect(err).toBeInstanceOf(InvocationFailedError);
-    expect(err.message).toMatch(/^nothing could be collected \(vitals, alerts, devices\): The portal rejected the API key \(401\) on \/vitals/);
+    // The resolved-alerts pass was due (a cold container) and fails alike.
+    expect(err.message).toMatch(/^nothing could be collected \(vitals, alerts, devices, resolved\): The portal rejected the API key \(401\) on \/vitals/);
     expect(err.message).not.toContain('\n');
-    expect(err.summary!.portals[0]!.sources).toEqual({ vitals: expect.stringContaining('(401)'), alerts: expect.stringContaining('(401)'), devices: expect.stringContaining('(401)') });
+    expect(err.summary!.portals[0]!.sources).toEqual({ vitals: expect.stringContaining('(401)'), alerts: expect.stringContaining('(401)'), devices: expect.stringContaining('(401)'), resolved: expect.stringContaining('(401)') });
     // One rejected request is proof enough; no budget is spent on the other sources.
     expect(sim.requests.map((r) => r.status)).toEqual([401]);
     const groups = await pushgatewayGroups(pgw.url);
@@ -256,9 +262,9 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
     const { failure } = lambda(envFor(sim, 'unpushed', { POSTURE_PUSHGATEWAY_URL: `http://127.0.0.1:${closed}` }));
     const err = await failure();
     expect(err).toBeInstanceOf(InvocationFailedError);
-    // Four groups of the portal and the shard's own (0 of 1 unsharded).
-    expect(err.message).toMatch(/^nothing could be pushed: pushgateway: 0 of 5 Pushgateway groups pushed; 5 failed, first: PUT http:\/\/127\.0\.0\.1:\d+\/metrics\/job\/posture-exporter\//);
-    expect(err.summary!.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+    // Five groups of the portal (three sources, the resolved-alerts pass of a cold container, its own) and the shard's own (0 of 1 unsharded).
+    expect(err.message).toMatch(/^nothing could be pushed: pushgateway: 0 of 6 Pushgateway groups pushed; 6 failed, first: PUT http:\/\/127\.0\.0\.1:\d+\/metrics\/job\/posture-exporter\//);
+    expect(err.summary!.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' });
     expect(err.summary!.sinks).toEqual([{ sink: 'pushgateway', ok: false, durationMs: expect.any(Number), error: expect.stringContaining('ECONNREFUSED') }]);
   });
 
@@ -268,10 +274,10 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
     fakes.push(receiver);
     const { invoke, records } = lambda(envFor(sim, 'half', { POSTURE_PUSHGATEWAY_URL: receiver.url, POSTURE_PUSH_MAX_RETRIES: '0' }));
     const summary = await invoke();
-    // Three source groups, the portal's own and the shard's: one refused.
-    expect(summary.sinks).toEqual([{ sink: 'pushgateway', ok: false, durationMs: expect.any(Number), pushed: 4, total: 5, error: expect.stringMatching(/^4 of 5 Pushgateway groups pushed; 1 failed, first: PUT \S+\/source\/alerts: HTTP 400: pushed metrics are invalid$/) }]);
-    expect(receiver.requests).toHaveLength(5);
-    expect(records().filter((l) => l.message === 'push failed in part')).toEqual([expect.objectContaining({ level: 'ERROR', sink: 'pushgateway', pushed: 4, total: 5 })]);
+    // Three source groups, the resolved-alerts pass's (a cold container runs it), the portal's own and the shard's: one refused.
+    expect(summary.sinks).toEqual([{ sink: 'pushgateway', ok: false, durationMs: expect.any(Number), pushed: 5, total: 6, error: expect.stringMatching(/^5 of 6 Pushgateway groups pushed; 1 failed, first: PUT \S+\/source\/alerts: HTTP 400: pushed metrics are invalid$/) }]);
+    expect(receiver.requests).toHaveLength(6);
+    expect(records().filter((l) => l.message === 'push failed in part')).toEqual([expect.objectContaining({ level: 'ERROR', sink: 'pushgateway', pushed: 5, total: 6 })]);
     expect(records().some((l) => l.message === 'invocation failed')).toBe(false);
   });
 
@@ -359,7 +365,9 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
       const first = await invoke();
       clock.advance(300_000);
       const second = await invoke();
-      for (const s of [first, second]) expect(s.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+      // The resolved-alerts pass runs in the cold container only: 300 s later its hour has not passed.
+      expect(first.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' });
+      expect(second.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
       expect(aws.calls).toEqual([{ target: 'AmazonSSM.GetParameter', body: { Name: '/posture/lambda-test/ssm', WithDecryption: true }, signed: true }]);
       expect(sim.requests.every((r) => r.keyIndex === 0)).toBe(true);
 
@@ -408,14 +416,15 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
       const err = await failure();
       expect(err).toBeInstanceOf(InvocationFailedError);
       expect(err.message).toBe(
-        'nothing could be collected (vitals, alerts, devices): cannot read the API key from SSM parameter /posture/lambda-test/missing (ParameterNotFound: Parameter /posture/lambda-test/missing not found.): check it exists and the process may read it (IAM: ssm:GetParameter / secretsmanager:GetSecretValue and kms:Decrypt).',
+        'nothing could be collected (vitals, alerts, devices, resolved): cannot read the API key from SSM parameter /posture/lambda-test/missing (ParameterNotFound: Parameter /posture/lambda-test/missing not found.): check it exists and the process may read it (IAM: ssm:GetParameter / secretsmanager:GetSecretValue and kms:Decrypt).',
       );
       expect(sim.requests).toEqual([]);
 
       aws.parameters.set('/posture/lambda-test/missing', KEY);
       clock.advance(300_000);
       const summary = await invoke();
-      expect(summary.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+      // The failed pass was not remembered: it runs now.
+      expect(summary.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' });
       expect(aws.calls).toHaveLength(2);
     });
   });
@@ -489,7 +498,8 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
       clock.advance(300_000);
       const second = await invoke();
       for (const summary of [first, second]) {
-        expect(summary.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+        // The resolved-alerts pass runs in the cold container only: 300 s later its hour has not passed.
+        expect(summary.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', ...(summary === first ? { resolved: 'ok' } : {}) });
         expect(summary.sinks).toEqual([{ sink: 'remote_write', ok: true, durationMs: expect.any(Number) }]);
       }
       // One read for the container; the API key is a plain value here, so that is the only call.
@@ -499,7 +509,7 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
         ['/api/prom/push', true],
       ]);
       // The receiver got the collection, and with the second push the first push's outcome.
-      expect(pushed(rw, 0)).toEqual(new Map(SOURCES.map((source) => [`posture_collection_success{source="${source}"}`, 1])));
+      expect(pushed(rw, 0)).toEqual(new Map([...SOURCES, 'resolved'].map((source) => [`posture_collection_success{source="${source}"}`, 1])));
       expect(pushed(rw, 1).get('posture_push_success{sink="remote_write"}')).toBe(1);
       expect(records().filter((l) => l.message === 'push succeeded').map((l) => l.sink)).toEqual(['remote_write', 'remote_write']);
       expect(JSON.stringify([first, second])).not.toContain(credential);
@@ -543,7 +553,7 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
 
       // Not thrown: the collection worked and the Pushgateway took it.
       const first = await invoke();
-      expect(first.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+      expect(first.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' });
       expect(first.sinks).toEqual([
         { sink: 'pushgateway', ok: true, durationMs: expect.any(Number) },
         {
@@ -558,7 +568,7 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
       expect(records().filter((l) => l.message === 'push failed').map((l) => l.sink)).toEqual(['remote_write']);
       const g1 = await pushgatewayGroups(pgw.url);
       expect(successOf(g1, 'rw-missing')).toEqual({ vitals: 1, alerts: 1, devices: 1 });
-      expect(sourceGroups(g1, 'rw-missing')).toEqual(['portal=rw-missing,source=alerts', 'portal=rw-missing,source=devices', 'portal=rw-missing,source=vitals']);
+      expect(sourceGroups(g1, 'rw-missing')).toEqual(['portal=rw-missing,source=alerts', 'portal=rw-missing,source=devices', 'portal=rw-missing,source=resolved', 'portal=rw-missing,source=vitals']);
 
       aws.parameters.set('/posture/lambda-test/rw-missing', password);
       clock.advance(300_000);
@@ -589,7 +599,7 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
       expect(err.message).toBe(
         "nothing could be pushed: remote_write: cannot read the remote-write bearer token from secret posture/lambda-test/rw-absent (ResourceNotFoundException: Secrets Manager can't find the specified secret.): check it exists and the process may read it (IAM: ssm:GetParameter / secretsmanager:GetSecretValue and kms:Decrypt).",
       );
-      expect(err.summary!.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+      expect(err.summary!.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' });
       expect(rw.requests).toEqual([]);
     });
   });
@@ -613,8 +623,10 @@ describe('Lambda handler, in-process, against the simulated portal and a real Pu
     const summary = await invoke();
 
     expect(summary.portals).toEqual([
-      { portal: 'multi-good', sources: { vitals: 'ok', alerts: 'ok', devices: 'ok' }, requests: 4, durationMs: expect.any(Number) },
-      { portal: 'multi-bad', sources: { vitals: expect.stringContaining('(401)'), alerts: expect.stringContaining('(401)'), devices: expect.stringContaining('(401)') }, requests: 1, durationMs: expect.any(Number) },
+      // The sources' 4 requests fill the good portal's share of 4; the resolved-alerts pass (due in a cold container) comes last
+      // and its request would start in the next window, after the invocation's deadline (60 s less the 10 s margin): late, unsent.
+      { portal: 'multi-good', sources: { vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: expect.stringMatching(/^\/alerts is late: its next request could start at .* after its deadline/) }, requests: 4, durationMs: expect.any(Number) },
+      { portal: 'multi-bad', sources: { vitals: expect.stringContaining('(401)'), alerts: expect.stringContaining('(401)'), devices: expect.stringContaining('(401)'), resolved: expect.stringContaining('(401)') }, requests: 1, durationMs: expect.any(Number) },
     ]);
     // Each portal spent only its own budget: no 429, no wait for a slot (the clock never moved).
     expect(good.requests.map((r) => r.status)).toEqual([200, 200, 200, 200]);

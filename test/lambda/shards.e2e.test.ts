@@ -106,7 +106,8 @@ describe('Lambda fan-out over a fleet of portals', () => {
     for (const [shard, summary] of summaries.entries()) {
       expect(summary.shard).toEqual({ shard, totalShards: TOTAL, portals: owned(shard).length });
       expect(summary.portals.map((p) => p.portal).sort()).toEqual(owned(shard));
-      for (const p of summary.portals) expect(p.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+      // A fresh container runs each portal's resolved-alerts pass (no record of one).
+      for (const p of summary.portals) expect(p.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' });
       expect(summary.sinks.every((s) => s.ok)).toBe(true);
     }
     const union = summaries.flatMap((s) => s.portals.map((p) => p.portal));
@@ -178,7 +179,8 @@ describe('Lambda fan-out over a fleet of portals', () => {
     const summary = await container(env)(event(), lambdaContext(120_000, 'req-all'));
     expect(summary.shard).toBeUndefined();
     expect(summary.portals.map((p) => p.portal).sort()).toEqual([...fleet.names]);
-    for (const p of summary.portals) expect(p.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+    // A fresh container runs each portal's resolved-alerts pass (no record of one).
+    for (const p of summary.portals) expect(p.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' });
     expect(fleet.overBudget()).toEqual([]);
     const own = (await pushgatewayGroups(pgw.url)).get('shard=0');
     expect(Object.fromEntries(own!.samples.map((x) => [x.name, x.value]))).toEqual({ posture_exporter_shard_ordinal: 0, posture_exporter_total_shards: 1 });

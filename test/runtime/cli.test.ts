@@ -55,7 +55,9 @@ describe('posture-exporter check-config', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('configuration is valid: 1 portal(s)\nportal 127.0.0.1 (http://127.0.0.1');
     expect(r.stdout).toMatch(/^ {2}alerts {2}every {3}300 s: 1 request\(s\) per run .*, 12 per hour$/m);
-    expect(r.stdout).toMatch(/serve: 48 of 300 requests per hour; once\/Lambda: one run of every source with 3 retries takes up to \d+ s/);
+    // 48 of the sources and 1 of the resolved-alerts pass, every 3600 s.
+    expect(r.stdout).toMatch(/^ {2}resolved every {2}3600 s: 1 request\(s\) per run .*, 1 per hour$/m);
+    expect(r.stdout).toMatch(/serve: 49 of 300 requests per hour; once\/Lambda: one run of every source and the resolved-alerts pass with 3 retries takes up to \d+ s/);
   });
 
   it('prints each objective with its error budget, then its burn-rate windows and thresholds', async () => {
@@ -90,9 +92,10 @@ describe('posture-exporter check-config', () => {
     const r = await cli(['check-config', '--interval-seconds', '60', '--cycle-timeout-seconds', '30', '--requests-per-minute', '2', '--vitals-tags', 'a,b']);
     expect(r.code).toBe(2);
     // Named as given (a flag), so applying it alone fits. 6 requests per interval at 2 per 61 s: 180 s
-    // by the hour, exactly the share, which falls behind minute by minute; 190 s runs.
+    // by the hour, exactly the share, which falls behind minute by minute; 190 s runs. The resolved-alerts pass's
+    // request every hour leaves /alerts no room below 180 s.
     expect(r.stderr).toContain('set --interval-seconds=190, or raise --requests-per-minute.');
-    expect(r.stdout).toContain('smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=190 POSTURE_ALERTS_INTERVAL_SECONDS=160 POSTURE_DEVICES_INTERVAL_SECONDS=190');
+    expect(r.stdout).toContain('smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=190 POSTURE_ALERTS_INTERVAL_SECONDS=180 POSTURE_DEVICES_INTERVAL_SECONDS=180');
   });
 });
 

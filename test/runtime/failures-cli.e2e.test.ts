@@ -25,12 +25,13 @@ describe('the built CLI names what failed', () => {
     const r = await runBuiltCli(['once'], { POSTURE_BASE_URL: sim().baseUrl, POSTURE_API_KEY: WRONG });
     expect(r.code).toBe(1);
     const errors = jsonLines(r.stderr).filter((l) => l.level === 'error');
-    expect(errors.map((l) => l.source).sort()).toEqual(['alerts', 'devices', 'vitals']);
+    // The resolved-alerts pass runs too (a first run) and fails alike.
+    expect(errors.map((l) => l.source).sort()).toEqual(['alerts', 'devices', 'resolved', 'vitals']);
     for (const l of errors) {
       expect(l).toMatchObject({ reason: 'rejected-key', error: 'AuthenticationError' });
       expect(l.msg).toMatch(new RegExp(`^collecting ${String(l.source)} failed.*: The portal rejected the API key \\(401\\) on /vitals: check the key in POSTURE_API_KEY`));
     }
-    expect(r.stderr).toMatch(/collection failed for: vitals, alerts, devices: The portal rejected the API key \(401\)/);
+    expect(r.stderr).toMatch(/collection failed for: vitals, alerts, devices, resolved: The portal rejected the API key \(401\)/);
     expect(r.stderr + r.stdout).not.toContain(WRONG);
   }, 30_000);
 
@@ -41,9 +42,9 @@ describe('the built CLI names what failed', () => {
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(r.code).toBe(1);
     const errors = jsonLines(r.stderr).filter((l) => l.level === 'error');
-    expect(errors.map((l) => l.source).sort()).toEqual(['alerts', 'devices', 'vitals']);
+    expect(errors.map((l) => l.source).sort()).toEqual(['alerts', 'devices', 'resolved', 'vitals']);
     for (const l of errors) expect(l.msg).toContain(`connection refused by 127.0.0.1:${port}`);
-    expect(r.stderr).toContain(`collection failed for: vitals, alerts, devices: connection refused by 127.0.0.1:${port}`);
+    expect(r.stderr).toContain(`collection failed for: vitals, alerts, devices, resolved: connection refused by 127.0.0.1:${port}`);
     expect(r.stderr).not.toMatch(/late/);
     expect(r.stderr + r.stdout).not.toContain(KEY);
   }, 40_000);

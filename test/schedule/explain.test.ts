@@ -21,77 +21,84 @@ const file = (top: object, portals: object[] = two): Config => loadConfig({ env:
 
 describe('explainPlan', () => {
   it("prints the docs' example: three tags, /alerts every 30 s, the rest every 60 s", () => {
-    // Vitals 4 per run × 60 per hour = 240, /alerts 1 × 120 = 120, devices 2 × 60 = 120: 480 of 300.
-    // Once: 4 + 1 + 2 requests + 3 retries = 10 at 5 span two windows: 61 + 60 + 30 = 151 s.
+    // Vitals 4 per run × 60 per hour = 240, /alerts 1 × 120 = 120, devices 2 × 60 = 120, and the resolved-alerts
+    // pass 1 × 1: 481 of 300. Once (with the pass): 4 + 1 + 2 + 1 requests + 3 retries = 11 at 5 span three
+    // windows: 122 + 60 + 30 = 212 s. The suggestion is the stretched proportions lowered around the pass's request.
     expect(hourly(env({ POSTURE_VITALS_TAGS: 'a,b,c', POSTURE_ALERTS_INTERVAL_SECONDS: '30', POSTURE_INTERVAL_SECONDS: '60' }))).toEqual([
       'portal x.example.com (https://x.example.com/public-api/v1, key from value): share 5 requests per 60 s (300 per hour)',
       '  vitals  every    60 s: 4 request(s) per run (whole portal + 3 tag(s)), 240 per hour',
       '  alerts  every    30 s: 1 request(s) per run (page 500, grown so one run uses at most 1 request(s) once the total is known), 120 per hour',
       '  devices every    60 s: 2 request(s) per run (active and inactive totals), 120 per hour',
-      '  serve: 480 of 300 requests per hour — does NOT fit; once/Lambda: one run of every source with 3 retries takes up to 151 s (give the Lambda a timeout of at least 161 s)',
-      '  smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=100 POSTURE_ALERTS_INTERVAL_SECONDS=50 POSTURE_DEVICES_INTERVAL_SECONDS=100',
+      '  resolved every  3600 s: 1 request(s) per run (the resolved-alerts pass: /alerts?filter=resolved paged as /alerts, 1 while its total is unknown), 1 per hour',
+      '  serve: 481 of 300 requests per hour — does NOT fit; once/Lambda: one run of every source and the resolved-alerts pass with 3 retries takes up to 212 s (give the Lambda a timeout of at least 222 s)',
+      '  smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=80 POSTURE_ALERTS_INTERVAL_SECONDS=80 POSTURE_DEVICES_INTERVAL_SECONDS=120',
     ]);
   });
 
   it('prints a plan that fits with no suggestion, tenths of a request per hour, and the one-shot cap', () => {
     // Share 10, no tags: /alerts pages allowed 10 − 1 − 2 = 7. Vitals every 70 s: 3600 / 70 = 51.4 per hour;
-    // /alerts and devices every 300 s: 12 and 24; 87.4 of 600. Once: 4 requests, no retries, fit one
-    // window; Retry-After up to 20 s: 20 + 30 = 50 s.
+    // /alerts and devices every 300 s: 12 and 24; the resolved-alerts pass 1; 88.4 of 600. Once: 5 requests
+    // (the pass's included), no retries, fit one window; Retry-After up to 20 s: 20 + 30 = 50 s.
     const c = env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_INTERVAL_SECONDS: '70', POSTURE_MAX_RETRIES: '0', POSTURE_MAX_RETRY_AFTER_SECONDS: '20', POSTURE_CYCLE_TIMEOUT_SECONDS: '45' });
     expect(hourly(c)).toEqual([
       'portal x.example.com (https://x.example.com/public-api/v1, key from value): share 10 requests per 60 s (600 per hour)',
       '  vitals  every    70 s: 1 request(s) per run (whole portal), 51.4 per hour',
       '  alerts  every   300 s: 1 request(s) per run (page 500, grown so one run uses at most 7 request(s) once the total is known), 12 per hour',
       '  devices every   300 s: 2 request(s) per run (active and inactive totals), 24 per hour',
-      '  serve: 87.4 of 600 requests per hour; once/Lambda: one run of every source with 0 retries takes up to 50 s (capped by POSTURE_CYCLE_TIMEOUT_SECONDS at 45 s) (give the Lambda a timeout of at least 60 s)',
+      '  resolved every  3600 s: 1 request(s) per run (the resolved-alerts pass: /alerts?filter=resolved paged as /alerts, 1 while its total is unknown), 1 per hour',
+      '  serve: 88.4 of 600 requests per hour; once/Lambda: one run of every source and the resolved-alerts pass with 0 retries takes up to 50 s (capped by POSTURE_CYCLE_TIMEOUT_SECONDS at 45 s) (give the Lambda a timeout of at least 60 s)',
     ]);
   });
 
   it('prints, for entries of one portal, the other entries and whether they fit together', () => {
-    // Each entry: 1 + 1 + 2 requests every 60 s = 240 per hour, 480 together, of 300. Once: both
-    // entries' 8 requests and 2 × 3 retries, 14 at 5, span three windows: 122 + 60 + 30 = 212 s.
+    // Each entry: 1 + 1 + 2 requests every 60 s = 240 per hour and 1 of its resolved-alerts pass, 482 together,
+    // of 300. Once: both entries' 10 requests (passes included) and 2 × 3 retries, 16 at 5, span four windows:
+    // 183 + 60 + 30 = 273 s.
     const lines = explainPlan(file({ interval_seconds: 60 }));
     expect(lines.filter((l) => l.startsWith('portal') || l.startsWith('  serve:'))).toEqual([
       'portal acme-red (https://acme.example.com/public-api/v1, key from value): share 5 requests per 60 s (300 per hour), shared with acme-blue (the same portal)',
-      '  serve: 240 (480 with acme-blue — together they do NOT fit) of 300 requests per hour; once/Lambda: one run of every source with 3 retries takes up to 212 s (give the Lambda a timeout of at least 222 s)',
+      '  serve: 241 (482 with acme-blue — together they do NOT fit) of 300 requests per hour; once/Lambda: one run of every source and the resolved-alerts pass with 3 retries takes up to 273 s (give the Lambda a timeout of at least 283 s)',
       'portal acme-blue (https://acme.example.com/public-api/v1, key from value): share 5 requests per 60 s (300 per hour), shared with acme-red (the same portal)',
-      '  serve: 240 (480 with acme-red — together they do NOT fit) of 300 requests per hour; once/Lambda: one run of every source with 3 retries takes up to 212 s (give the Lambda a timeout of at least 222 s)',
+      '  serve: 241 (482 with acme-red — together they do NOT fit) of 300 requests per hour; once/Lambda: one run of every source and the resolved-alerts pass with 3 retries takes up to 273 s (give the Lambda a timeout of at least 283 s)',
     ]);
-    // Every 96 s: 150 each, exactly the 300 together.
-    expect(hourly(file({ interval_seconds: 96 }))[4]).toBe(
-      '  serve: 150 (300 with acme-blue) of 300 requests per hour; once/Lambda: one run of every source with 3 retries takes up to 212 s (give the Lambda a timeout of at least 222 s)',
+    // Every 96 s: 150 each and 1 of each pass, 302 together: above the 300.
+    expect(hourly(file({ interval_seconds: 96 }))[5]).toBe(
+      '  serve: 151 (302 with acme-blue — together they do NOT fit) of 300 requests per hour; once/Lambda: one run of every source and the resolved-alerts pass with 3 retries takes up to 273 s (give the Lambda a timeout of at least 283 s)',
     );
-    // Every 100 s: 144 each, 288 together.
-    expect(hourly(file({ interval_seconds: 100 }))[4]).toBe(
-      '  serve: 144 (288 with acme-blue) of 300 requests per hour; once/Lambda: one run of every source with 3 retries takes up to 212 s (give the Lambda a timeout of at least 222 s)',
+    // Every 100 s: 145 each with the pass, 290 together.
+    expect(hourly(file({ interval_seconds: 100 }))[5]).toBe(
+      '  serve: 145 (290 with acme-blue) of 300 requests per hour; once/Lambda: one run of every source and the resolved-alerts pass with 3 retries takes up to 273 s (give the Lambda a timeout of at least 283 s)',
     );
   });
 
   it('lists every other entry of the portal, comma-separated', () => {
     const three = [...two, { portal: 'acme-green', base_url: 'https://acme.example.com/public-api/v1', api_key: 'k-green-0123456789' }];
-    // Each entry: 1 + 1 + 2 requests every 300 s = 48 per hour, 144 for the three.
+    // Each entry: 1 + 1 + 2 requests every 300 s = 48 per hour and 1 of its resolved-alerts pass, 147 for the three.
     const lines = hourly(file({}, three));
     expect(lines[0]).toBe('portal acme-red (https://acme.example.com/public-api/v1, key from value): share 5 requests per 60 s (300 per hour), shared with acme-blue, acme-green (the same portal)');
-    expect(lines[4]).toMatch(/^ {2}serve: 48 \(144 with acme-blue, acme-green\) of 300 requests per hour;/);
+    expect(lines[5]).toMatch(/^ {2}serve: 49 \(147 with acme-blue, acme-green\) of 300 requests per hour;/);
   });
 
   it('prints no suggestion line when even the longest intervals do not fit', () => {
     // 2,000 tags at 1 a window: a Vitals run spans 2,000 windows, longer than any interval.
     const lines = hourly(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_TAGS: Array.from({ length: 2_000 }, (_, i) => `t${i}`).join(',') }));
-    expect(lines).toHaveLength(5);
+    // The portal line, the three sources, the resolved-alerts pass (1 per hour) and the serve line.
+    expect(lines).toHaveLength(6);
     expect(lines[1]).toBe('  vitals  every   300 s: 2001 request(s) per run (whole portal + 2000 tag(s)), 24012 per hour');
-    expect(lines[4]).toMatch(/^ {2}serve: 24048 of 60 requests per hour — does NOT fit; /);
+    expect(lines[5]).toMatch(/^ {2}serve: 24049 of 60 requests per hour — does NOT fit; /);
   });
 
   it('prints the plan minute by minute: each source\'s first run, spread over the shortest interval in priority order where at once would be late, and the busiest 60 s', () => {
-    // Three sources over the shortest interval, 60 s: Vitals at +0 s, devices at +20 s, /alerts at
-    // +40 s. 3 Vitals requests at +0 s and 2 device totals at +20 s: 5 in a minute, the share.
+    // Three sources and the resolved-alerts pass over the shortest interval, 60 s: Vitals at +0 s, devices
+    // at +15 s, /alerts at +30 s, the pass at +45 s. 3 Vitals requests at +0 s and 2 device totals at +15 s:
+    // 5 in a minute, the share.
     const at = (share: number) => env({ POSTURE_REQUESTS_PER_MINUTE: String(share), POSTURE_VITALS_TAGS: 'a,b', POSTURE_VITALS_INTERVAL_SECONDS: '180', POSTURE_ALERTS_INTERVAL_SECONDS: '60', POSTURE_DEVICES_INTERVAL_SECONDS: '60' });
-    expect(explainPlan(at(5))).toContain('  serve minute by minute: first runs at vitals +0 s, devices +20 s, alerts +40 s; busiest 60 s: 5 of 5 requests');
+    expect(explainPlan(at(5))).toContain('  serve minute by minute: first runs at vitals +0 s, devices +15 s, alerts +30 s, resolved +45 s; busiest 60 s: 5 of 5 requests');
     expect(explainPlan(at(4)).find((l) => l.startsWith('  serve minute by minute'))).toBe(
-      '  serve minute by minute: first runs at vitals +0 s, devices +20 s, alerts +40 s; busiest 60 s: 4 of 4 requests — NOT on time: serve would run /alerts late: its run that starts at +220 s could not send all its requests before its deadline +280 s at 4/min',
+      '  serve minute by minute: first runs at vitals +0 s, devices +15 s, alerts +30 s, resolved +45 s; busiest 60 s: 4 of 4 requests — NOT on time: serve would run /alerts late: its run that starts at +150 s could not send all its requests before its deadline +210 s at 4/min',
     );
-    // Where every source can start at once and run on time, it does: two entries every 100 s.
-    expect(explainPlan(file({ interval_seconds: 100 })).filter((l) => l.startsWith('  serve minute by minute'))[0]).toMatch(/^ {2}serve minute by minute: every source at once; busiest 60 s: \d of 5 requests$/);
+    // Where every source can start at once and run on time, it does: two entries every 110 s (every 100 s, their
+    // resolved-alerts passes' requests make a run late, see fit.test.ts).
+    expect(explainPlan(file({ interval_seconds: 110 })).filter((l) => l.startsWith('  serve minute by minute'))[0]).toMatch(/^ {2}serve minute by minute: every source at once; busiest 60 s: \d of 5 requests$/);
   });
 });

@@ -55,15 +55,36 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** The requests of the resolved-alerts pass the portal received. */
+const passRequests = () => sim.requests.filter((r) => r.path === '/alerts' && r.query.filter === 'resolved');
+
 const portalEnv = () => ({ POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_STATE_DIR: join(dir, 'state') });
 
 describe('once with POSTURE_STATE_TABLE', () => {
   it('records its requests in the table, not in the state directory', async () => {
     const ran = await runMain(['once'], { env: { ...portalEnv(), POSTURE_STATE_TABLE: TABLE } });
     expect(ran.code).toBe(0);
-    expect(sim.requests).toHaveLength(4);
+    // The three sources' 4 requests and the resolved-alerts pass's (the table holds no pass of this portal yet).
+    expect(sim.requests).toHaveLength(5);
     const items = await db.items(TABLE, portalIdentity(sim.baseUrl));
-    expect(items.map((i) => i.n)).toEqual([1, 2, 3, 4]);
+    expect(items.map((i) => i.n)).toEqual([1, 2, 3, 4, 5]);
+    expect(existsSync(join(dir, 'state'))).toBe(false);
+  });
+
+  it('remembers the resolved-alerts pass in the table: the next once within its interval skips it', async () => {
+    // A share of 10: both runs' requests fit one window (the table counts the first run's against the second).
+    const env = { ...portalEnv(), POSTURE_STATE_TABLE: TABLE, POSTURE_REQUESTS_PER_MINUTE: '10' };
+    const first = await runMain(['once'], { env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('source="resolved"} 1');
+    const [sent, passed] = [sim.requests.length, passRequests().length];
+    expect(passed).toBeGreaterThan(0);
+    // Another process, nothing in common with the first but the table: the sources' 4 requests, no pass.
+    const second = await runMain(['once'], { env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(sim.requests).toHaveLength(sent + 4);
+    expect(passRequests()).toHaveLength(passed);
+    expect(second.stdout).not.toContain('source="resolved"');
     expect(existsSync(join(dir, 'state'))).toBe(false);
   });
 
@@ -72,7 +93,7 @@ describe('once with POSTURE_STATE_TABLE', () => {
     expect(ran.code).toBe(1);
     expect(sim.requests).toEqual([]);
     const lines = ran.stderr.trimEnd().split('\n');
-    expect(lines.at(-1)).toBe(`posture-exporter: collection failed for: vitals, alerts, devices: ${MISSING}`);
+    expect(lines.at(-1)).toBe(`posture-exporter: collection failed for: vitals, alerts, devices, resolved: ${MISSING}`);
     // One error line for the portal, with the reason `ledger` and the table named; nothing else went wrong.
     const records = lines.slice(0, -1).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(records.filter((r) => r.level === 'error').map((r) => [r.portal, r.reason, r.msg])).toEqual([['127.0.0.1', 'ledger', `collecting failed before any request: ${MISSING}`]]);
@@ -87,15 +108,29 @@ describe('once with POSTURE_STATE_TABLE', () => {
 });
 
 describe('the Lambda handler with POSTURE_STATE_TABLE', () => {
-  const handlerWith = (table: string) =>
-    createHandler({ env: { ...portalEnv(), POSTURE_STATE_TABLE: table, POSTURE_PUSH: 'remote_write', POSTURE_REMOTE_WRITE_URL: `${receiver.url}/api/v1/write` }, write: () => undefined });
+  const handlerWith = (table: string, more: Record<string, string> = {}) =>
+    createHandler({ env: { ...portalEnv(), POSTURE_STATE_TABLE: table, POSTURE_PUSH: 'remote_write', POSTURE_REMOTE_WRITE_URL: `${receiver.url}/api/v1/write`, ...more }, write: () => undefined });
 
   it('records its requests in the table', async () => {
     await handlerWith(TABLE)(scheduledEvent(Date.now()), lambdaContext(120_000, 'req-table-1'));
-    expect(sim.requests).toHaveLength(4);
+    // The sources' 4 and the resolved-alerts pass's (the table holds no pass of this portal yet).
+    expect(sim.requests).toHaveLength(5);
     const items = await db.items(TABLE, portalIdentity(sim.baseUrl));
-    expect(items.filter((i) => i.at! >= sim.requests[0]!.time - 1_000)).toHaveLength(4);
+    expect(items.filter((i) => i.at! >= sim.requests[0]!.time - 1_000)).toHaveLength(5);
     expect(existsSync(join(dir, 'state'))).toBe(false);
+  });
+
+  it('remembers the resolved-alerts pass in the table: a cold container within its interval skips it', async () => {
+    // A share of 10: both invocations' requests fit one window (the table counts the first's against the second).
+    const share = { POSTURE_REQUESTS_PER_MINUTE: '10' };
+    const first = await handlerWith(TABLE, share)(scheduledEvent(Date.now()), lambdaContext(120_000, 'req-table-3'));
+    expect(first.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' });
+    const [sent, passed] = [sim.requests.length, passRequests().length];
+    // A second container (a handler of its own): it shares only the table with the first. The sources' 4 requests, no pass.
+    const second = await handlerWith(TABLE, share)(scheduledEvent(Date.now()), lambdaContext(120_000, 'req-table-4'));
+    expect(second.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
+    expect(sim.requests).toHaveLength(sent + 4);
+    expect(passRequests()).toHaveLength(passed);
   });
 
   it('fails on a table that does not exist, naming it, before any request reaches the portal', async () => {
@@ -104,7 +139,7 @@ describe('the Lambda handler with POSTURE_STATE_TABLE', () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(InvocationFailedError);
-    expect((err as Error).message).toBe(`nothing could be collected (vitals, alerts, devices): ${MISSING}`);
+    expect((err as Error).message).toBe(`nothing could be collected (vitals, alerts, devices, resolved): ${MISSING}`);
     expect(sim.requests).toEqual([]);
   });
 });

@@ -1,0 +1,78 @@
+/**
+ * Paging of an `/alerts` list (the open alerts, the resolved-alerts pass): the page size from the
+ * plan (the last total when known, the pages the share leaves), the pages read back to back, the
+ * total checked across pages, a page cap the portal shows learned, and a one-shot run's deadline
+ * grown to what the pages left need.
+ */
+import { ListMismatchError } from '../errors.js';
+import { alertsLimit, oneShotLeftSeconds } from '../schedule/plan.js';
+import { request, type RunContext } from '../schedule/request.js';
+import { PRIORITY } from '../schedule/scheduler.js';
+import type { RecordSink } from '../upstream/reader.js';
+
+/** One `/alerts` list as a source pages it. */
+export interface AlertsList<T> {
+  /** The `filter` query parameter (spec 4.4). */
+  readonly filter: string;
+  /** The list's total at the last complete run, if known. */
+  readonly lastTotal: number | undefined;
+  /** The pages the share leaves this list in one window (read per page: a 429 cuts the share). */
+  pagesAllowed(): number;
+  /** The sink of the page starting at `offset`. */
+  sink(offset: number): RecordSink<T>;
+  /** The priority of the list's first page (later pages continue at PRIORITY.continuation). */
+  readonly priority: number;
+  /** Takes each page's result. */
+  onPage(result: T): void;
+  /** The size asked for, as it grows (0: everything). */
+  onPageSize(limit: number): void;
+  /** The log line when the plan asks for a larger page than POSTURE_PAGE_SIZE, and fields the cap's line adds. */
+  readonly largerPage: string;
+  readonly capFields?: Record<string, unknown>;
+  /** The messages of a total that changed between pages, and of records that fell short of it. */
+  changed(total: number, then: number): string;
+  truncated(received: number, total: number): string;
+}
+
+/** Reads every page of `list`; the total. Throws ListMismatchError when the pages do not add up to one list. */
+export async function pageAlerts<T>(ctx: RunContext, list: AlertsList<T>): Promise<number> {
+  const { portal, memory, logger } = ctx;
+  let offset = 0;
+  let total: number | undefined;
+  let pages = 0;
+  let pageSize: number | undefined;
+  for (;;) {
+    // Before the first page the last run's total is the best guess of what is left.
+    const remaining = total === undefined ? list.lastTotal : total - offset;
+    const limit = alertsLimit({ pageSize: portal.pageSize, remaining, pagesAllowed: Math.max(1, list.pagesAllowed() - pages), pageCap: memory.pageCap });
+    if (limit !== portal.pageSize && limit !== memory.pageCap) logger.info(list.largerPage, { pageSize: portal.pageSize, limit, offset, total: total ?? list.lastTotal });
+    pageSize = limit === 0 || pageSize === 0 ? 0 : Math.max(pageSize ?? 0, limit);
+    list.onPageSize(pageSize);
+    const at = offset;
+    const res = await request(ctx, () => ({ endpoint: '/alerts', query: { filter: list.filter, offset: at, limit } }), () => list.sink(at), pages === 0 ? list.priority : PRIORITY.continuation);
+    pages++;
+    if (total !== undefined && res.total !== total) throw new ListMismatchError('/alerts', total, res.total, list.changed(total, res.total));
+    total = res.total;
+    list.onPage(res.result);
+    offset += res.received;
+    if (offset >= total) break;
+    if (res.received === 0) break;
+    // A page larger than the cap learned earlier: the portal no longer caps (or caps higher).
+    if (res.received > (memory.pageCap ?? Infinity)) delete memory.pageCap;
+    // Here fewer records came back than the total leaves (else the loop ended), so a page is short
+    // when it is smaller than asked (everything, with a limit of 0); and as a page asked for is never
+    // larger than a cap already learned (alertsLimit), a short page whose limit says what came back is a new cap.
+    if ((limit === 0 || res.received < limit) && res.limit === res.received) {
+      // The portal returns at most this many whatever is asked: page by it, and plan with it from now on.
+      memory.pageCap = res.limit;
+      logger.info('the portal caps /alerts pages: paging by what it returns', { asked: limit, cap: res.limit, total, ...list.capFields });
+    }
+    // A one-shot run may take as long as the remaining pages need.
+    const perPage = memory.pageCap ?? (limit === 0 ? total : limit);
+    const left = Math.ceil((total - offset) / Math.max(1, perPage));
+    const seconds = oneShotLeftSeconds({ requests: left, share: ctx.scheduler.share.effective, maxRetries: ctx.maxRetries, maxRetryAfterSeconds: ctx.scheduler.maxRetryAfterMs / 1000, windowInUse: true });
+    ctx.deadline.extendTo(ctx.clock.monotonic() + seconds * 1000);
+  }
+  if (offset !== total) throw new ListMismatchError('/alerts', total, offset, list.truncated(offset, total));
+  return total;
+}

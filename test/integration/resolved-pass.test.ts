@@ -1,0 +1,141 @@
+// The resolved-alerts pass as the user runs it: `serve` runs it on its own loop and serves its
+// families (checked against a count of the simulated portal's own records, made here); `once` runs
+// it when its interval has passed since the last pass, claimed in the state directory, and gives a
+// failed pass back.
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/core/clock.js';
+import { startServe } from '../../src/runtime/serve.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { parseApiTimestamp } from '../../src/upstream/timestamps.js';
+import { runMain } from '../support/cli.js';
+import { portalWithConfig, serveAfterEach, T0 } from './support.js';
+
+const KEY = 'sim-resolved-pass-key-0123456789';
+const { closing, stopping } = serveAfterEach();
+const DAY = 86_400;
+const MINUTE = 60_000;
+
+/** The value of one series in a Prometheus text exposition, or undefined when absent. */
+function valueIn(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+/** The resolved-alerts requests the portal answered. */
+const passRequests = (sim: Simulator) => sim.requests.filter((q) => q.path === '/alerts' && q.query.filter === 'resolved');
+
+/** Resolved alerts per severity whose resolvedTime is later than `nowSeconds` − 1d, counted from the portal's records. */
+function resolvedInLastDay(sim: Simulator, nowSeconds: number): Record<string, number> {
+  const out: Record<string, number> = { red: 0, amber: 0, green: 0 };
+  let nearEdge = 0;
+  for (const a of sim.data().alerts()) {
+    if (!a.resolved) continue;
+    const at = parseApiTimestamp(a.resolvedTime);
+    if (at === null || at === undefined) continue;
+    if (Math.abs(at - (nowSeconds - DAY)) < 120) nearEdge++;
+    if (at > nowSeconds - DAY) out[a.state.toLowerCase()] = (out[a.state.toLowerCase()] ?? 0) + 1;
+  }
+  // The pass's clock and the request's differ by milliseconds: no record may lie that close to the window's edge.
+  expect(nearEdge).toBe(0);
+  return out;
+}
+
+describe('the resolved-alerts pass in serve', () => {
+  it('runs on its own loop and serves posture_alerts_resolved equal to the portal\'s count, with its self-health series', async () => {
+    const { clock, sim, logger, config } = await portalWithConfig(closing, [KEY], { alerts: 60, moving: false }, { POSTURE_INTERVAL_SECONDS: '60', POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_LISTEN: '127.0.0.1:0' });
+    const serving = stopping(await startServe(config, { clock, logger }));
+    // Its first run is at its phase, in the first minute (every job at once when that is on time).
+    while (passRequests(sim).length === 0 || clock.monotonic() < T0 + MINUTE) await serving.nextCycle();
+    const text = await (await request(`${serving.url}/metrics`)).body.text();
+    const expected = resolvedInLastDay(sim, passRequests(sim)[0]!.time / 1000);
+    expect(Object.values(expected).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    for (const severity of ['red', 'amber', 'green']) {
+      expect(valueIn(text, `posture_alerts_resolved{portal="test",severity="${severity}",window="1d"}`), severity).toBe(expected[severity]);
+    }
+    expect(valueIn(text, 'posture_collection_success{portal="test",source="resolved"}')).toBe(1);
+    expect(valueIn(text, 'posture_collection_duration_seconds{portal="test",source="resolved"}')).toBeGreaterThanOrEqual(0);
+    // The acknowledgement families join the open alerts served beside the pass.
+    expect(text).toContain('posture_alerts_time_to_acknowledge_seconds_count{portal="test",severity="red",window="30d"}');
+    // Hourly: no second pass within the first ten minutes.
+    while (clock.monotonic() < T0 + 10 * MINUTE) await serving.nextCycle();
+    expect(passRequests(sim)).toHaveLength(1);
+  });
+});
+
+describe('the resolved-alerts pass in once', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'posture-passes-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('runs on the first once, skips it within its interval (no families on stdout), and runs it again once the interval has passed', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const sim = closing(await startSimulator({ clock, keys: [{ key: KEY }], moving: false, alerts: 40 }));
+    const once = () => runMain(['once'], { env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'test', POSTURE_STATE_DIR: join(dir, 'state') }, clock });
+
+    const first = await once();
+    expect(first.code, first.stderr).toBe(0);
+    expect(passRequests(sim)).toHaveLength(1);
+    expect(first.stdout).toContain('posture_alerts_resolved{portal="test",severity="red",window="1d"}');
+    expect(first.stdout).toContain('posture_collection_success{portal="test",source="resolved"} 1');
+    // Claimed in a file of its own, the entry's first: 0600 in 0700 folders.
+    const passes = join(dir, 'state', 'passes');
+    expect(statSync(passes).mode & 0o777).toBe(0o700);
+    const entries = readdirSync(passes);
+    expect(entries).toHaveLength(1);
+    const entry = join(passes, entries[0]!);
+    expect(statSync(entry).mode & 0o777).toBe(0o700);
+    expect(readdirSync(entry)).toEqual(['p000000000001']);
+    expect(statSync(join(entry, 'p000000000001')).mode & 0o777).toBe(0o600);
+
+    // Ten minutes later, within the default 3600 s: the sources run, the pass does not.
+    clock.advance(10 * MINUTE);
+    const second = await once();
+    expect(second.code, second.stderr).toBe(0);
+    expect(passRequests(sim)).toHaveLength(1);
+    expect(second.stdout).toContain('posture_collection_success{portal="test",source="alerts"} 1');
+    expect(second.stdout).not.toContain('posture_alerts_resolved');
+    expect(second.stdout).not.toContain('source="resolved"');
+
+    // An hour after the first: it runs again.
+    clock.advance(51 * MINUTE);
+    const third = await once();
+    expect(third.code, third.stderr).toBe(0);
+    expect(passRequests(sim)).toHaveLength(2);
+    expect(third.stdout).toContain('posture_alerts_resolved{portal="test",severity="red",window="1d"}');
+    expect(readdirSync(entry)).toEqual(['p000000000001', 'p000000000002']);
+  });
+
+  it('gives a failed pass back: the next once tries again', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const sim = closing(await startSimulator({ clock, keys: [{ key: KEY }], moving: false, alerts: 40 }));
+    const once = () => runMain(['once'], { env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'test', POSTURE_STATE_DIR: join(dir, 'state'), POSTURE_MAX_RETRIES: '0' }, clock });
+    // The portal refuses both reads of /alerts of the first run: the open alerts' page and the pass's.
+    sim.addFault({ path: '/alerts', times: 2, fault: { kind: 'status', status: 400 } });
+    const first = await once();
+    expect(first.code).toBe(1);
+    expect(first.stdout).toContain('posture_collection_success{portal="test",source="resolved"} 0');
+    // A minute later, well within the interval: the failed pass was given back, so it runs.
+    clock.advance(MINUTE);
+    const second = await once();
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain('posture_collection_success{portal="test",source="resolved"} 1');
+    expect(passRequests(sim).map((r) => r.status)).toEqual([400, 200]);
+  });
+
+  it('runs the pass on every once when there is no state directory to remember it in', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const sim = closing(await startSimulator({ clock, keys: [{ key: KEY }], moving: false, alerts: 40 }));
+    // A path under a file cannot be created: the directory is not writable.
+    const once = () => runMain(['once'], { env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_STATE_DIR: join('/dev/null', 'state') }, clock });
+    expect((await once()).code).toBe(0);
+    clock.advance(MINUTE);
+    expect((await once()).code).toBe(0);
+    expect(passRequests(sim)).toHaveLength(2);
+  });
+});
