@@ -9,6 +9,11 @@
 // alike is one series, its counts added up), one series per label set. The cases mix in what the
 // spec allows and is easy to get wrong: unset creation times (the minimum date), products and
 // Vitals keys that differ only in lone surrogates, blank products.
+// The portal answers /alerts by its filter (spec: `filter=resolved` returns resolved alerts): the
+// open list to the open alerts, a list of resolved alerts of its own to the resolved-alerts pass,
+// which every run here makes (each has a state directory of its own, so none has a record of one).
+// Their resolution times lie 0 to 40 days before the case was made, never within 10 minutes of a
+// whole day before it (so of a window's edge, however long the run takes up to then); a few are unset.
 // Seeded: FUZZ_SEED replays a run; a failure names the seed of its case. FUZZ_CASES sets the count.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,8 +33,13 @@ const encoder = new TextEncoder();
 type Vitals = { key: string; name: string; vitalsEnabled: true; funnel: number[] } | { key: string; name: string; vitalsEnabled: false; activeAgents: number };
 const FUNNEL = ['agentDeployedPossibleCompliant', 'agentDeployedCompliant', 'agentFunctioningPossibleCompliant', 'agentFunctioningCompliant', 'configurationPossibleCompliant', 'configurationCompliant'] as const;
 
+/** A record of `/alerts?filter=resolved`: an alert with its acknowledgement and resolution times (spec 2.6). */
+type ResolvedAlert = Alert & { acknowledgedTime: string; resolvedTime: string };
+
 interface Case {
   alerts: Alert[];
+  /** What `/alerts?filter=resolved` lists. */
+  resolved: ResolvedAlert[];
   vitals: Vitals[];
   devices: { active: number; inactive: number };
 }
@@ -45,10 +55,14 @@ function timestamp(rng: Rng, year: number): string {
 /** The unset timestamp (spec 2.2) as the portal writes it, and as a lenient reader must also take it. */
 const UNSET = ['0001-01-01T00:00:00.0000000', '0001-01-01T00:00:00', '0001-01-01T00:00:00.000Z'];
 
+/** The API timestamp (UTC, no zone) of `ms`, a whole second, with a zero fraction or none. */
+const apiTime = (rng: Rng, ms: number) => new Date(ms).toISOString().slice(0, 19) + rng.pick(['', '.0', '.000', '.0000000']);
+
 /** Text that differs from `base` only in a lone surrogate: written alike in UTF-8. */
 const twin = (rng: Rng, base: string) => base + rng.pick(['\ud800', '\ud801', '\udbff', '\udc00', '\udfff']);
 
-function makeCase(rng: Rng): Case {
+/** `at`: when the case is made (a whole second); the resolved alerts' times are placed before it. */
+function makeCase(rng: Rng, at: number): Case {
   const products = Array.from({ length: rng.int(1, 8) }, () => text(rng, 16) + (rng.chance(0.5) ? `, ${text(rng, 6)}` : ''));
   if (rng.chance(0.6)) {
     const base = text(rng, 8);
@@ -85,12 +99,31 @@ function makeCase(rng: Rng): Case {
     }
     return { key, name, vitalsEnabled: true, funnel };
   });
-  return { alerts, vitals, devices: { active: rng.int(0, 1_000_000), inactive: rng.int(0, 1_000_000) } };
+  const devices = { active: rng.int(0, 1_000_000), inactive: rng.int(0, 1_000_000) };
+  const resolved = Array.from({ length: rng.int(0, 120) }, (): ResolvedAlert => {
+    // Whole days back and at least 10 minutes more, or less: every window (1d, 7d, 30d) is whole days.
+    const resolvedAt = at - (rng.int(0, 39) * 86_400 + rng.int(600, 86_400 - 600)) * 1000;
+    const created = resolvedAt - rng.int(0, 20 * 86_400) * 1000;
+    return {
+      state: rng.chance(0.8) ? messy(rng, rng.pick(['red', 'amber', 'green'])) : text(rng, 6),
+      product: rng.pick(products),
+      status: rng.chance(0.8) ? messy(rng, rng.pick(['incident', 'warning', 'info'])) : text(rng, 6),
+      ownerName: rng.chance(0.5) ? '' : text(rng, 10) || 'x',
+      timestamp: rng.chance(0.1) ? rng.pick(UNSET) : apiTime(rng, created),
+      resolved: true,
+      acknowledged: rng.chance(0.5),
+      inactiveUntil: rng.pick(['0001-01-01T00:00:00.0000000', timestamp(rng, 2001)]),
+      acknowledgedTime: rng.chance(0.5) ? apiTime(rng, created + rng.int(0, (resolvedAt - created) / 1000) * 1000) : rng.pick(UNSET),
+      // Resolved, yet with the minimum date: an invalid record (counted, skipped).
+      resolvedTime: rng.chance(0.1) ? rng.pick(UNSET) : apiTime(rng, resolvedAt),
+    };
+  });
+  return { alerts, resolved, vitals, devices };
 }
 
 // ------------------------------------------------------------------ bodies, written at random
 
-function alertText(rng: Rng, a: Alert, id: number): string {
+function alertText(rng: Rng, a: Alert | ResolvedAlert, id: number): string {
   const members: Array<readonly [string, string]> = [
     ['state', str(rng, a.state)],
     ['product', str(rng, a.product)],
@@ -103,6 +136,7 @@ function alertText(rng: Rng, a: Alert, id: number): string {
     ['id', int(rng, id)],
     ['issue', str(rng, text(rng, 40))],
   ];
+  if ('resolvedTime' in a) members.push(['acknowledgedTime', str(rng, a.acknowledgedTime)], ['resolvedTime', str(rng, a.resolvedTime)]);
   return object(rng, withUnknown(rng, members, members.map(([k]) => k)));
 }
 
@@ -122,8 +156,9 @@ function bodyFor(rng: Rng, c: Case, path: string, q: URLSearchParams): string {
   if (path === '/alerts') {
     const offset = Number(q.get('offset') ?? 0);
     const limit = Number(q.get('limit') ?? 0);
-    const page = c.alerts.slice(offset, limit > 0 ? offset + limit : undefined);
-    return envelope(rng, page.map((a, k) => alertText(rng, a, offset + k)), { offset, limit, total: c.alerts.length });
+    const list = q.get('filter') === 'resolved' ? c.resolved : c.alerts;
+    const page = list.slice(offset, limit > 0 ? offset + limit : undefined);
+    return envelope(rng, page.map((a, k) => alertText(rng, a, offset + k)), { offset, limit, total: list.length });
   }
   if (path === '/vitals') return envelope(rng, c.vitals.map((v) => vitalsText(rng, v)), { offset: 0, limit: 0, total: c.vitals.length });
   if (path === '/devices') {
@@ -142,7 +177,7 @@ interface Served {
 }
 
 let server: Server;
-let current: { c: Case; seed: number; served: Served[] } | undefined;
+let current: { c: Case; at: number; seed: number; served: Served[] } | undefined;
 
 function hash(s: string): number {
   let h = 2166136261;
@@ -205,11 +240,13 @@ const DATA_FAMILIES = [
   'posture_alerts_open_older_than',
   'posture_alerts_over_sla',
   'posture_alerts_oldest_unacknowledged_timestamp_seconds',
+  'posture_alerts_resolved',
   ...VITALS_FAMILIES,
   'posture_devices',
 ];
 
-function expected(served: readonly Served[]): Map<string, Family> {
+/** `at`: when the case was made; the resolved-alerts pass ran after it, within far less than 10 minutes. */
+function expected(served: readonly Served[], at: number): Map<string, Family> {
   // Every data family is checked, also when it should have no series at all.
   const out = new Map<string, Family>(DATA_FAMILIES.map((name) => [name, new Map()]));
   const set = (name: string, labels: Record<string, string>, v: number) => {
@@ -221,8 +258,9 @@ function expected(served: readonly Served[]): Map<string, Family> {
   const last = (path: string, filter?: string) => served.filter((s) => s.path === path && (filter === undefined || s.query.includes(`filter=${filter}`))).at(-1)!;
   const parse = (s: Served) => JSON.parse(s.body) as { total: number; data: Array<Record<string, unknown>> };
 
-  // /alerts: every page served, in offset order.
-  const pages = served.filter((s) => s.path === '/alerts').map(parse);
+  const isResolvedList = (s: Served) => new URLSearchParams(s.query).get('filter') === 'resolved';
+  // /alerts: every page of the open list served, in offset order.
+  const pages = served.filter((s) => s.path === '/alerts' && !isResolvedList(s)).map(parse);
   const alerts = pages.flatMap((p) => p.data as unknown as Alert[]).filter((a) => !a.resolved);
   const counts = { open: {} as Record<string, number>, unacknowledged: {} as Record<string, number>, unassigned: {} as Record<string, number>, snoozed: {} as Record<string, number> };
   const oldest: Record<string, number> = {};
@@ -264,6 +302,23 @@ function expected(served: readonly Served[]): Map<string, Family> {
   }
   for (const [sev, n] of Object.entries(overSla)) set('posture_alerts_over_sla', { severity: sev }, n);
 
+  // /alerts?filter=resolved: resolved alerts by their resolvedTime, later than the pass less each window
+  // (docs/metrics.md); red, amber and green always, unknown when it has one; an unset resolvedTime is invalid.
+  const windows = [['1d', 86_400], ['7d', 7 * 86_400], ['30d', 30 * 86_400]] as const;
+  const resolvedIn: Record<string, number[]> = { red: [0, 0, 0], amber: [0, 0, 0], green: [0, 0, 0] };
+  let unsetResolution = 0;
+  for (const a of served.filter((s) => s.path === '/alerts' && isResolvedList(s)).flatMap((s) => parse(s).data as unknown as ResolvedAlert[])) {
+    const t = seconds(a.resolvedTime);
+    if (t === null) {
+      unsetResolution++;
+      continue;
+    }
+    windows.forEach(([, w], i) => {
+      if (t > at / 1000 - w) (resolvedIn[severity(a.state)] ??= [0, 0, 0])[i]!++;
+    });
+  }
+  for (const [sev, n] of Object.entries(resolvedIn)) windows.forEach(([window], i) => set('posture_alerts_resolved', { severity: sev, window }, n[i]!));
+
   // Vitals records by their key as written: keys written alike are one integration, counted together.
   type Record_ = Record<string, number> & { key: string; name: string; vitalsEnabled: boolean };
   const byKey = new Map<string, Record_[]>();
@@ -287,9 +342,9 @@ function expected(served: readonly Served[]): Map<string, Family> {
   }
   set('posture_devices', { activity: 'active' }, parse(last('/devices', 'active')).total);
   set('posture_devices', { activity: 'inactive' }, parse(last('/devices', 'inactive')).total);
-  for (const source of ['vitals', 'alerts', 'devices']) {
+  for (const source of ['vitals', 'alerts', 'devices', 'resolved']) {
     set('posture_collection_success', { source }, 1);
-    set('posture_collection_invalid_records', { source }, 0);
+    set('posture_collection_invalid_records', { source }, source === 'resolved' ? unsetResolution : 0);
   }
   return out;
 }
@@ -300,7 +355,8 @@ describe('once --format json against random bodies in random chunks', () => {
   it(`exports exactly what JSON.parse of the bodies gives (${CASES} seeded cases)`, async () => {
     for (let k = 0; k < CASES; k++) {
       const seed = BASE_SEED + k;
-      current = { c: makeCase(new Rng(seed)), seed, served: [] };
+      const at = Math.floor(Date.now() / 1000) * 1000;
+      current = { c: makeCase(new Rng(seed), at), at, seed, served: [] };
       const port = (server.address() as AddressInfo).port;
       const r = await runBuiltCli(['once', '--format', 'json'], {
         POSTURE_BASE_URL: `http://127.0.0.1:${port}/public-api/v1`,
@@ -310,7 +366,7 @@ describe('once --format json against random bodies in random chunks', () => {
       });
       const replay = `FUZZ_SEED=${seed} FUZZ_CASES=1 npx vitest run test/fuzz/differential.e2e.test.ts`;
       expect(r.code, `${replay}\n${r.stderr.slice(0, 2000)}`).toBe(0);
-      const want = expected(current.served);
+      const want = expected(current.served, current.at);
       const got = new Map<string, Family>();
       for (const s of (JSON.parse(r.stdout) as { samples: Array<{ name: string; labels: Record<string, string>; value: number }> }).samples) {
         if (!want.has(s.name)) continue;

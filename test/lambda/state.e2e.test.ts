@@ -49,17 +49,25 @@ describe('the Lambda and its state directory', () => {
   it('a restarted runtime on the same /tmp waits for the previous one\'s requests to leave the window', async () => {
     const env = { POSTURE_STATE_DIR: join(dir, 'posture-exporter') };
     await invokeFresh(env, 'req-1');
+    const first = sim.requests.length;
     await invokeFresh(env, 'req-2');
+    const asked = sim.requests.map((q) => `${q.path}?${q.query.filter ?? ''}`);
+    // The first container has no record of a resolved-alerts pass and makes it (its 4 sources and the pass: 5,
+    // the whole share); the restarted one finds the pass recorded in the same directory, within its hour,
+    // and sends only its 4 sources, all of them after the first container's 5 leave the window.
+    expect(asked.slice(0, first).sort()).toEqual(['/alerts?allunresolved', '/alerts?resolved', '/devices?active', '/devices?inactive', '/vitals?']);
+    expect(asked.slice(first).sort()).toEqual(['/alerts?allunresolved', '/devices?active', '/devices?inactive', '/vitals?']);
     const times = sim.requests.map((q) => q.time);
-    expect(times).toHaveLength(8);
     expect(maxInAnyWindow(times)).toBe(5);
+    expect(times[first]! - times[0]!).toBeGreaterThanOrEqual(60_000);
     expect(sim.requests.every((q) => q.status === 200)).toBe(true);
     expect(readdirSync(join(dir, 'posture-exporter', 'sends'))).toHaveLength(1);
   });
 
   it('without POSTURE_STATE_DIR records nothing, and warns about nothing', async () => {
     const lines = await invokeFresh({ HOME: join(dir, 'home') }, 'req-1');
-    expect(sim.requests).toHaveLength(4);
+    // The 4 requests of its sources and 1 of the resolved-alerts pass: with nothing recorded, every container is a first run.
+    expect(sim.requests).toHaveLength(5);
     expect(existsSync(join(dir, 'home'))).toBe(false);
     expect(lines.join('\n')).not.toContain('POSTURE_STATE_DIR');
   });
