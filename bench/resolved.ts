@@ -54,6 +54,8 @@ try {
   console.log(`resolved alerts served: ${total} (${WANTED} wanted)`);
   console.log(`resolved in 30d, counted here: ${JSON.stringify(want)}; by the pass: ${JSON.stringify(got?.resolved30d)}; requests: ${JSON.stringify(got?.requests)}`);
   console.log(`peak RSS ${peakMb.toFixed(1)} MB (target ≤ ${PEAK_RSS_MB} MB), CPU ${cpuS.toFixed(2)} s, exit ${run.code}`);
+  // The pass's cost per thousand resolved alerts: the whole process's CPU (its start included) over the list read.
+  console.log(`CPU per thousand resolved alerts: ${((cpuS * 1e6) / total).toFixed(2)} ms`);
   const ok = run.code === 0 && exact && peakMb <= PEAK_RSS_MB && total >= WANTED;
   if (!ok) {
     process.stderr.write(run.stderr.slice(-2000));

@@ -286,7 +286,9 @@ const RUN: Readonly<Record<string, RunSpec>> = {
   'posture-exporter check-config --config fleet.yaml --shard 1 --total-shards 3': {
     code: 0,
     setup: fleetRunning,
-    check: (r) => expect(r.stdout).toMatch(/^shard 1 of 3 owns \d of 9 portal\(s\): portal-0000\d/m),
+    // Which portals a shard owns follows a hash of each portal's URL, whose port is random here: shard 1
+    // owns none of the nine in (2/3)^9 = 2.6 % of runs, and then the line has no list.
+    check: (r) => expect(r.stdout).toMatch(/^shard 1 of 3 owns (?:0 of 9 portal\(s\)$|[1-9] of 9 portal\(s\): portal-0000\d)/m),
   },
   'posture-exporter once --config fleet.yaml --shard 0 --total-shards 3': { code: 0, check: shardOnce },
   'posture-exporter once --config fleet.yaml --shard 1 --total-shards 3': { code: 0, check: shardOnce },

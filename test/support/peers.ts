@@ -136,8 +136,8 @@ export function startPrometheus(opts: { config: string; extraArgs?: string[]; ru
   });
 }
 
-/** Starts Debian's Prometheus Pushgateway (no persistence); `webConfig` is written to a `--web.config.file` (basic auth, TLS). */
-export function startPushgateway(opts: { webConfig?: string } = {}): Promise<Peer> {
+/** Starts Debian's Prometheus Pushgateway (no persistence); `webConfig` is written to a `--web.config.file` (basic auth, TLS); `extraArgs` are appended. */
+export function startPushgateway(opts: { webConfig?: string; extraArgs?: string[] } = {}): Promise<Peer> {
   const dir = mkdtempSync(join(tmpdir(), 'peer-pushgateway-'));
   if (opts.webConfig !== undefined) writeFileSync(join(dir, 'web.yml'), opts.webConfig);
   return startPeer({
@@ -152,6 +152,7 @@ export function startPushgateway(opts: { webConfig?: string } = {}): Promise<Pee
       `--web.listen-address=127.0.0.1:${port}`,
       '--persistence.file=',
       ...(opts.webConfig === undefined ? [] : [`--web.config.file=${join(dir, 'web.yml')}`]),
+      ...(opts.extraArgs ?? []),
     ],
   });
 }
