@@ -6,7 +6,8 @@
  * system) gives one warning, naming the setting and what is lost, and the process goes on from
  * memory; a later failed write (a full disk) does the same, once.
  */
-import { chmodSync, closeSync, constants, lstatSync, mkdirSync, openSync, statSync, unlinkSync, type Stats } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, constants, lstatSync, mkdirSync, openSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../core/log.js';
 import { ConfigError, LedgerError } from '../errors.js';
@@ -123,6 +124,30 @@ export class StateDir {
 }
 
 /** The system's code of an error (EACCES), else its message. */
+/**
+ * Writes `text` to a new temporary file of `folder` (`.t-<pid>-<hex>`, 0600, created exclusively and
+ * never through a symlink), for a claim to link(2) under its name; returns its path.
+ */
+export function writeTempFile(folder: string, text: string): string {
+  const path = join(folder, `.t-${process.pid}-${randomBytes(6).toString('hex')}`);
+  const fd = openSync(path, NEW_FILE, 0o600);
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+  return path;
+}
+
+/** Removes a file of ours by name. Never throws. */
+export function removeFile(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Removed by another process already.
+  }
+}
+
 export function codeOf(err: unknown): string {
   return (err as NodeJS.ErrnoException | undefined)?.code ?? (err instanceof Error ? err.message : String(err));
 }

@@ -16,12 +16,11 @@
  * deleted. A record that cannot be read counts as none (warned once); a folder that cannot be
  * written is warned about once, and the process then remembers its passes in its own memory.
  */
-import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../core/log.js';
 import { NOT_DUE, passDue, PassMemory, type PassClaim, type PassLedger } from '../schedule/passes.js';
-import { codeOf, NEW_FILE, READ_FILE, type StateDir } from './dir.js';
+import { codeOf, READ_FILE, removeFile, writeTempFile, type StateDir } from './dir.js';
 import type { HostClock } from './host-clock.js';
 import { folderOf } from './portal-folder.js';
 
@@ -164,23 +163,11 @@ export class PassFiles implements PassLedger {
     }
   }
 
-  /** Writes `file` to a new temporary file of `folder`; returns its path. */
-  private writeTemp(folder: string, file: PassFile): string {
-    const path = join(folder, `.t-${process.pid}-${randomBytes(6).toString('hex')}`);
-    const fd = openSync(path, NEW_FILE, 0o600);
-    try {
-      writeSync(fd, JSON.stringify(file));
-    } finally {
-      closeSync(fd);
-    }
-    return path;
-  }
-
   /** Claims `name` with `file`; false when another process claimed it first. */
   private link(folder: string, file: PassFile, name: string): boolean {
     let temp: string;
     try {
-      temp = this.writeTemp(folder, file);
+      temp = writeTempFile(folder, JSON.stringify(file));
     } catch (err) {
       throw new Unusable(codeOf(err));
     }
@@ -191,14 +178,14 @@ export class PassFiles implements PassLedger {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
       throw new Unusable(codeOf(err));
     } finally {
-      remove(temp);
+      removeFile(temp);
     }
   }
 
   /** Gives a failed pass back: its file is replaced by one marked released. Never throws. */
   private release(folder: string, name: string, file: PassFile): void {
     try {
-      const temp = this.writeTemp(folder, { ...file, released: true });
+      const temp = writeTempFile(folder, JSON.stringify({ ...file, released: true }));
       // Replaces our own file (a symlink planted at its name is replaced, never followed).
       renameSync(temp, name);
     } catch (err) {
@@ -216,10 +203,10 @@ export class PassFiles implements PassLedger {
     }
     for (const name of names) {
       const m = CLAIM.exec(name);
-      if (m && Number(m[1]) <= newest - KEEP) remove(join(folder, name));
+      if (m && Number(m[1]) <= newest - KEEP) removeFile(join(folder, name));
       else if (TEMP.test(name)) {
         try {
-          if (wall - lstatSync(join(folder, name)).mtimeMs > STALE_TEMP_MS) remove(join(folder, name));
+          if (wall - lstatSync(join(folder, name)).mtimeMs > STALE_TEMP_MS) removeFile(join(folder, name));
         } catch {
           // Linked and removed by its writer meanwhile.
         }
@@ -239,14 +226,5 @@ export class PassFiles implements PassLedger {
     if (!this.ignored) this.options.logger.warn(`a record of the last resolved-alerts pass in the state directory is ignored (${path}: ${why}): delete it`, { setting: 'POSTURE_STATE_DIR', path, error: why });
     this.ignored = true;
     return undefined;
-  }
-}
-
-/** Removes a file of ours by name. Never throws. */
-function remove(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // Removed by another process already.
   }
 }

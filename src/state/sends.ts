@@ -19,14 +19,14 @@
  * directory.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../core/log.js';
 import { LedgerError } from '../errors.js';
 import { nextStart, type ClaimResult, type SendLedger } from '../schedule/ledger.js';
 import { WINDOW_MS } from '../schedule/scheduler.js';
 import { WINDOW_MARGIN_MS } from '../schedule/window.js';
-import { codeOf, NEW_FILE, READ_FILE, type StateDir } from './dir.js';
+import { codeOf, READ_FILE, removeFile, writeTempFile, type StateDir } from './dir.js';
 import type { HostClock } from './host-clock.js';
 import { folderOf } from './portal-folder.js';
 
@@ -165,14 +165,7 @@ export class SendFiles {
 
   /** @internal Writes `file` to a new temporary file of `folder`; returns its path. */
   writeTemp(folder: string, file: SlotFile): string {
-    const path = join(folder, `.t-${process.pid}-${randomBytes(6).toString('hex')}`);
-    const fd = openSync(path, NEW_FILE, 0o600);
-    try {
-      writeSync(fd, JSON.stringify(file));
-    } finally {
-      closeSync(fd);
-    }
-    return path;
+    return writeTempFile(folder, JSON.stringify(file));
   }
 
   /** @internal The effective start of a record on this host's monotonic clock now (`mono`, `wall` read together). */
@@ -186,11 +179,7 @@ export class SendFiles {
 
   /** @internal Removes a file of ours by name. Never throws. */
   remove(path: string): void {
-    try {
-      unlinkSync(path);
-    } catch {
-      // Removed by another process already.
-    }
+    removeFile(path);
   }
 
   /** @internal Removes temporary files older than STALE_TEMP_MS (a writer killed before its link). */
