@@ -27,7 +27,7 @@ function unsafe(st: Stats): string | undefined {
 }
 
 /** Flags of a new file of the exporter's: created here, never through a symlink, never an existing one. */
-export const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 /** Flags of a file read: never through a symlink. */
 export const READ_FILE = constants.O_RDONLY | constants.O_NOFOLLOW;
 
