@@ -7,7 +7,7 @@
  * memory; a later failed write (a full disk) does the same, once.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, constants, lstatSync, mkdirSync, openSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../core/log.js';
 import { ConfigError, LedgerError } from '../errors.js';
@@ -29,7 +29,7 @@ function unsafe(st: Stats): string | undefined {
 /** Flags of a new file of the exporter's: created here, never through a symlink, never an existing one. */
 const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 /** Flags of a file read: never through a symlink. */
-export const READ_FILE = constants.O_RDONLY | constants.O_NOFOLLOW;
+const READ_FILE = constants.O_RDONLY | constants.O_NOFOLLOW;
 
 /** A state directory: `writable` until a write has failed (then everything stays in memory). */
 export class StateDir {
@@ -137,6 +137,33 @@ export function writeTempFile(folder: string, text: string): string {
     closeSync(fd);
   }
   return path;
+}
+
+/**
+ * A JSON file of ours, opened without following a symlink: undefined when there is none, else its
+ * value or why it holds none (a symlink, not a file, not JSON, the open's error code). A read
+ * that fails once the file is open throws.
+ */
+export function readJsonFile(path: string): { value: unknown } | { problem: string } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, READ_FILE);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    return { problem: codeOf(err) === 'ELOOP' ? 'a symlink' : codeOf(err) };
+  }
+  let text: string;
+  try {
+    if (!fstatSync(fd).isFile()) return { problem: 'not a file' };
+    text = readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return { problem: 'not JSON' };
+  }
 }
 
 /** Removes a file of ours by name. Never throws. */

@@ -17,6 +17,24 @@ export interface HostClock {
   wall(): number;
 }
 
+/** Where and when a record was written: its host and boot, and both clocks then. */
+export interface Stamped {
+  readonly host: string;
+  readonly boot: string;
+  readonly mono: number;
+  readonly wall: number;
+}
+
+/**
+ * When `record` was written, on `clock`'s monotonic clock now (`mono` and `wall` read together):
+ * its own monotonic time when this boot wrote it; else (another boot or host, or a monotonic time
+ * this boot has not reached, which only a faked clock writes) its wall time, a future one counting as now.
+ */
+export function startOnMonotonic(record: Stamped, clock: HostClock, mono: number, wall: number): number {
+  if (record.host === clock.host && record.boot === clock.boot && record.mono <= mono) return record.mono;
+  return mono - Math.max(0, wall - record.wall);
+}
+
 /** This boot's id (Linux); elsewhere one that never matches another process's, so every record compares on wall time. */
 function bootId(): string {
   try {

@@ -16,12 +16,12 @@
  * deleted. A record that cannot be read counts as none (warned once); a folder that cannot be
  * written is warned about once, and the process then remembers its passes in its own memory.
  */
-import { closeSync, fstatSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { linkSync, lstatSync, readdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../core/log.js';
 import { NOT_DUE, passDue, PassMemory, type PassClaim, type PassLedger } from '../schedule/passes.js';
-import { codeOf, READ_FILE, removeFile, writeTempFile, type StateDir } from './dir.js';
-import type { HostClock } from './host-clock.js';
+import { codeOf, readJsonFile, removeFile, writeTempFile, type StateDir } from './dir.js';
+import { startOnMonotonic, type HostClock } from './host-clock.js';
 import { folderOf } from './portal-folder.js';
 
 /** Claims kept behind the newest: the last pass that counts is among them unless every later one was due too. */
@@ -138,30 +138,21 @@ export class PassFiles implements PassLedger {
 
   /** How long ago a pass started: on this boot's monotonic clock, else by wall time (a future one counting as now). */
   private elapsed(file: PassFile, mono: number, wall: number): number {
-    const { host, boot } = this.options.clock;
-    // A monotonic time this boot has not reached (only a faked clock writes one) falls back to wall time too.
-    if (file.host === host && file.boot === boot && file.mono <= mono) return mono - file.mono;
-    return Math.max(0, wall - file.wall);
+    return mono - startOnMonotonic(file, this.options.clock, mono, wall);
   }
 
   private read(path: string, identity: string, entry: string): PassFile | undefined {
-    let fd: number;
+    let read: ReturnType<typeof readJsonFile>;
     try {
-      fd = openSync(path, READ_FILE);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.ignore(path, codeOf(err) === 'ELOOP' ? 'a symlink' : codeOf(err));
-      return undefined;
-    }
-    try {
-      if (!fstatSync(fd).isFile()) return this.ignore(path, 'not a file');
-      const value: unknown = JSON.parse(readFileSync(fd, 'utf8'));
-      return isPassFile(value, identity, entry) ? value : this.ignore(path, 'not a record of this portal\'s pass');
+      read = readJsonFile(path);
     } catch {
       return this.ignore(path, 'not JSON');
-    } finally {
-      closeSync(fd);
     }
+    if (read === undefined) return undefined;
+    if ('problem' in read) return this.ignore(path, read.problem);
+    return isPassFile(read.value, identity, entry) ? read.value : this.ignore(path, 'not a record of this portal\'s pass');
   }
+
 
   /** Claims `name` with `file`; false when another process claimed it first. */
   private link(folder: string, file: PassFile, name: string): boolean {

@@ -19,15 +19,15 @@
  * directory.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync } from 'node:fs';
+import { linkSync, lstatSync, readdirSync, renameSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../core/log.js';
 import { LedgerError } from '../errors.js';
 import { nextStart, type ClaimResult, type SendLedger } from '../schedule/ledger.js';
 import { WINDOW_MS } from '../schedule/scheduler.js';
 import { WINDOW_MARGIN_MS } from '../schedule/window.js';
-import { codeOf, READ_FILE, removeFile, writeTempFile, type StateDir } from './dir.js';
-import type { HostClock } from './host-clock.js';
+import { codeOf, readJsonFile, removeFile, writeTempFile, type StateDir } from './dir.js';
+import { startOnMonotonic, type HostClock } from './host-clock.js';
 import { folderOf } from './portal-folder.js';
 
 /** A portal whose newest request is older than this is removed from the directory. */
@@ -134,30 +134,13 @@ export class SendFiles {
   /** @internal Reads one slot's record; undefined when gone or not a record of `identity` (warned once). */
   read(folder: string, n: number, identity: string | undefined): SlotFile | undefined {
     const path = join(folder, slotName(n));
-    let fd: number;
-    try {
-      fd = openSync(path, READ_FILE);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(path, codeOf(err) === 'ELOOP' ? 'a symlink' : codeOf(err));
+    const read = readJsonFile(path);
+    if (read === undefined) return undefined;
+    if ('problem' in read) {
+      this.warn(path, read.problem);
       return undefined;
     }
-    let text: string;
-    try {
-      if (!fstatSync(fd).isFile()) {
-        this.warn(path, 'not a file');
-        return undefined;
-      }
-      text = readFileSync(fd, 'utf8');
-    } finally {
-      closeSync(fd);
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      this.warn(path, 'not JSON');
-      return undefined;
-    }
+    const value = read.value;
     if (identity === undefined ? value !== null && typeof value === 'object' && (value as Partial<SlotFile>).version === 2 : isSlotFile(value, identity)) return value as SlotFile;
     this.warn(path, 'not a record of requests to this portal');
     return undefined;
@@ -170,11 +153,7 @@ export class SendFiles {
 
   /** @internal The effective start of a record on this host's monotonic clock now (`mono`, `wall` read together). */
   startOf(file: SlotFile, mono: number, wall: number): number {
-    const { host, boot } = this.options.clock;
-    if (file.host === host && file.boot === boot && file.mono <= mono) return file.mono;
-    // Another boot or host (or a monotonic time this boot has not reached, which only a faked clock
-    // writes): its wall time, a future one counting as now.
-    return mono - Math.max(0, wall - file.wall);
+    return startOnMonotonic(file, this.options.clock, mono, wall);
   }
 
   /** @internal Removes a file of ours by name. Never throws. */
