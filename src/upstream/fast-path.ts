@@ -11,7 +11,7 @@ const SEPARATOR = Buffer.from('},{');
  * limits (src/upstream/limits.ts) by construction; larger ones are left to the splitter, which
  * applies them. A network chunk is at most this large anyway.
  */
-const FAST_WINDOW = MAX_STRING_BYTES;
+export const FAST_WINDOW = MAX_STRING_BYTES;
 
 /** Records the fast path parsed, and the index after the comma it cut at. */
 export interface FastRecords {

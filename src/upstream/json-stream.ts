@@ -1,5 +1,6 @@
 import { InvalidResponseError } from '../errors.js';
-import { parseWhole } from './fast-path.js';
+import { scanAlerts, Slot, ROW_INTS, type AlertScan } from './alert-scan.js';
+import { FAST_WINDOW, parseWhole } from './fast-path.js';
 import { COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, decode, isSpace } from './json-bytes.js';
 import { reviveOversized } from './limits.js';
 import { RecordSplitter } from './record-splitter.js';
@@ -60,6 +61,7 @@ const enum Top {
 export class EnvelopeParser {
   private readonly endpoint: string;
   private readonly onRecord: (value: unknown) => void;
+  private readonly onScanned: ((scan: AlertScan, row: number) => void) | undefined;
   private state: Top = Top.BeforeRoot;
   /** Bytes consumed before the current chunk (for error positions and string lengths). */
   private position = 0;
@@ -82,9 +84,14 @@ export class EnvelopeParser {
   private batchEnd = 0;
   private batchCount = 0;
 
-  constructor(endpoint: string, onRecord: (value: unknown) => void) {
+  /**
+   * `onScanned`, when given, takes alert records as rows of a scan (src/upstream/alert-scan.ts)
+   * where the scanner reads them; onRecord takes the others, parsed.
+   */
+  constructor(endpoint: string, onRecord: (value: unknown) => void, onScanned?: (scan: AlertScan, row: number) => void) {
     this.endpoint = endpoint;
     this.onRecord = onRecord;
+    this.onScanned = onScanned;
   }
 
   /** Feeds the next chunk of the body. */
@@ -195,6 +202,10 @@ export class EnvelopeParser {
     this.fastFrom = this.position + buf.length;
     // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, see above
     if (this.fastFailures >= FAST_FAILURES) return -1;
+    if (this.onScanned) {
+      const resume = this.scanned(buf, i, this.onScanned);
+      if (resume > 0) return resume;
+    }
     const fast = parseWhole(buf, i);
     if (fast === undefined) return -1;
     if (fast === 'failed') {
@@ -207,6 +218,29 @@ export class EnvelopeParser {
     // Stryker disable next-line ArithmeticOperator: equivalent, see above
     this.fastFrom = this.position + fast.resume;
     return fast.resume;
+  }
+
+  /**
+   * At a record start `i`: the records the alert scanner reads within the fast path's window, each
+   * delivered as its row (or parsed, where the scanner flags it); the index to go on from, or -1
+   * when the scanner read none (then the fast path parses them).
+   */
+  private scanned(buf: Buffer, i: number, onScanned: (scan: AlertScan, row: number) => void): number {
+    const scan = scanAlerts(buf, i, FAST_WINDOW);
+    if (scan === undefined) return -1;
+    this.flushBatch(buf);
+    const ints = scan.ints;
+    for (let k = 0, at = 0; k < scan.count; k++, at += ROW_INTS) {
+      if (ints[at + Slot.Slow] === 0) {
+        this.envelope.dataCount++;
+        onScanned(scan, k);
+      } else {
+        this.deliver(this.parseRecord(decode(buf, i + ints[at + Slot.Start]!, i + ints[at + Slot.End]!), false, this.position + i + ints[at + Slot.End]!));
+      }
+    }
+    // Stryker disable next-line ArithmeticOperator: equivalent, see fastPath
+    this.fastFrom = this.position + scan.resume;
+    return scan.resume;
   }
 
   // ------------------------------------------------------------- the top level

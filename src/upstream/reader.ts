@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { parseRetryAfter } from '../core/retry.js';
 import { redact, silentLogger, type Logger } from '../core/log.js';
 import { AuthenticationError, ConfigError, InvalidResponseError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
+import type { AlertScan } from './alert-scan.js';
 import { EnvelopeParser, type RawEnvelope } from './json-stream.js';
 import { USER_AGENT } from '../version.js';
 
@@ -16,6 +17,12 @@ export interface ListRequest {
 /** Receives one attempt's records; a fresh sink is made for every attempt so a retried request never double counts. */
 export interface RecordSink<T> {
   record(raw: unknown): void;
+  /**
+   * Takes row `row` of a scan of alert records (src/upstream/alert-scan.ts) instead of the parsed
+   * record, where the sink reads only the fields the scan keeps. Sinks without it get every record
+   * parsed.
+   */
+  scanned?(scan: AlertScan, row: number): void;
   finish(): T;
 }
 
@@ -163,10 +170,19 @@ export class PortalReader {
         // (Informational 1xx answers never get here: the exchange waits for the final one.)
         if (code >= 300) return undefined;
         const into = (sink = newSink());
-        return new EnvelopeParser(req.endpoint, (raw) => {
-          into.record(raw);
-          records++;
-        });
+        return new EnvelopeParser(
+          req.endpoint,
+          (raw) => {
+            into.record(raw);
+            records++;
+          },
+          into.scanned
+            ? (scan, row) => {
+                into.scanned!(scan, row);
+                records++;
+              }
+            : undefined,
+        );
       });
       if (answer.parser === undefined) throw this.httpError(req.endpoint, answer.status, answer.snippet, answer.retryAfter);
       const envelope = this.ended(req.endpoint, answer.parser);

@@ -7,6 +7,12 @@ import { Floats } from '../floats.js';
 import { InvalidRecords } from '../invalid.js';
 import { LONGEST_WINDOW_SECONDS } from '../resolved/windows.js';
 import { parseApiTimestamp } from '../../upstream/timestamps.js';
+import { Interned, MAX_IDS, ROW_FLOATS, ROW_INTS, Slot, Time, type AlertScan } from '../../upstream/alert-scan.js';
+
+/** A scan's timestamp: NaN is the unset one. */
+function orNull(seconds: number): number | null {
+  return seconds === seconds ? seconds : null;
+}
 
 type Counts = Record<string, number>;
 
@@ -231,6 +237,11 @@ export class AlertsSink {
   /** Per severity index, the acknowledgements kept (acknowledgementOf): their times and durations. */
   private readonly acknowledgedAt = Array.from({ length: SEVERITY_COUNT }, () => new Floats());
   private readonly toAcknowledge = Array.from({ length: SEVERITY_COUNT }, () => new Floats());
+  // Labels by the ids of a scan's strings (scanned()), -1 or absent until first seen.
+  private generation = -1;
+  private readonly severityById = new Int8Array(MAX_IDS).fill(-1);
+  private readonly typeById = new Int8Array(MAX_IDS).fill(-1);
+  private readonly countsById: Float64Array[] = [];
 
   /** `nowSeconds`: the collection time, against which snoozes and ages are judged; `slas`: seconds per severity. */
   constructor(
@@ -255,12 +266,58 @@ export class AlertsSink {
     if (until === undefined) return this.invalid.add(index, `inactiveUntil: not an API timestamp (${JSON.stringify(a.inactiveUntil.slice(0, 40))})`);
     // The list asked for unresolved alerts; one flagged resolved is not open, whatever the filter did.
     if (a.resolved) return;
+    // The acknowledgement time is read only where it counts (acknowledgementOf).
+    const text = a.acknowledged && created !== null ? (raw as { acknowledgedTime?: unknown }).acknowledgedTime : undefined;
+    const acknowledgedAt = typeof text === 'string' ? parseApiTimestamp(text) : null;
     const sev = this.labels.severity(a.state);
+    this.add(sev, this.labels.counts(a.product), this.labels.type(a.status), a.acknowledged, a.ownerName === '', created, until, acknowledgedAt);
+  }
+
+  /**
+   * Row `row` of a scan (src/upstream/alert-scan.ts): the same as record() of that record, which the
+   * scanner found valid for this fold (every field of its type, its timestamps in the portal's form).
+   * Its strings come as ids of their bytes, each decoded once and its label kept by id.
+   */
+  scanned(scan: AlertScan, row: number): void {
+    this.seen++;
+    const ints = scan.ints;
+    const at = row * ROW_INTS;
+    if (ints[at + Slot.Resolved] === 1) return;
+    if (scan.generation !== this.generation) this.forgetIds(scan.generation);
+    const stateId = ints[at + Slot.State]!;
+    let sev = this.severityById[stateId]!;
+    if (sev < 0) sev = this.severityById[stateId] = this.labels.severity(scan.text(Interned.State, stateId));
+    const productId = ints[at + Slot.Product]!;
+    const counts = (this.countsById[productId] ??= this.labels.counts(scan.text(Interned.Product, productId)));
+    const statusId = ints[at + Slot.Status]!;
+    let type = this.typeById[statusId]!;
+    if (type < 0) type = this.typeById[statusId] = this.labels.type(scan.text(Interned.Status, statusId));
+    const times = scan.floats;
+    const t = row * ROW_FLOATS;
+    const acknowledged = ints[at + Slot.Acknowledged] === 1;
+    // NaN: the unset timestamp (null from parseApiTimestamp).
+    const created = orNull(times[t + Time.Created]!);
+    const acknowledgedAt = acknowledged && created !== null && ints[at + Slot.AcknowledgedSet] === 1 ? orNull(times[t + Time.Acknowledged]!) : null;
+    this.add(sev, counts, type, acknowledged, ints[at + Slot.OwnerEmpty] === 1, created, orNull(times[t + Time.Until]!), acknowledgedAt);
+  }
+
+  /** The labels kept by id are of an earlier generation of ids: they name other strings now. */
+  private forgetIds(generation: number): void {
+    this.generation = generation;
+    this.severityById.fill(-1);
+    this.typeById.fill(-1);
+    this.countsById.length = 0;
+  }
+
+  /**
+   * Counts one open alert: severity index `sev`, its integration's counts, type index `type`, when
+   * it was created, snoozed until and acknowledged (Unix s; null: unset; undefined: not a timestamp).
+   */
+  private add(sev: number, integration: Float64Array, type: number, acknowledged: boolean, unassigned: boolean, created: number | null, until: number | null, acknowledgedAt: number | null | undefined): void {
     const counts = this.counts;
     counts[OPEN + sev]++;
-    const unacknowledged = !a.acknowledged;
-    if (unacknowledged) counts[UNACKNOWLEDGED + sev]++;
-    if (a.ownerName === '') counts[UNASSIGNED + sev]++;
+    if (!acknowledged) counts[UNACKNOWLEDGED + sev]++;
+    if (unassigned) counts[UNASSIGNED + sev]++;
     // Stryker disable next-line ConditionalExpression: without the null test, null > now (a Unix time after 1970) is false as well.
     const snoozed = until !== null && until > this.nowSeconds;
     if (snoozed) counts[SNOOZED + sev]++;
@@ -269,7 +326,7 @@ export class AlertsSink {
       // Stryker disable next-line EqualityOperator: <= replaces a time by the same time.
       if (created < oldest[OLDEST + sev]!) oldest[OLDEST + sev] = created;
       // Stryker disable next-line EqualityOperator: <= replaces a time by the same time.
-      if (unacknowledged && created < oldest[OLDEST_UNACKNOWLEDGED + sev]!) oldest[OLDEST_UNACKNOWLEDGED + sev] = created;
+      if (!acknowledged && created < oldest[OLDEST_UNACKNOWLEDGED + sev]!) oldest[OLDEST_UNACKNOWLEDGED + sev] = created;
       const age = this.nowSeconds - created;
       // Ages ascend: an alert older than one is older than every shorter one; none is past the closing Infinity.
       const buckets = OLDER_THAN + sev * AGE_COUNT;
@@ -278,20 +335,18 @@ export class AlertsSink {
       // thousands of records in, after TurboFan compiled this function without that branch, and
       // reaching it threw the compiled code away and compiled it again (docs/performance.md).
       counts[OVER_SLA + sev] += !snoozed && age > this.slaSeconds[sev]! ? 1 : 0;
-      if (!unacknowledged) this.acknowledgementOf(raw as { acknowledgedTime?: unknown }, created, sev);
+      if (acknowledged) this.acknowledgementOf(acknowledgedAt, created, sev);
     }
-    this.labels.counts(a.product)[this.labels.type(a.status) * SEVERITY_COUNT + sev]++;
+    integration[type * SEVERITY_COUNT + sev]++;
   }
 
   /**
-   * Keeps the acknowledgement of an acknowledged alert created at `created`: its time and how long
-   * after creation. None when acknowledgedTime is unset, not a timestamp (the open counts do not
-   * read it, so the alert is not invalid for them), before the creation or older than every window.
+   * Keeps the acknowledgement of an acknowledged alert created at `created`, acknowledged at `at`:
+   * its time and how long after creation. None when acknowledgedTime is unset, not a timestamp (the
+   * open counts do not read it, so the alert is not invalid for them), before the creation or older
+   * than every window.
    */
-  private acknowledgementOf(raw: { acknowledgedTime?: unknown }, created: number, sev: number): void {
-    const text = raw.acknowledgedTime;
-    if (typeof text !== 'string') return;
-    const at = parseApiTimestamp(text);
+  private acknowledgementOf(at: number | null | undefined, created: number, sev: number): void {
     if (at === null || at === undefined || at < created || at <= this.nowSeconds - LONGEST_WINDOW_SECONDS) return;
     this.acknowledgedAt[sev]!.push(at);
     this.toAcknowledge[sev]!.push(at - created);

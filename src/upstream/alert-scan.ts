@@ -1,0 +1,143 @@
+import { ALERT_SCAN_WASM } from './alert-scan-wasm.js';
+
+/**
+ * The alert scanner (wasm/alert-scan.ts, WebAssembly with SIMD): reads compact alert records from
+ * the received bytes, validating them as JSON.parse would, and keeps per record only what the open
+ * alerts' fold reads, without making a string or an object for the rest. docs/performance.md
+ * ("The alert scanner") says why and what it saves.
+ */
+interface Exports {
+  readonly memory: { readonly buffer: ArrayBuffer };
+  input(): number;
+  table(): number;
+  capacity(): number;
+  stride(): number;
+  generation(): number;
+  resume(): number;
+  internStart(field: number, id: number): number;
+  internLength(field: number, id: number): number;
+  scan(len: number): number;
+}
+
+/** The strings a row holds as ids, each field with ids of its own. */
+export const enum Interned {
+  State = 0,
+  Product = 1,
+  Status = 2,
+}
+
+/** A row's Int32 slots (wasm/alert-scan.ts's R_* byte offsets / 4) from the row's first. */
+export const enum Slot {
+  Start = 0,
+  End = 1,
+  /** 1: read this record with JSON.parse (the scanner did not read it the plain way). */
+  Slow = 2,
+  State = 3,
+  Product = 4,
+  Status = 5,
+  OwnerEmpty = 6,
+  Resolved = 7,
+  Acknowledged = 8,
+  /** 1: acknowledgedTime is a string (its seconds at Time.Acknowledged); 0: absent or of another type. */
+  AcknowledgedSet = 9,
+}
+
+/** A row's Float64 slots from the row's first: Unix seconds, NaN for the unset timestamp. */
+export const enum Time {
+  Created = 5,
+  Until = 6,
+  Acknowledged = 7,
+}
+
+/** Ids per interned field (wasm/alert-scan.ts's MAX_IDS): every id is below it. */
+export const MAX_IDS = 4096;
+
+/** Int32 slots per row (and Float64 slots: half as many). */
+export const ROW_INTS = 16;
+export const ROW_FLOATS = 8;
+
+/** The records of one scan: rows of `ints` and `floats`, valid until the next scan. */
+export interface AlertScan {
+  /** Rows read; a row starts at `k * ROW_INTS` in ints and `k * ROW_FLOATS` in floats. Start and End are offsets in the buffer scanned. */
+  readonly count: number;
+  /** The buffer offset after the comma that follows the last row's record. */
+  readonly resume: number;
+  readonly ints: Int32Array;
+  readonly floats: Float64Array;
+  /** Changes when the ids start over: an id of an earlier generation names nothing now. */
+  readonly generation: number;
+  /** The text of an interned string (decoded as JSON.parse decodes it: it holds no escape). */
+  text(field: Interned, id: number): string;
+}
+
+class Scanner implements AlertScan {
+  count = 0;
+  resume = 0;
+  generation = 0;
+  readonly ints: Int32Array;
+  readonly floats: Float64Array;
+  private readonly bytes: Buffer;
+  private readonly input: number;
+  readonly capacity: number;
+
+  constructor(private readonly wasm: Exports) {
+    // The module's memory is static (it never grows), so these views stay valid.
+    const buffer = wasm.memory.buffer;
+    this.bytes = Buffer.from(buffer);
+    this.input = wasm.input();
+    this.capacity = wasm.capacity();
+    const rows = wasm.table();
+    this.ints = new Int32Array(buffer, rows, (this.bytes.length - rows) >> 2);
+    this.floats = new Float64Array(buffer, rows, (this.bytes.length - rows) >> 3);
+  }
+
+  text(field: Interned, id: number): string {
+    const start = this.wasm.internStart(field, id);
+    return this.bytes.toString('utf8', start, start + this.wasm.internLength(field, id));
+  }
+
+  /** Scans `buf[start, end)` (at most `capacity` bytes, a record start first). */
+  scan(buf: Buffer, start: number, end: number): number {
+    buf.copy(this.bytes, this.input, start, end);
+    this.count = this.wasm.scan(end - start);
+    this.resume = start + this.wasm.resume();
+    this.generation = this.wasm.generation();
+    return this.count;
+  }
+}
+
+/** What this module uses of the WebAssembly API (not in the ES2022 library's types). */
+interface WebAssemblyApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object) => { readonly exports: unknown };
+}
+
+/** The scanner once made; null where WebAssembly is not available (`--jitless`). */
+let scanner: Scanner | null | undefined;
+
+function theScanner(): Scanner | null {
+  if (scanner === undefined) {
+    try {
+      const wasm = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly;
+      const module = new wasm.Module(Buffer.from(ALERT_SCAN_WASM, 'base64'));
+      scanner = new Scanner(new wasm.Instance(module).exports as Exports);
+    } catch {
+      scanner = null;
+    }
+  }
+  return scanner;
+}
+
+/**
+ * The alert records of `buf` from `start` (a record's `{`) within `window` bytes: those complete and
+ * each followed by a comma, or undefined when there is none or the bytes are not plain JSON records
+ * (the caller then reads them its own way, which reports what is wrong with them). Row offsets are
+ * from `start`'s buffer. The result is valid until the next call.
+ */
+export function scanAlerts(buf: Buffer, start: number, window: number): AlertScan | undefined {
+  const s = theScanner();
+  if (s === null) return undefined;
+  const end = Math.min(buf.length, start + Math.min(window, s.capacity));
+  if (s.scan(buf, start, end) === 0) return undefined;
+  return s;
+}

@@ -1,0 +1,77 @@
+/**
+ * The open alerts' fold fed by the alert scanner (AlertsSink.scanned, the rows it reads the plain
+ * way; the others parsed) against the same fold fed by JSON.parse of every record: the same
+ * aggregate, to every count, time and acknowledgement, through the stream parser as a response
+ * body arrives in random chunks.
+ */
+import { describe, expect, it } from 'vitest';
+import { AlertsSink, foldAlerts } from '../../src/sources/alerts/fold.js';
+import { EnvelopeParser } from '../../src/upstream/json-stream.js';
+import { ROW_INTS, Slot, scanAlerts } from '../../src/upstream/alert-scan.js';
+import { alertRecordText, prng } from '../upstream/alert-records.js';
+
+/** The collection time the fixtures are judged at: inside the generator's years. */
+const NOW = Date.UTC(2026, 5, 1) / 1000;
+const SLAS = { red: 3600, amber: 86_400, green: 7 * 86_400 };
+
+describe('AlertsSink.scanned', () => {
+  it('gives the aggregate the parsed records give, row by row', () => {
+    const r = prng(11);
+    for (let round = 0; round < 20; round++) {
+      const records = Array.from({ length: 25 }, () => alertRecordText(r));
+      const buf = Buffer.from(records.map((t) => `${t},`).join(''));
+      const scan = scanAlerts(buf, 0, 65536)!;
+      expect(scan.count).toBe(records.length);
+      const sink = new AlertsSink(NOW, undefined, 0, SLAS);
+      for (let k = 0; k < scan.count; k++) {
+        const at = k * ROW_INTS;
+        if (scan.ints[at + Slot.Slow] === 0) sink.scanned(scan, k);
+        else sink.record(JSON.parse(buf.toString('utf8', scan.ints[at + Slot.Start]!, scan.ints[at + Slot.End]!)));
+      }
+      expect(sink.finish()).toEqual(foldAlerts(records.map((t) => JSON.parse(t) as unknown), NOW, undefined, SLAS));
+    }
+  });
+
+  it('gives the same aggregate through the stream parser, the body in random chunks, as JSON.parse of the whole body', () => {
+    const r = prng(5);
+    for (let round = 0; round < 8; round++) {
+      const records = Array.from({ length: 400 + Math.floor(r() * 400) }, () => alertRecordText(r));
+      const body = Buffer.from(`{"offset":0,"limit":0,"total":${records.length},"data":[${records.join(',')}],"success":true}`);
+      const sink = new AlertsSink(NOW, undefined, 0, SLAS);
+      let delivered = 0;
+      const parser = new EnvelopeParser(
+        '/alerts',
+        (raw) => {
+          sink.record(raw);
+          delivered++;
+        },
+        (scan, row) => {
+          sink.scanned(scan, row);
+          delivered++;
+        },
+      );
+      for (let at = 0; at < body.length; ) {
+        const size = r() < 0.5 ? 65536 : 1 + Math.floor(r() * 100_000);
+        parser.write(body.subarray(at, at + size));
+        at += size;
+      }
+      expect(parser.end().dataCount).toBe(records.length);
+      expect(delivered).toBe(records.length);
+      const whole = JSON.parse(body.toString('utf8')) as { data: unknown[] };
+      expect(sink.finish()).toEqual(foldAlerts(whole.data, NOW, undefined, SLAS));
+    }
+  });
+
+  it('keeps its labels by id apart across generations of the scanner\'s ids', () => {
+    // 5,000 products, 250 to a window: the scanner's ids start over, the sink's labels by id with them.
+    const rec = (i: number) => `{"state":"${['Red', 'Amber', 'Green'][i % 3]}","product":"Vendor ${i % 4999}, x","status":"${['Info', 'Warning'][i % 2]}","ownerName":"","timestamp":"2026-01-02T03:04:05.0000000","resolved":false,"acknowledged":false,"inactiveUntil":"0001-01-01T00:00:00.0000000"}`;
+    const all = Array.from({ length: 10_000 }, (_, i) => rec(i));
+    const sink = new AlertsSink(NOW, undefined, 0, SLAS);
+    for (let from = 0; from < all.length; from += 250) {
+      const buf = Buffer.from(all.slice(from, from + 250).map((t) => `${t},`).join(''));
+      const scan = scanAlerts(buf, 0, 65536)!;
+      for (let k = 0; k < scan.count; k++) sink.scanned(scan, k);
+    }
+    expect(sink.finish()).toEqual(foldAlerts(all.map((t) => JSON.parse(t) as unknown), NOW, undefined, SLAS));
+  });
+});
