@@ -63,7 +63,7 @@ interface Profile {
 /** The stage of a source file of src/ (a path relative to the repository), or undefined. */
 function stageOfSource(source: string): Stage | undefined {
   if (source.startsWith('src/state/')) return 'the state directory';
-  if (/^src\/upstream\/(json-stream|fast-path|record-splitter|value-scanner|json-bytes|limits)\.ts$/.test(source)) return 'scanning and splitting records';
+  if (/^src\/upstream\/(json-stream|fast-path|record-splitter|value-scanner|json-bytes|limits|alert-scan)\.ts$/.test(source)) return 'scanning and splitting records';
   if (source === 'src/upstream/reader.ts') return 'receiving';
   // The resolved-alerts pass (alert response times), where it exists: a file of its own under src/sources/.
   if (/^src\/sources\/.*resolved/.test(source)) return 'folding resolved alerts';
@@ -112,7 +112,9 @@ function stageOfFrame(frame: CallFrame, sources: Sources): Stage | undefined {
   const { url, functionName } = frame;
   if (url.startsWith('node:internal/modules/') || url.startsWith('node:internal/main/') || url === 'node:internal/process/pre_execution' || url === 'node:internal/bootstrap/realm' || functionName === 'compileForInternalLoader') return 'start-up and module load';
   if (url === 'node:net' || url === 'node:_tls_wrap' || url === 'node:tls') return 'receiving';
-  if (url.startsWith('wasm://') || url.endsWith('/undici.cjs') || url.includes('/node_modules/undici/')) return 'receiving';
+  // WebAssembly (undici's llhttp, the alert scanner) belongs to the stage of the JavaScript that called it.
+  if (url.startsWith('wasm://')) return undefined;
+  if (url.endsWith('/undici.cjs') || url.includes('/node_modules/undici/')) return 'receiving';
   if (url.endsWith('/floor.mjs')) return FLOOR_FUNCTIONS[functionName] ?? 'receiving';
   if (url.endsWith('/naive-peer.mjs')) return functionName === 'get' ? 'decoding and JSON.parse of the whole body' : undefined;
   if (url.startsWith('file:') && url.includes('/dist/')) {

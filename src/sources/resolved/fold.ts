@@ -224,10 +224,22 @@ export function withOpenAlerts(resolved: ResolvedAggregate, open: Pick<AlertsAgg
   for (const severity of SEVERITY_LABELS) {
     const own = resolved.resolvedAcknowledgements[severity];
     const times = open.acknowledgements?.[severity];
-    const perWindow = WINDOW_SECONDS.map((seconds, w) => {
+    // Each open acknowledgement goes to the shortest window it is in, in one pass (the windows are
+    // nested: a time in one is in every longer one); a window then takes its own and the shorter ones'.
+    const limits = WINDOW_SECONDS.map((seconds) => from - seconds);
+    const shortest = WINDOW_SECONDS.map(() => new Floats());
+    if (times) {
+      for (let i = 0; i < times.at.length; i++) {
+        const at = times.at[i]!;
+        let w = 0;
+        while (w < WINDOW_COUNT && !(at > limits[w]!)) w++;
+        if (w < WINDOW_COUNT) shortest[w]!.push(times.seconds[i]!);
+      }
+    }
+    const perWindow = WINDOW_SECONDS.map((_, w) => {
       const all = new Floats();
       if (own) all.append(own[w]!);
-      if (times) for (let i = 0; i < times.at.length; i++) if (times.at[i]! > from - seconds) all.push(times.seconds[i]!);
+      for (let v = 0; v <= w; v++) all.append(shortest[v]!);
       return all.toArray();
     });
     if (severity !== 'unknown' || perWindow[WINDOW_COUNT - 1]!.length > 0) acknowledgement[severity] = perWindow.map((d) => statsOf(d, Infinity));
