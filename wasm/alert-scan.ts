@@ -8,7 +8,8 @@
 // backslash or a control byte.
 //
 // Anything this does not read the plain way (a record missing a field or holding it with another
-// type, an escape in a field it reads, a timestamp not in the portal's own form, ids run out) is
+// type, an escaped key, an escape in a timestamp, a timestamp not in the portal's own form, ids run
+// out) is
 // flagged SLOW, and the caller parses that record with JSON.parse: the fold then sees exactly what it
 // would have. Bytes that are not JSON stop the scan with no records, and the caller's JSON.parse
 // path reports them as before.
@@ -36,7 +37,7 @@ const INPUT: usize = memory.data(INPUT_CAPACITY + 48, 16);
 const TABLE: usize = memory.data(MAX_RECORDS * STRIDE, 16);
 const STACK: usize = memory.data(MAX_DEPTH, 16);
 const HASH_SLOTS: usize = memory.data(FIELDS * SLOTS * 4, 16);
-/** Per field and id: the arena offset (i32), the length (i32), the hash (i32), unused (i32). */
+/** Per field and id: the arena offset (i32), the length (i32), the hash (i32), 1 if the bytes hold an escape (i32). */
 const ENTRIES: usize = memory.data(FIELDS * MAX_IDS * 16, 16);
 const ARENA: usize = memory.data(ARENA_BYTES, 16);
 /** Per field: ids given so far (i32). */
@@ -106,6 +107,11 @@ export function internStart(field: i32, id: i32): usize {
 
 export function internLength(field: i32, id: i32): i32 {
   return load<i32>(ENTRIES + <usize>((field * MAX_IDS + id) * 16), 4);
+}
+
+/** 1 when the interned bytes hold an escape (they are a JSON string's body, to be unescaped). */
+export function internEscaped(field: i32, id: i32): i32 {
+  return load<i32>(ENTRIES + <usize>((field * MAX_IDS + id) * 16), 12);
 }
 
 // ---------------------------------------------------------------- bytes
@@ -342,6 +348,10 @@ const K_OTHER: i32 = 5;
   store<i32>(region + <usize>(f << 2), v);
 }
 
+@inline function isString(kind: i32): bool {
+  return kind == K_STRING || kind == K_ESCAPED_STRING;
+}
+
 function same(p: i32, text: string): bool {
   for (let k = 0; k < text.length; k++) if (at(p + k) != <i32>text.charCodeAt(k)) return false;
   return true;
@@ -568,8 +578,11 @@ function sameBytes(a: usize, b: usize, n: i32): bool {
   return true;
 }
 
-/** The id of the bytes `[p, p + n)` among field's strings (a new one if unseen), or -1 when ids or bytes ran out. */
-function intern(field: i32, p: i32, n: i32): i32 {
+/**
+ * The id of the bytes `[p, p + n)` among field's strings (a new one if unseen, remembering whether
+ * they hold an escape), or -1 when ids or bytes ran out.
+ */
+function intern(field: i32, p: i32, n: i32, escapes: bool): i32 {
   const h = hashOf(p, n);
   const slots = HASH_SLOTS + <usize>(field * SLOTS * 4);
   const entries = ENTRIES + <usize>(field * MAX_IDS * 16);
@@ -589,6 +602,7 @@ function intern(field: i32, p: i32, n: i32): i32 {
   store<i32>(entry, arenaUsed);
   store<i32>(entry, n, 4);
   store<u32>(entry, h, 8);
+  store<i32>(entry, escapes ? 1 : 0, 12);
   store<i32>(slots + <usize>(slot * 4), id + 1);
   arenaUsed += n;
   put(IDS, field, id + 1);
@@ -688,14 +702,15 @@ function project(row: usize): void {
   const resolved = get(KINDS, F_RESOLVED);
   const acknowledged = get(KINDS, F_ACKNOWLEDGED);
   const ack = get(KINDS, F_ACK_TIME);
-  if (state != K_STRING || product != K_STRING || status != K_STRING || created != K_STRING || until != K_STRING) slow = true;
-  if (owner != K_STRING && owner != K_ESCAPED_STRING) slow = true;
+  // The three strings kept as ids may hold escapes (their ids remember it); the timestamps may not.
+  if (!isString(state) || !isString(product) || !isString(status) || created != K_STRING || until != K_STRING) slow = true;
+  if (!isString(owner)) slow = true;
   if ((resolved != K_TRUE && resolved != K_FALSE) || (acknowledged != K_TRUE && acknowledged != K_FALSE)) slow = true;
   if (ack == K_ESCAPED_STRING) slow = true;
   if (!slow) {
-    const stateId = intern(0, get(STARTS, F_STATE), get(ENDS, F_STATE) - get(STARTS, F_STATE));
-    const productId = intern(1, get(STARTS, F_PRODUCT), get(ENDS, F_PRODUCT) - get(STARTS, F_PRODUCT));
-    const statusId = intern(2, get(STARTS, F_STATUS), get(ENDS, F_STATUS) - get(STARTS, F_STATUS));
+    const stateId = intern(0, get(STARTS, F_STATE), get(ENDS, F_STATE) - get(STARTS, F_STATE), state == K_ESCAPED_STRING);
+    const productId = intern(1, get(STARTS, F_PRODUCT), get(ENDS, F_PRODUCT) - get(STARTS, F_PRODUCT), product == K_ESCAPED_STRING);
+    const statusId = intern(2, get(STARTS, F_STATUS), get(ENDS, F_STATUS) - get(STARTS, F_STATUS), status == K_ESCAPED_STRING);
     if (stateId < 0 || productId < 0 || statusId < 0) slow = true;
     const createdAt = timestamp(get(STARTS, F_TIMESTAMP), get(ENDS, F_TIMESTAMP) - get(STARTS, F_TIMESTAMP));
     const untilAt = timestamp(get(STARTS, F_UNTIL), get(ENDS, F_UNTIL) - get(STARTS, F_UNTIL));

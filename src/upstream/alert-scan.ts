@@ -16,6 +16,7 @@ interface Exports {
   resume(): number;
   internStart(field: number, id: number): number;
   internLength(field: number, id: number): number;
+  internEscaped(field: number, id: number): number;
   scan(len: number): number;
 }
 
@@ -66,7 +67,7 @@ export interface AlertScan {
   readonly floats: Float64Array;
   /** Changes when the ids start over: an id of an earlier generation names nothing now. */
   readonly generation: number;
-  /** The text of an interned string (decoded as JSON.parse decodes it: it holds no escape). */
+  /** The text of an interned string, as JSON.parse of its record gives it. */
   text(field: Interned, id: number): string;
 }
 
@@ -93,7 +94,9 @@ class Scanner implements AlertScan {
 
   text(field: Interned, id: number): string {
     const start = this.wasm.internStart(field, id);
-    return this.bytes.toString('utf8', start, start + this.wasm.internLength(field, id));
+    const body = this.bytes.toString('utf8', start, start + this.wasm.internLength(field, id));
+    // A body with escapes, validated by the scanner: JSON.parse gives the string the record's parse would.
+    return this.wasm.internEscaped(field, id) === 1 ? (JSON.parse(`"${body}"`) as string) : body;
   }
 
   /** Scans `buf[start, end)` (at most `capacity` bytes, a record start first). */
