@@ -61,7 +61,7 @@ const enum Top {
 export class EnvelopeParser {
   private readonly endpoint: string;
   private readonly onRecord: (value: unknown) => void;
-  private readonly onScanned: ((scan: AlertScan, row: number) => void) | undefined;
+  private readonly onScanned: ((scan: AlertScan, from: number, to: number) => void) | undefined;
   private state: Top = Top.BeforeRoot;
   /** Bytes consumed before the current chunk (for error positions and string lengths). */
   private position = 0;
@@ -85,10 +85,10 @@ export class EnvelopeParser {
   private batchCount = 0;
 
   /**
-   * `onScanned`, when given, takes alert records as rows of a scan (src/upstream/alert-scan.ts)
-   * where the scanner reads them; onRecord takes the others, parsed.
+   * `onScanned`, when given, takes alert records as rows `[from, to)` of a scan
+   * (src/upstream/alert-scan.ts) where the scanner reads them; onRecord takes the others, parsed.
    */
-  constructor(endpoint: string, onRecord: (value: unknown) => void, onScanned?: (scan: AlertScan, row: number) => void) {
+  constructor(endpoint: string, onRecord: (value: unknown) => void, onScanned?: (scan: AlertScan, from: number, to: number) => void) {
     this.endpoint = endpoint;
     this.onRecord = onRecord;
     this.onScanned = onScanned;
@@ -225,18 +225,22 @@ export class EnvelopeParser {
    * delivered as its row (or parsed, where the scanner flags it); the index to go on from, or -1
    * when the scanner read none (then the fast path parses them).
    */
-  private scanned(buf: Buffer, i: number, onScanned: (scan: AlertScan, row: number) => void): number {
+  private scanned(buf: Buffer, i: number, onScanned: (scan: AlertScan, from: number, to: number) => void): number {
     const scan = scanAlerts(buf, i, FAST_WINDOW);
     if (scan === undefined) return -1;
     this.flushBatch(buf);
     const ints = scan.ints;
-    for (let k = 0, at = 0; k < scan.count; k++, at += ROW_INTS) {
-      if (ints[at + Slot.Slow] === 0) {
-        this.envelope.dataCount++;
-        onScanned(scan, k);
-      } else {
-        this.deliver(this.parseRecord(decode(buf, i + ints[at + Slot.Start]!, i + ints[at + Slot.End]!), false, this.position + i + ints[at + Slot.End]!));
+    // Runs of rows the scanner read go to onScanned together; each row it flagged, parsed, in between.
+    let from = 0;
+    for (let k = 0; k <= scan.count; k++) {
+      const at = k * ROW_INTS;
+      if (k < scan.count && ints[at + Slot.Slow] === 0) continue;
+      if (k > from) {
+        this.envelope.dataCount += k - from;
+        onScanned(scan, from, k);
       }
+      from = k + 1;
+      if (k < scan.count) this.deliver(this.parseRecord(decode(buf, i + ints[at + Slot.Start]!, i + ints[at + Slot.End]!), false, this.position + i + ints[at + Slot.End]!));
     }
     // Stryker disable next-line ArithmeticOperator: equivalent, see fastPath
     this.fastFrom = this.position + scan.resume;

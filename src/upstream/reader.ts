@@ -18,11 +18,11 @@ export interface ListRequest {
 export interface RecordSink<T> {
   record(raw: unknown): void;
   /**
-   * Takes row `row` of a scan of alert records (src/upstream/alert-scan.ts) instead of the parsed
-   * record, where the sink reads only the fields the scan keeps. Sinks without it get every record
-   * parsed.
+   * Takes rows `[from, to)` of a scan of alert records (src/upstream/alert-scan.ts) instead of the
+   * parsed records, where the sink reads only the fields the scan keeps. Sinks without it get every
+   * record parsed.
    */
-  scanned?(scan: AlertScan, row: number): void;
+  scanned?(scan: AlertScan, from: number, to: number): void;
   finish(): T;
 }
 
@@ -177,9 +177,9 @@ export class PortalReader {
             records++;
           },
           into.scanned
-            ? (scan, row) => {
-                into.scanned!(scan, row);
-                records++;
+            ? (scan, from, to) => {
+                into.scanned!(scan, from, to);
+                records += to - from;
               }
             : undefined,
         );

@@ -25,7 +25,7 @@ describe('AlertsSink.scanned', () => {
       const sink = new AlertsSink(NOW, undefined, 0, SLAS);
       for (let k = 0; k < scan.count; k++) {
         const at = k * ROW_INTS;
-        if (scan.ints[at + Slot.Slow] === 0) sink.scanned(scan, k);
+        if (scan.ints[at + Slot.Slow] === 0) sink.scanned(scan, k, k + 1);
         else sink.record(JSON.parse(buf.toString('utf8', scan.ints[at + Slot.Start]!, scan.ints[at + Slot.End]!)));
       }
       expect(sink.finish()).toEqual(foldAlerts(records.map((t) => JSON.parse(t) as unknown), NOW, undefined, SLAS));
@@ -45,9 +45,9 @@ describe('AlertsSink.scanned', () => {
           sink.record(raw);
           delivered++;
         },
-        (scan, row) => {
-          sink.scanned(scan, row);
-          delivered++;
+        (scan, from, to) => {
+          sink.scanned(scan, from, to);
+          delivered += to - from;
         },
       );
       for (let at = 0; at < body.length; ) {
@@ -70,7 +70,7 @@ describe('AlertsSink.scanned', () => {
     for (let from = 0; from < all.length; from += 250) {
       const buf = Buffer.from(all.slice(from, from + 250).map((t) => `${t},`).join(''));
       const scan = scanAlerts(buf, 0, 65536)!;
-      for (let k = 0; k < scan.count; k++) sink.scanned(scan, k);
+      sink.scanned(scan, 0, scan.count);
     }
     expect(sink.finish()).toEqual(foldAlerts(all.map((t) => JSON.parse(t) as unknown), NOW, undefined, SLAS));
   });

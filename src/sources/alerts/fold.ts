@@ -274,31 +274,33 @@ export class AlertsSink {
   }
 
   /**
-   * Row `row` of a scan (src/upstream/alert-scan.ts): the same as record() of that record, which the
-   * scanner found valid for this fold (every field of its type, its timestamps in the portal's form).
-   * Its strings come as ids of their bytes, each decoded once and its label kept by id.
+   * Rows `[from, to)` of a scan (src/upstream/alert-scan.ts): the same as record() of each record,
+   * which the scanner found valid for this fold (every field of its type, its timestamps in the
+   * portal's form). Their strings come as ids of their bytes, each decoded once and its label kept by id.
    */
-  scanned(scan: AlertScan, row: number): void {
-    this.seen++;
-    const ints = scan.ints;
-    const at = row * ROW_INTS;
-    if (ints[at + Slot.Resolved] === 1) return;
+  scanned(scan: AlertScan, from: number, to: number): void {
     if (scan.generation !== this.generation) this.forgetIds(scan.generation);
-    const stateId = ints[at + Slot.State]!;
-    let sev = this.severityById[stateId]!;
-    if (sev < 0) sev = this.severityById[stateId] = this.labels.severity(scan.text(Interned.State, stateId));
-    const productId = ints[at + Slot.Product]!;
-    const counts = (this.countsById[productId] ??= this.labels.counts(scan.text(Interned.Product, productId)));
-    const statusId = ints[at + Slot.Status]!;
-    let type = this.typeById[statusId]!;
-    if (type < 0) type = this.typeById[statusId] = this.labels.type(scan.text(Interned.Status, statusId));
+    const ints = scan.ints;
     const times = scan.floats;
-    const t = row * ROW_FLOATS;
-    const acknowledged = ints[at + Slot.Acknowledged] === 1;
-    // NaN: the unset timestamp (null from parseApiTimestamp).
-    const created = orNull(times[t + Time.Created]!);
-    const acknowledgedAt = acknowledged && created !== null && ints[at + Slot.AcknowledgedSet] === 1 ? orNull(times[t + Time.Acknowledged]!) : null;
-    this.add(sev, counts, type, acknowledged, ints[at + Slot.OwnerEmpty] === 1, created, orNull(times[t + Time.Until]!), acknowledgedAt);
+    this.seen += to - from;
+    for (let row = from; row < to; row++) {
+      const at = row * ROW_INTS;
+      if (ints[at + Slot.Resolved] === 1) continue;
+      const stateId = ints[at + Slot.State]!;
+      let sev = this.severityById[stateId]!;
+      if (sev < 0) sev = this.severityById[stateId] = this.labels.severity(scan.text(Interned.State, stateId));
+      const productId = ints[at + Slot.Product]!;
+      const counts = (this.countsById[productId] ??= this.labels.counts(scan.text(Interned.Product, productId)));
+      const statusId = ints[at + Slot.Status]!;
+      let type = this.typeById[statusId]!;
+      if (type < 0) type = this.typeById[statusId] = this.labels.type(scan.text(Interned.Status, statusId));
+      const t = row * ROW_FLOATS;
+      const acknowledged = ints[at + Slot.Acknowledged] === 1;
+      // NaN: the unset timestamp (null from parseApiTimestamp).
+      const created = orNull(times[t + Time.Created]!);
+      const acknowledgedAt = acknowledged && created !== null && ints[at + Slot.AcknowledgedSet] === 1 ? orNull(times[t + Time.Acknowledged]!) : null;
+      this.add(sev, counts, type, acknowledged, ints[at + Slot.OwnerEmpty] === 1, created, orNull(times[t + Time.Until]!), acknowledgedAt);
+    }
   }
 
   /** The labels kept by id are of an earlier generation of ids: they name other strings now. */
