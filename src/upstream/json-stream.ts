@@ -1,7 +1,7 @@
 import { InvalidResponseError } from '../errors.js';
 import { scanAlerts, Slot, ROW_INTS, type AlertScan } from './alert-scan.js';
 import { FAST_WINDOW, parseWhole } from './fast-path.js';
-import { COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, decode, isSpace } from './json-bytes.js';
+import { COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, decode, isSpace, turnOverYoungGeneration } from './json-bytes.js';
 import { reviveOversized } from './limits.js';
 import { RecordSplitter } from './record-splitter.js';
 import { ValueScanner } from './value-scanner.js';
@@ -242,6 +242,9 @@ export class EnvelopeParser {
       from = k + 1;
       if (k < scan.count) this.deliver(this.parseRecord(decode(buf, i + ints[at + Slot.Start]!, i + ints[at + Slot.End]!), false, this.position + i + ints[at + Slot.End]!));
     }
+    // The scanner allocates nothing, so no minor GC would free the chunks already read (a list of a
+    // million alerts peaked 26 MB higher than one of 100,000): a quarter of what it read in garbage keeps them coming.
+    turnOverYoungGeneration((scan.resume - i) >> 2);
     // Stryker disable next-line ArithmeticOperator: equivalent, see fastPath
     this.fastFrom = this.position + scan.resume;
     return scan.resume;

@@ -1,6 +1,6 @@
-// What the open-alerts fold keeps for the response-time families: per severity, when each
-// acknowledged open alert was acknowledged and how long after its creation; nothing else of the
-// fold changes (the hand-worked aggregates of alerts-fold.test.ts hold as they were).
+// What the open-alerts fold keeps for the response-time families: per severity and shortest response
+// window (1d, 7d, 30d) the acknowledged open alert was acknowledged in, how long after its creation;
+// nothing else of the fold changes (the hand-worked aggregates of alerts-fold.test.ts hold as they were).
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../src/core/log.js';
 import { AlertsSink, foldAlerts, mergeAlerts } from '../../src/sources/alerts/fold.js';
@@ -20,7 +20,8 @@ describe('acknowledgements of open alerts', () => {
   const records = [
     open('Red', ago(3 * HOUR), ago(2 * HOUR)), // kept: 1h after creation
     open('Amber', ago(40 * DAY), ago(31 * DAY)), // acknowledged before every window: not kept
-    open('Amber', ago(40 * DAY), ago(29 * DAY)), // kept: 11 d after creation, 29 d ago
+    open('Amber', ago(40 * DAY), ago(29 * DAY)), // kept: 11 d after creation, 29 d ago (30d only)
+    open('Green', ago(10 * DAY), ago(6 * DAY)), // kept: 4 d after creation, 6 d ago (7d)
     open('Green', ago(HOUR), ago(2 * HOUR)), // acknowledged before creation: not kept
     open('Green', UNSET, ago(2 * HOUR)), // no creation time: not kept
     open('Red', ago(HOUR), UNSET), // acknowledged, time unset: not kept
@@ -29,15 +30,18 @@ describe('acknowledgements of open alerts', () => {
     open('Purple', ago(2 * HOUR), ago(HOUR)), // unknown: kept
   ];
 
-  it('keeps the time and the duration of each acknowledgement within the longest window, by severity', () => {
+  it('keeps the duration of each acknowledgement in the shortest window it is in, by severity', () => {
     const a = foldAlerts(records, NOW);
+    const none = new Float64Array([]);
     expect(a.acknowledgements).toEqual({
-      red: { at: new Float64Array([NOW - 2 * HOUR]), seconds: new Float64Array([HOUR]) },
-      amber: { at: new Float64Array([NOW - 29 * DAY]), seconds: new Float64Array([11 * DAY]) },
-      unknown: { at: new Float64Array([NOW - HOUR]), seconds: new Float64Array([HOUR]) },
+      // 2 h ago: in 1d; 29 d ago: in 30d only; 6 d ago: in 7d; 1 h ago: in 1d.
+      red: [new Float64Array([HOUR]), none, none],
+      amber: [none, none, new Float64Array([11 * DAY])],
+      green: [none, new Float64Array([4 * DAY]), none],
+      unknown: [new Float64Array([HOUR]), none, none],
     });
-    // The open counts are untouched: nine open alerts, none invalid.
-    expect(a.open).toEqual({ red: 4, amber: 2, green: 2, unknown: 1 });
+    // The open counts are untouched: ten open alerts, none invalid.
+    expect(a.open).toEqual({ red: 4, amber: 2, green: 3, unknown: 1 });
     expect(a.invalid).toBe(0);
   });
 
@@ -51,9 +55,9 @@ describe('acknowledgements of open alerts', () => {
       for (const r of records.slice(from, to)) sink.record(r);
       return sink.finish();
     };
-    const merged = mergeAlerts(mergeAlerts(page(0, 2), page(2, 5)), page(5, 9));
+    const merged = mergeAlerts(mergeAlerts(page(0, 2), page(2, 5)), page(5, 10));
     expect(merged.acknowledgements).toEqual(foldAlerts(records, NOW).acknowledgements);
     const twoReds = mergeAlerts(foldAlerts([records[0]], NOW), foldAlerts([open('Red', ago(5 * HOUR), ago(4 * HOUR + 1800))], NOW));
-    expect(twoReds.acknowledgements).toEqual({ red: { at: new Float64Array([NOW - 2 * HOUR, NOW - 4 * HOUR - 1800]), seconds: new Float64Array([HOUR, 1800]) } });
+    expect(twoReds.acknowledgements).toEqual({ red: [new Float64Array([HOUR, 1800]), new Float64Array([]), new Float64Array([])] });
   });
 });

@@ -216,30 +216,19 @@ export class ResolvedTally {
 /**
  * The pass's aggregate with the acknowledgement statistics of its resolved alerts and of the open
  * alerts of `open` (an /alerts fold, read at about the same time) together: each open alert
- * acknowledged in a window of this pass counts there once. Drops the durations once used.
+ * acknowledged in a window counts there once, its windows as of the open alerts' own collection
+ * (their fold keeps only durations, by window). Drops the durations once used.
  */
 export function withOpenAlerts(resolved: ResolvedAggregate, open: Pick<AlertsAggregate, 'acknowledgements'>): ResolvedAggregate {
   const acknowledgement: Record<string, DurationStats[]> = {};
-  const from = resolved.nowSeconds;
   for (const severity of SEVERITY_LABELS) {
     const own = resolved.resolvedAcknowledgements[severity];
-    const times = open.acknowledgements?.[severity];
-    // Each open acknowledgement goes to the shortest window it is in, in one pass (the windows are
-    // nested: a time in one is in every longer one); a window then takes its own and the shorter ones'.
-    const limits = WINDOW_SECONDS.map((seconds) => from - seconds);
-    const shortest = WINDOW_SECONDS.map(() => new Floats());
-    if (times) {
-      for (let i = 0; i < times.at.length; i++) {
-        const at = times.at[i]!;
-        let w = 0;
-        while (w < WINDOW_COUNT && !(at > limits[w]!)) w++;
-        if (w < WINDOW_COUNT) shortest[w]!.push(times.seconds[i]!);
-      }
-    }
+    // The open alerts' acknowledgements by their shortest window: a window takes its own and the shorter ones'.
+    const shortest = open.acknowledgements?.[severity];
     const perWindow = WINDOW_SECONDS.map((_, w) => {
       const all = new Floats();
       if (own) all.append(own[w]!);
-      for (let v = 0; v <= w; v++) all.append(shortest[v]!);
+      if (shortest) for (let v = 0; v <= w; v++) all.append(shortest[v]!);
       return all.toArray();
     });
     if (severity !== 'unknown' || perWindow[WINDOW_COUNT - 1]!.length > 0) acknowledgement[severity] = perWindow.map((d) => statsOf(d, Infinity));
