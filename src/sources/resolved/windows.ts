@@ -63,3 +63,35 @@ export function statsOf(durations: Float64Array, slaSeconds: number): DurationSt
   const quantiles = durations.length === 0 ? [] : QUANTILES.map(([, num, den]) => nearestRank(durations, num, den));
   return { count: durations.length, sum, quantiles, overSla };
 }
+
+/**
+ * The statistics of the durations of `parts` together, each part sorted ascending (sorted here, in
+ * place, when `sortParts`), against an SLA of `slaSeconds`: the same as statsOf of their
+ * concatenation, read by merging the parts instead of copying them into one array.
+ */
+export function statsOfParts(parts: readonly Float64Array[], slaSeconds: number, sortParts = true): DurationStats {
+  if (sortParts) for (const p of parts) p.sort();
+  const count = parts.reduce((n, p) => n + p.length, 0);
+  const ranks = QUANTILES.map(([, num, den]) => Math.max(1, Math.floor((num * count + den - 1) / den)));
+  const quantiles = count === 0 ? [] : ranks.map(() => 0);
+  const next = parts.map(() => 0);
+  let sum = 0;
+  let overSla = 0;
+  for (let k = 1; k <= count; k++) {
+    // The smallest head among the parts (the first part on a tie: any gives the same value).
+    let from = -1;
+    let d = 0;
+    for (let i = 0; i < parts.length; i++) {
+      const at = next[i]!;
+      if (at < parts[i]!.length && (from < 0 || parts[i]![at]! < d)) {
+        from = i;
+        d = parts[i]![at]!;
+      }
+    }
+    next[from]!++;
+    sum += d;
+    if (d > slaSeconds) overSla++;
+    for (let q = 0; q < ranks.length; q++) if (ranks[q] === k) quantiles[q] = d;
+  }
+  return { count, sum, quantiles, overSla };
+}
