@@ -82,6 +82,8 @@ class Scanner implements AlertScan {
   readonly capacity: number;
 
   constructor(private readonly wasm: Exports) {
+    // A module whose rows are not the ones read here is not used (the parser reads without it).
+    if (wasm.stride() !== ROW_INTS * 4) throw new Error(`alert scanner: rows of ${wasm.stride()} bytes, not ${ROW_INTS * 4}`);
     // The module's memory is static (it never grows), so these views stay valid.
     const buffer = wasm.memory.buffer;
     this.bytes = Buffer.from(buffer);

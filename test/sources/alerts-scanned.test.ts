@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { AlertsSink, foldAlerts } from '../../src/sources/alerts/fold.js';
 import { EnvelopeParser } from '../../src/upstream/json-stream.js';
 import { ROW_INTS, Slot, scanAlerts } from '../../src/upstream/alert-scan.js';
-import { alertRecordText, prng } from '../upstream/alert-records.js';
+import { mulberry32 as prng } from '../support/prng.js';
+import { alertRecordText } from '../upstream/alert-records.js';
 
 /** The collection time the fixtures are judged at: inside the generator's years. */
 const NOW = Date.UTC(2026, 5, 1) / 1000;

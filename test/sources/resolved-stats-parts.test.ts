@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { statsOfParts } from '../../src/sources/resolved/windows.js';
-import { prng } from '../upstream/alert-records.js';
+import { mulberry32 as prng } from '../support/prng.js';
 
 /** Count, ascending sum, ⌈q·n⌉-th smallest for q = 0.5 and 0.9, and how many exceed `sla`, from one sorted array. */
 function expected(all: number[], sla: number) {

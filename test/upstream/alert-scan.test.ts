@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { Interned, ROW_FLOATS, ROW_INTS, Slot, Time, scanAlerts, type AlertScan } from '../../src/upstream/alert-scan.js';
 import { parseApiTimestamp } from '../../src/upstream/timestamps.js';
-import { alertRecordText, prng } from './alert-records.js';
+import { mulberry32 as prng } from '../support/prng.js';
+import { alertRecordText } from './alert-records.js';
 
 const WINDOW = 65536;
 
