@@ -16,9 +16,6 @@ export const WINDOW_COUNT = RESPONSE_WINDOWS.length;
 /** The window seconds by index. */
 export const WINDOW_SECONDS: readonly number[] = RESPONSE_WINDOWS.map(([, s]) => s);
 
-/** The longest window's seconds: older times are in no window. */
-export const LONGEST_WINDOW_SECONDS = WINDOW_SECONDS[WINDOW_COUNT - 1]!;
-
 /**
  * The `quantile` label values, each with q as a fraction (numerator, denominator), so that q·n is
  * worked out in integers: 0.9 × 10 in floating point is 9.000000000000002, whose ceiling is 10.
