@@ -242,8 +242,8 @@ export class EnvelopeParser {
       from = k + 1;
       if (k < scan.count) this.deliver(this.parseRecord(decode(buf, i + ints[at + Slot.Start]!, i + ints[at + Slot.End]!), false, this.position + i + ints[at + Slot.End]!));
     }
-    // The scanner allocates nothing, so no minor GC would free the chunks already read (a list of a
-    // million alerts peaked 26 MB higher than one of 100,000): a quarter of what it read in garbage keeps them coming.
+    // The scanner allocates nothing, so minor GCs, which free the chunks already read, come seldom:
+    // a quarter of what it read in garbage keeps them coming (a million alerts: 73 MB peak RSS, 82 without).
     turnOverYoungGeneration((scan.resume - i) >> 2);
     // Stryker disable next-line ArithmeticOperator: equivalent, see fastPath
     this.fastFrom = this.position + scan.resume;
