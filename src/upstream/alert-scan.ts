@@ -59,7 +59,7 @@ export const ROW_FLOATS = 8;
 
 /** The records of one scan: rows of `ints` and `floats`, valid until the next scan. */
 export interface AlertScan {
-  /** Rows read; a row starts at `k * ROW_INTS` in ints and `k * ROW_FLOATS` in floats. Start and End are offsets in the buffer scanned. */
+  /** Rows read; a row starts at `k * ROW_INTS` in ints and `k * ROW_FLOATS` in floats. Start and End are offsets from the `start` the scan was given. */
   readonly count: number;
   /** The buffer offset after the comma that follows the last row's record. */
   readonly resume: number;
@@ -136,8 +136,8 @@ function theScanner(): Scanner | null {
 /**
  * The alert records of `buf` from `start` (a record's `{`) within `window` bytes: those complete and
  * each followed by a comma, or undefined when there is none or the bytes are not plain JSON records
- * (the caller then reads them its own way, which reports what is wrong with them). Row offsets are
- * from `start`'s buffer. The result is valid until the next call.
+ * (the caller then reads them its own way, which reports what is wrong with them). A row's Start
+ * and End are offsets from `start`; `resume` is an index in `buf`. The result is valid until the next call.
  */
 export function scanAlerts(buf: Buffer, start: number, window: number): AlertScan | undefined {
   const s = theScanner();
