@@ -36,39 +36,22 @@ export interface DurationStats {
   readonly overSla: number;
 }
 
-/**
- * The nearest-rank quantile of `sorted` (ascending, not empty): the smallest d such that at least
- * q·n of the n durations are at most d, which is the ⌈q·n⌉-th smallest (q = num/den).
- */
-function nearestRank(sorted: Float64Array, num: number, den: number): number {
-  const n = sorted.length;
-  // ⌈num·n/den⌉ in integers; at least the first (q·n is above 0 for q > 0 and n ≥ 1).
-  const rank = Math.max(1, Math.floor((num * n + den - 1) / den));
-  return sorted[rank - 1]!;
-}
-
 /** The statistics of `durations` (sorted here, in place) against an SLA of `slaSeconds` (Infinity: none). */
 export function statsOf(durations: Float64Array, slaSeconds: number): DurationStats {
-  durations.sort();
-  let sum = 0;
-  let overSla = 0;
-  for (let i = 0; i < durations.length; i++) {
-    const d = durations[i]!;
-    sum += d;
-    if (d > slaSeconds) overSla++;
-  }
-  const quantiles = durations.length === 0 ? [] : QUANTILES.map(([, num, den]) => nearestRank(durations, num, den));
-  return { count: durations.length, sum, quantiles, overSla };
+  return statsOfParts([durations], slaSeconds);
 }
 
 /**
  * The statistics of the durations of `parts` together, each part sorted ascending (sorted here, in
- * place, when `sortParts`), against an SLA of `slaSeconds`: the same as statsOf of their
- * concatenation, read by merging the parts instead of copying them into one array.
+ * place, when `sortParts`), against an SLA of `slaSeconds`: count, the sum added in ascending
+ * order, the nearest-rank quantiles and the durations above the SLA, read by merging the parts
+ * instead of copying them into one array.
  */
 export function statsOfParts(parts: readonly Float64Array[], slaSeconds: number, sortParts = true): DurationStats {
   if (sortParts) for (const p of parts) p.sort();
   const count = parts.reduce((n, p) => n + p.length, 0);
+  // Nearest rank: the quantile q = num/den of n durations is the smallest d such that at least q·n
+  // are at most d, the ⌈q·n⌉-th smallest, worked out in integers (at least the first for n ≥ 1).
   const ranks = QUANTILES.map(([, num, den]) => Math.max(1, Math.floor((num * count + den - 1) / den)));
   const quantiles = count === 0 ? [] : ranks.map(() => 0);
   const next = parts.map(() => 0);
