@@ -304,13 +304,19 @@ function value(p: i32, len: i32): i32 {
   }
 }
 
+/** Set by key(): the bounds of the key's body (inside its quotes); `escaped` says whether it held an escape. */
+let keyStart: i32 = 0;
+let keyEnd: i32 = 0;
+
 /** A member's key and its colon from `p`: the position after the colon. */
 function key(p: i32, len: i32): i32 {
   p = ws(p, len);
   if (p >= len) return MORE;
   if (at(p) != 0x22) return INVALID;
-  p = str(p + 1, len);
+  keyStart = p + 1;
+  p = str(keyStart, len);
   if (p < 0) return p;
+  keyEnd = p - 1;
   p = ws(p, len);
   if (p >= len) return MORE;
   if (at(p) != 0x3a) return INVALID;
@@ -513,17 +519,14 @@ function general(p: i32, len: i32, from: i32): i32 {
     const c = at(p);
     if (c == 0x7d) return p + 1;
     if (c != 0x2c) return INVALID;
-    p = ws(p + 1, len);
-    if (p >= len) return MORE;
+    p++;
   } else if (from == AFTER_OPEN && at(p) == 0x7d) {
     return p + 1;
   }
   while (true) {
-    if (at(p) != 0x22) return INVALID;
-    const keyStart = p + 1;
-    p = str(keyStart, len);
+    p = key(p, len);
     if (p < 0) return p;
-    const keyLength = p - 1 - keyStart;
+    const keyLength = keyEnd - keyStart;
     const field = escaped ? F_ESCAPED : fieldOf(keyStart, keyLength);
     if (field == F_ESCAPED) {
       slowKey = true;
@@ -541,9 +544,6 @@ function general(p: i32, len: i32, from: i32): i32 {
     }
     p = ws(p, len);
     if (p >= len) return MORE;
-    if (at(p) != 0x3a) return INVALID;
-    p = ws(p + 1, len);
-    if (p >= len) return MORE;
     p = memberValue(p, len, field);
     if (p < 0) return p;
     p = ws(p, len);
@@ -554,8 +554,7 @@ function general(p: i32, len: i32, from: i32): i32 {
       return p + 1;
     }
     if (next != 0x2c) return INVALID;
-    p = ws(p + 1, len);
-    if (p >= len) return MORE;
+    p++;
   }
   return INVALID; // (never: the loop returns)
 }
