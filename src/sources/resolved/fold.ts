@@ -217,7 +217,7 @@ export class ResolvedTally {
  * The pass's aggregate with the acknowledgement statistics of its resolved alerts and of the open
  * alerts of `open` (an /alerts fold, read at about the same time) together: each open alert
  * acknowledged in a window counts there once, its windows as of the open alerts' own collection
- * (their fold keeps only durations, by window). Drops the durations once used.
+ * (their fold keeps only durations, by window; sorted here, in place). Drops the durations once used.
  */
 export function withOpenAlerts(resolved: ResolvedAggregate, open: Pick<AlertsAggregate, 'acknowledgements'>): ResolvedAggregate {
   const acknowledgement: Record<string, DurationStats[]> = {};
