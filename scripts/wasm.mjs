@@ -1,6 +1,6 @@
 // Compiles wasm/alert-scan.ts (AssemblyScript) to WebAssembly and writes it, base64, into
 // src/upstream/alert-scan-wasm.ts, which the bundles and the tests import. `--check` writes nothing
-// and exits 1 when the committed module is not what the source compiles to (test/upstream/alert-scan.test.ts).
+// and exits 1 when the committed module is not what the source compiles to (test/upstream/alert-scan.test.ts checks the bytes).
 import asc from 'assemblyscript/asc';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +21,7 @@ export async function compile() {
 }
 
 /** The TypeScript module holding `binary`. */
-export function moduleText(binary) {
+function moduleText(binary) {
   const base64 = binary.toString('base64');
   const lines = base64.match(/.{1,100}/g).map((l) => `  '${l}' +`);
   lines[lines.length - 1] = lines[lines.length - 1].slice(0, -2) + ';';
