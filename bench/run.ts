@@ -1,6 +1,6 @@
 // npm run bench: the speed and memory targets (docs/performance.md), measured on the built
 // CLI against the simulated portal on 127.0.0.1, beside a naive peer exporter in the same run.
-// Exits non-zero when a target is missed. `BENCH_ONLY=scenarios,compare,stages,growth,huge,start,fleet`
+// Exits non-zero when a target is missed. `BENCH_ONLY=scenarios,compare,stages,deopts,growth,huge,start,fleet`
 // runs a subset; BENCH_PAIRS, BENCH_STAGE_ROUNDS and BENCH_BASELINE (another build's dist/cli.js) are read by compare and stages.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -298,6 +298,29 @@ async function huge(): Promise<void> {
   });
 }
 
+/**
+ * Code TurboFan compiled and then threw away: `once` at 100k alerts + 100k devices under V8's
+ * `--trace-deopt`, every eager or soft bailout counted. Each one costs a second compile of a hot
+ * function (the record fold inlined into the scanner's loop: 10 to 30 ms) and the time it runs
+ * unoptimized until then. The budget is 10 requests a minute here, so the first run's resolved-alerts
+ * pass goes without waiting a window (the flag changes nothing else that is measured).
+ */
+async function deopts(): Promise<void> {
+  await withSim({ alerts: 100_000, devices: 100_000, rateLimit: false }, async (sim) => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'bench-state-'));
+    try {
+      const r = await measure(['--trace-deopt', CLI, 'once', '--format', 'json'], simEnv(sim, { POSTURE_STATE_DIR: stateDir, POSTURE_REQUESTS_PER_MINUTE: '10' }));
+      if (r.code !== 0) throw new Error(`once --trace-deopt failed: ${r.stderr.slice(-500)}`);
+      const bailouts = [...r.stdout.matchAll(/^\[bailout \(kind: deopt-(?:eager|soft)[^\n]*/gm)].map((m) => m[0]);
+      const named = bailouts.map((b) => `${/<JSFunction (\S*)/.exec(b)?.[1] ?? '?'} (${/reason: ([^)]*)/.exec(b)?.[1] ?? '?'})`);
+      console.log(`\nDeoptimizations of once (100k + 100k): ${named.length ? named.join('; ') : 'none'}\n`);
+      check('100k+100k: compiled code thrown away (eager and soft deoptimizations)', '0', String(bailouts.length), bailouts.length === 0);
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+}
+
 /** Bytes of a module and every module it imports statically (what an import compiles; dynamic imports wait). */
 function staticClosureBytes(entry: string): number {
   const seen = new Set<string>();
@@ -348,6 +371,7 @@ if (wanted('scenarios')) {
 }
 if (wanted('compare')) await compare();
 if (wanted('stages')) await stages();
+if (wanted('deopts')) await deopts();
 if (wanted('growth')) await growth();
 if (wanted('huge')) await huge();
 if (wanted('start')) await startup();

@@ -45,6 +45,13 @@ describe('acknowledgements of open alerts', () => {
     expect(a.invalid).toBe(0);
   });
 
+  it('puts an acknowledgement made exactly a window ago in the next window, as the resolved alerts are (a window is the time after its start)', () => {
+    const day = foldAlerts([open('Red', ago(2 * DAY), ago(DAY)), open('Red', ago(2 * DAY), ago(DAY - 1))], NOW);
+    expect(day.acknowledgements?.red).toEqual([new Float64Array([DAY + 1]), new Float64Array([DAY]), new Float64Array([])]);
+    const month = foldAlerts([open('Red', ago(31 * DAY), ago(30 * DAY)), open('Red', ago(31 * DAY), ago(30 * DAY - 1))], NOW);
+    expect(month.acknowledgements?.red).toEqual([new Float64Array([]), new Float64Array([]), new Float64Array([DAY + 1])]);
+  });
+
   it('has none when no alert is acknowledged with a time, so the aggregate keeps its old shape', () => {
     expect('acknowledgements' in foldAlerts([open('Red', ago(HOUR), UNSET), open('Red', ago(HOUR), UNSET, false)], NOW)).toBe(false);
   });

@@ -56,8 +56,8 @@ export const ALERT_AGES = [
   ['30d', 30 * 86_400],
   ['90d', 90 * 86_400],
 ] as const;
-/** ALERT_AGES' seconds, then Infinity: no age is past it, so the age loop stops there without a bound check. */
-const AGE_SECONDS: readonly number[] = [...ALERT_AGES.map(([, s]) => s), Infinity];
+/** ALERT_AGES' seconds. */
+const AGE_SECONDS: readonly number[] = ALERT_AGES.map(([, s]) => s);
 
 /** Aggregates of unresolved alerts: everything the alert families need, in constant memory. */
 export interface AlertsAggregate {
@@ -243,7 +243,9 @@ export class AlertsSink {
   private generation = -1;
   private readonly severityById = new Int8Array(MAX_IDS).fill(-1);
   private readonly typeById = new Int8Array(MAX_IDS).fill(-1);
-  private readonly countsById: Float64Array[] = [];
+  // Every slot held from the start (null until seen): an array filled at random ids grew holes, then
+  // turned into a dictionary, and TurboFan's code for scanned() was thrown away (wrong map).
+  private readonly countsById: Array<Float64Array | null> = Array.from({ length: MAX_IDS }, () => null);
 
   /** `nowSeconds`: the collection time, against which snoozes and ages are judged; `slas`: seconds per severity. */
   constructor(
@@ -310,7 +312,7 @@ export class AlertsSink {
     this.generation = generation;
     this.severityById.fill(-1);
     this.typeById.fill(-1);
-    this.countsById.length = 0;
+    this.countsById.fill(null);
   }
 
   /**
@@ -319,25 +321,25 @@ export class AlertsSink {
    */
   private add(sev: number, integration: Float64Array, type: number, acknowledged: boolean, unassigned: boolean, created: number | null, until: number | null, acknowledgedAt: number | null | undefined): void {
     const counts = this.counts;
+    // Every count is added as 0 or 1 and every oldest time is a minimum taken, for each alert, not
+    // under a condition: the first alert that takes a branch (past its SLA, unassigned, snoozed,
+    // acknowledged outside the shortest window...) often comes thousands of records in, after
+    // TurboFan compiled this function without that branch, and reaching it threw the compiled code
+    // away and compiled it again (docs/performance.md, "Deoptimizations").
     counts[OPEN + sev]++;
-    if (!acknowledged) counts[UNACKNOWLEDGED + sev]++;
-    if (unassigned) counts[UNASSIGNED + sev]++;
-    // Stryker disable next-line ConditionalExpression: without the null test, null > now (a Unix time after 1970) is false as well.
-    const snoozed = until !== null && until > this.nowSeconds;
-    if (snoozed) counts[SNOOZED + sev]++;
+    counts[UNACKNOWLEDGED + sev] += acknowledged ? 0 : 1;
+    counts[UNASSIGNED + sev] += unassigned ? 1 : 0;
+    // An unset time (null) is never after now.
+    const snoozed = (until ?? -Infinity) > this.nowSeconds;
+    counts[SNOOZED + sev] += snoozed ? 1 : 0;
     if (created !== null) {
       const oldest = this.oldest;
-      // Stryker disable next-line EqualityOperator: <= replaces a time by the same time.
-      if (created < oldest[OLDEST + sev]!) oldest[OLDEST + sev] = created;
-      // Stryker disable next-line EqualityOperator: <= replaces a time by the same time.
-      if (!acknowledged && created < oldest[OLDEST_UNACKNOWLEDGED + sev]!) oldest[OLDEST_UNACKNOWLEDGED + sev] = created;
+      oldest[OLDEST + sev] = Math.min(oldest[OLDEST + sev]!, created);
+      oldest[OLDEST_UNACKNOWLEDGED + sev] = Math.min(oldest[OLDEST_UNACKNOWLEDGED + sev]!, acknowledged ? Infinity : created);
       const age = this.nowSeconds - created;
-      // Ages ascend: an alert older than one is older than every shorter one; none is past the closing Infinity.
       const buckets = OLDER_THAN + sev * AGE_COUNT;
-      for (let i = 0; age > AGE_SECONDS[i]!; i++) counts[buckets + i]++;
-      // Added as 0 or 1, not bumped under a condition: the first alert past its SLA often comes
-      // thousands of records in, after TurboFan compiled this function without that branch, and
-      // reaching it threw the compiled code away and compiled it again (docs/performance.md).
+      // Stryker disable next-line EqualityOperator: equivalent, one step more compares with undefined (false) and adds 0.
+      for (let i = 0; i < AGE_COUNT; i++) counts[buckets + i] += age > AGE_SECONDS[i]! ? 1 : 0;
       counts[OVER_SLA + sev] += !snoozed && age > this.slaSeconds[sev]! ? 1 : 0;
       if (acknowledged) this.acknowledgementOf(acknowledgedAt, created, sev);
     }
@@ -352,9 +354,11 @@ export class AlertsSink {
    */
   private acknowledgementOf(at: number | null | undefined, created: number, sev: number): void {
     if (at === null || at === undefined || at < created) return;
-    // Windows ascend: the first one `at` is in is its shortest.
+    // Windows ascend, so the windows `at` is not in are the shortest ones: their count is the index
+    // of the shortest it is in (WINDOW_COUNT: none). Counted over every window, whatever `at`, so
+    // that TurboFan never compiles this before it has seen an older acknowledgement (see add()).
     let w = 0;
-    while (w < WINDOW_COUNT && !(at > this.nowSeconds - WINDOW_SECONDS[w]!)) w++;
+    for (let k = 0; k < WINDOW_COUNT; k++) w += at > this.nowSeconds - WINDOW_SECONDS[k]! ? 0 : 1;
     if (w < WINDOW_COUNT) this.toAcknowledge[sev * WINDOW_COUNT + w]!.push(at - created);
   }
 
