@@ -59,12 +59,14 @@ export const ROW_FLOATS = 8;
 
 /** The records of one scan: rows of `ints` and `floats`, valid until the next scan. */
 export interface AlertScan {
-  /** Rows read; a row starts at `k * ROW_INTS` in ints and `k * ROW_FLOATS` in floats. Start and End are offsets from the `start` the scan was given. */
+  /** Rows read; a row starts at `k * ROW_INTS` in ints and `k * ROW_FLOATS` in floats. Start and End are offsets in `input`. */
   readonly count: number;
   /** The buffer offset after the comma that follows the last row's record. */
   readonly resume: number;
   readonly ints: Int32Array;
   readonly floats: Float64Array;
+  /** The bytes scanned, from the scan's `start` (a prefix first, when one was given): a row's Start and End index them. */
+  readonly input: Buffer;
   /** Changes when the ids start over: an id of an earlier generation names nothing now. */
   readonly generation: number;
   /** The text of an interned string, as JSON.parse of its record gives it. */
@@ -77,8 +79,9 @@ class Scanner implements AlertScan {
   generation = 0;
   readonly ints: Int32Array;
   readonly floats: Float64Array;
+  readonly input: Buffer;
   private readonly bytes: Buffer;
-  private readonly input: number;
+  private readonly inputAt: number;
   readonly capacity: number;
 
   constructor(private readonly wasm: Exports) {
@@ -88,8 +91,9 @@ class Scanner implements AlertScan {
     // The module's memory is static (it never grows), so these views stay valid.
     const buffer = wasm.memory.buffer;
     this.bytes = Buffer.from(buffer);
-    this.input = wasm.input();
+    this.inputAt = wasm.input();
     this.capacity = wasm.capacity();
+    this.input = this.bytes.subarray(this.inputAt, this.inputAt + this.capacity);
     const rows = wasm.table();
     this.ints = new Int32Array(buffer, rows, (this.bytes.length - rows) >> 2);
     this.floats = new Float64Array(buffer, rows, (this.bytes.length - rows) >> 3);
@@ -103,11 +107,12 @@ class Scanner implements AlertScan {
     return this.wasm.internEscaped(field, id) === 1 ? (JSON.parse(`"${body}"`) as string) : body;
   }
 
-  /** Scans `buf[start, end)` (at most `capacity` bytes, a record start first). */
-  scan(buf: Buffer, start: number, end: number): number {
-    buf.copy(this.bytes, this.input, start, end);
-    this.count = this.wasm.scan(end - start);
-    this.resume = start + this.wasm.resume();
+  /** Scans `prefix` then `buf[start, end)` (at most `capacity` bytes together, a record start first). */
+  scan(prefix: Buffer | undefined, buf: Buffer, start: number, end: number): number {
+    const before = prefix === undefined ? 0 : prefix.copy(this.bytes, this.inputAt);
+    buf.copy(this.bytes, this.inputAt + before, start, end);
+    this.count = this.wasm.scan(before + end - start);
+    this.resume = start + this.wasm.resume() - before;
     this.generation = this.wasm.generation();
     return this.count;
   }
@@ -138,13 +143,18 @@ function theScanner(): Scanner | null {
 /**
  * The alert records of `buf` from `start` (a record's `{`) within `window` bytes: those complete and
  * each followed by a comma, or undefined when there is none or the bytes are not plain JSON records
- * (the caller then reads them its own way, which reports what is wrong with them). A row's Start
- * and End are offsets from `start`; `resume` is an index in `buf`. The result is valid until the next call.
+ * (the caller then reads them its own way, which reports what is wrong with them). With a `prefix`
+ * (a record's first bytes, carried from the chunk before), the record starts there and goes on at
+ * `start`, and the window counts the prefix. A row's Start and End index the scan's `input`;
+ * `resume` is an index in `buf`. The result is valid until the next call.
  */
-export function scanAlerts(buf: Buffer, start: number, window: number): AlertScan | undefined {
+export function scanAlerts(buf: Buffer, start: number, window: number, prefix?: Buffer): AlertScan | undefined {
   const s = theScanner();
   if (s === null) return undefined;
-  const end = Math.min(buf.length, start + Math.min(window, s.capacity));
-  if (s.scan(buf, start, end) === 0) return undefined;
+  const room = Math.min(window, s.capacity) - (prefix?.length ?? 0);
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: a guard; the parser's prefixes are at most half the window (json-stream.ts, MAX_CARRIED)
+  if (room <= 0) return undefined;
+  const end = Math.min(buf.length, start + room);
+  if (s.scan(prefix, buf, start, end) === 0) return undefined;
   return s;
 }

@@ -65,6 +65,21 @@ export class RecordSplitter {
   }
 
   /**
+   * The bytes of the record so far when it began in the chunk before and is plain: one piece, no
+   * string dropped or stood in, not over the limit, not a bare literal; else undefined. Another
+   * reader may then take the record whole (drop() forgets it here).
+   */
+  carried(): Buffer | undefined {
+    return !this.literal && !this.dropping && !this.hadOversized && !this.tooBig && this.pieces.length === 1 ? this.pieces[0] : undefined;
+  }
+
+  /** Forgets the record carried: another reader took it (carried()). */
+  drop(): void {
+    this.pieces = [];
+    this.keptBytes = 0;
+  }
+
+  /**
    * Scans the record from `i`: returns the index after its last byte, or -1 if the chunk ran out
    * (its bytes are then carried). The hot loop: depth and string state only.
    */

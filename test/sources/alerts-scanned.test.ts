@@ -63,6 +63,34 @@ describe('AlertsSink.scanned', () => {
     }
   });
 
+  it('reads a record the chunk edge cuts through the scanner too, its carried bytes then the next chunk\'s, wherever the cut', () => {
+    // Plain records (every field of its type, in the portal's forms): each cut one goes to the scanner with
+    // the rest of the next chunk. Parsed are only the last, closed by `]`, and those that a chunk ends
+    // right after (the scanner takes a record once it sees the comma after it).
+    const rec = (i: number) => `{"state":"${['Red', 'Amber', 'Green'][i % 3]}","product":"Vendor ${i % 7}, x","status":"${['Info', 'Warning'][i % 2]}","ownerName":"${i % 5 ? '' : 'Kim'}","timestamp":"2026-0${1 + (i % 5)}-02T03:04:05.${String(i).padStart(7, '0')}","resolved":false,"acknowledged":${i % 4 === 0},"acknowledgedTime":"2026-05-3${i % 2}T00:00:00.0000000","inactiveUntil":"0001-01-01T00:00:00.0000000","issue":"${'x'.repeat(i % 300)}"}`;
+    const records = Array.from({ length: 3000 }, (_, i) => rec(i));
+    const body = Buffer.from(`{"offset":0,"limit":0,"total":${records.length},"data":[${records.join(',')}],"success":true}`);
+    const want = foldAlerts(records.map((t) => JSON.parse(t) as unknown), NOW, undefined, SLAS);
+    for (const size of [65536, 50_000, 16_384, 9_999]) {
+      const sink = new AlertsSink(NOW, undefined, 0, SLAS);
+      let parsed = 0;
+      const parser = new EnvelopeParser(
+        '/alerts',
+        (raw) => {
+          sink.record(raw);
+          parsed++;
+        },
+        (scan, from, to) => sink.scanned(scan, from, to),
+      );
+      for (let at = 0; at < body.length; at += size) parser.write(body.subarray(at, at + size));
+      expect(parser.end().dataCount).toBe(records.length);
+      let endsAtEdge = 0;
+      for (let at = size; at < body.length; at += size) if (body[at - 1] === 0x7d && body[at] === 0x2c) endsAtEdge++;
+      expect(parsed).toBe(1 + endsAtEdge);
+      expect(sink.finish()).toEqual(want);
+    }
+  });
+
   it('keeps its labels by id apart across generations of the scanner\'s ids', () => {
     // 5,000 products, 250 to a window: the scanner's ids start over, the sink's labels by id with them.
     const rec = (i: number) => `{"state":"${['Red', 'Amber', 'Green'][i % 3]}","product":"Vendor ${i % 4999}, x","status":"${['Info', 'Warning'][i % 2]}","ownerName":"","timestamp":"2026-01-02T03:04:05.0000000","resolved":false,"acknowledged":false,"inactiveUntil":"0001-01-01T00:00:00.0000000"}`;
