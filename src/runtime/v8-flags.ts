@@ -1,3 +1,5 @@
+import { compileAlertScanner } from '../upstream/alert-scan.js';
+
 /**
  * V8's tiering tuned for this exporter's work, bursts of hot code well under a second long (a list
  * read and folded, in a `once`, a Lambda invocation or a serve cycle); the entry points set it
@@ -11,6 +13,15 @@ export function tuneCompilerForShortRuns(): void {
   // only a larger tiering budget, the same 30 MB a second into a list of a million alerts), for no
   // measurable gain in parsing headers and skipping over body chunks. Liftoff, the baseline
   // compiler, compiles all of llhttp (V8 lists the flag under testing; it only stops the second tier).
+  // The alert scanner (src/upstream/alert-scan.ts) is the exception: a small module whose every byte
+  // of the open alerts runs through it, a third faster with TurboFan (docs/performance.md, "The
+  // alert scanner"). It is compiled first, whole and with TurboFan (no lazy compilation, no tiering),
+  // and the two settings go back to V8's defaults before the flag below keeps the rest on Liftoff.
+  setFlagsFromString('--no-wasm-lazy-compilation');
+  setFlagsFromString('--no-wasm-dynamic-tiering');
+  compileAlertScanner();
+  setFlagsFromString('--wasm-lazy-compilation');
+  setFlagsFromString('--wasm-dynamic-tiering');
   setFlagsFromString('--liftoff-only');
   // With V8's default budget (66 KB of bytecode run), dozens of functions that run only a moment
   // were recompiled by TurboFan, costing more CPU than the faster code saved: eight times the budget

@@ -141,6 +141,14 @@ function theScanner(): Scanner | null {
 }
 
 /**
+ * Compiles the scanner now, under the compiler settings in force: src/runtime/v8-flags.ts compiles it
+ * with TurboFan before it keeps WebAssembly on Liftoff. Later calls change nothing.
+ */
+export function compileAlertScanner(): void {
+  theScanner();
+}
+
+/**
  * The alert records of `buf` from `start` (a record's `{`) within `window` bytes: those complete and
  * each followed by a comma, or undefined when there is none or the bytes are not plain JSON records
  * (the caller then reads them its own way, which reports what is wrong with them). With a `prefix`
