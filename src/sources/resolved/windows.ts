@@ -44,48 +44,38 @@ export function statsOf(durations: Float64Array, slaSeconds: number): DurationSt
 /**
  * The statistics of the durations of `parts` together, each part sorted ascending (sorted here, in
  * place, when `sortParts`), against an SLA of `slaSeconds`: count, the sum added in ascending
- * order, the nearest-rank quantiles and the durations above the SLA. Several parts are merged,
- * two at a time, into one array: one window's durations at a time (a million open alerts: a few
- * MB, dropped after), in a loop that moves each number once per merge, which is cheaper than
- * sorting the copy or picking the smallest head of every part for each number (docs/performance.md,
- * "The acknowledgement statistics").
+ * order, the nearest-rank quantiles and the durations above the SLA, read by merging the parts
+ * instead of copying them into one array.
  */
 export function statsOfParts(parts: readonly Float64Array[], slaSeconds: number, sortParts = true): DurationStats {
   // Stryker disable next-line ConditionalExpression: equivalent, callers pass sortParts false only for parts already sorted
   if (sortParts) for (const p of parts) p.sort();
-  return statsOfSorted(parts.reduce<Float64Array>((all, p) => mergeSorted(all, p), new Float64Array(0)), slaSeconds);
-}
-
-/** `a` and `b`, each ascending, merged into one ascending array. */
-function mergeSorted(a: Float64Array, b: Float64Array): Float64Array {
-  if (a.length === 0) return b;
-  const out = new Float64Array(a.length + b.length);
-  let i = 0;
-  let j = 0;
-  let k = 0;
-  // Stryker disable next-line EqualityOperator: equivalent, on a tie either number is the same value
-  while (i < a.length && j < b.length) out[k++] = a[i]! <= b[j]! ? a[i++]! : b[j++]!;
-  // One of the two is used up: the rest of the other follows.
-  out.set(a.subarray(i), k);
-  out.set(b.subarray(j), k + a.length - i);
-  return out;
-}
-
-/** The statistics of `sorted`, ascending. */
-function statsOfSorted(sorted: Float64Array, slaSeconds: number): DurationStats {
-  const count = sorted.length;
-  let sum = 0;
-  for (let k = 0; k < count; k++) sum += sorted[k]!;
+  const count = parts.reduce((n, p) => n + p.length, 0);
   // Nearest rank: the quantile q = num/den of n durations is the smallest d such that at least q·n
   // are at most d, the ⌈q·n⌉-th smallest, worked out in integers (at least the first for n ≥ 1).
-  const quantiles = count === 0 ? [] : QUANTILES.map(([, num, den]) => sorted[Math.max(1, Math.floor((num * count + den - 1) / den)) - 1]!);
-  // Those above the SLA are the last ones: the count after the first index past it.
-  let lo = 0;
-  let hi = count;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! > slaSeconds) hi = mid;
-    else lo = mid + 1;
+  const ranks = QUANTILES.map(([, num, den]) => Math.max(1, Math.floor((num * count + den - 1) / den)));
+  // Every rank is within 1..count, so the loop sets each (and none with no duration).
+  const quantiles: number[] = [];
+  const next = parts.map(() => 0);
+  let sum = 0;
+  let overSla = 0;
+  for (let k = 1; k <= count; k++) {
+    // The smallest head among the parts (the first part on a tie: any gives the same value).
+    let from = -1;
+    let d = 0;
+    for (let i = 0; i < parts.length; i++) {
+      const at = next[i]!;
+      // Stryker disable next-line EqualityOperator: equivalent, on a tie either head is the same value
+      if (at < parts[i]!.length && (from < 0 || parts[i]![at]! < d)) {
+        from = i;
+        d = parts[i]![at]!;
+      }
+    }
+    next[from]!++;
+    sum += d;
+    if (d > slaSeconds) overSla++;
+    // Stryker disable next-line EqualityOperator: equivalent, ranks[ranks.length] is undefined, never k
+    for (let q = 0; q < ranks.length; q++) if (ranks[q] === k) quantiles[q] = d;
   }
-  return { count, sum, quantiles, overSla: count - lo };
+  return { count, sum, quantiles, overSla };
 }
