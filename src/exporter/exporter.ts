@@ -298,6 +298,7 @@ export class Exporter {
       maxRetries: this.config.maxRetries,
       random: this.deps.random ?? Math.random,
       memory: p.memory,
+      ...(oneShot && this.passing.has(p) ? { withPass: true } : {}),
       requests,
       totals: p.requestTotals,
       ...(oneShot ? { replan: () => this.replan(p) } : {}),

@@ -24,7 +24,7 @@ export function explainPlan(config: Config): string[] {
             ? 'active and inactive totals'
             : s.source === 'resolved'
               ? 'the resolved-alerts pass: /alerts?filter=resolved paged as /alerts, 1 while its total is unknown'
-              : `page ${p.pageSize}, grown so one run uses at most ${alertsPagesAllowed(p)} request(s) once the total is known`;
+              : `page ${p.pageSize}, grown so one run uses at most ${alertsPagesAllowed(p)} request(s) once the total is known${alertsPagesAllowed(p, true) < alertsPagesAllowed(p) ? `, ${alertsPagesAllowed(p, true)} in a once/Lambda run that makes the resolved-alerts pass` : ''}`;
       lines.push(`  ${s.source.padEnd(7)} every ${String(s.intervalSeconds).padStart(5)} s: ${s.requestsPerRun} request(s) per run (${what}), ${per(s.requestsPerHour)} per hour`);
     }
     // The longest one-shot run: one with the resolved-alerts pass.

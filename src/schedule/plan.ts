@@ -93,15 +93,20 @@ const vitalsRequests = (tags: readonly string[]): number => 1 + tags.length;
 /** Requests a run of device totals needs: active and inactive, `limit=1` each. */
 const DEVICES_REQUESTS = 2;
 
-/** /alerts pages a run may use: what the share leaves in one window beside the other sources, at least 1. */
-export function alertsPagesAllowed(input: Pick<PlanInput, 'requestsPerMinute' | 'vitalsTags'>): number {
-  return Math.max(1, input.requestsPerMinute - vitalsRequests(input.vitalsTags) - DEVICES_REQUESTS);
+/**
+ * /alerts pages a run may use: what the share leaves in one window beside the other sources, at
+ * least 1. `withPass`: a one-shot run whose window also holds the resolved-alerts pass leaves it
+ * one request, so that the pass (one request of everything while its total is unknown) need not
+ * wait a window for the open alerts' pages.
+ */
+export function alertsPagesAllowed(input: Pick<PlanInput, 'requestsPerMinute' | 'vitalsTags'>, withPass = false): number {
+  return Math.max(1, input.requestsPerMinute - vitalsRequests(input.vitalsTags) - DEVICES_REQUESTS - (withPass ? 1 : 0));
 }
 
-/** Requests a run of /alerts needs for `total` alerts (1 when unknown). */
-function alertsRequests(input: Pick<PlanInput, 'pageSize' | 'requestsPerMinute' | 'vitalsTags' | 'pageCap'>, total: number | undefined): number {
+/** Requests a run of /alerts needs for `total` alerts (1 when unknown); `withPass` as alertsPagesAllowed. */
+function alertsRequests(input: Pick<PlanInput, 'pageSize' | 'requestsPerMinute' | 'vitalsTags' | 'pageCap'>, total: number | undefined, withPass = false): number {
   if (total === undefined) return 1;
-  const limit = alertsLimit({ pageSize: input.pageSize, remaining: total, pagesAllowed: alertsPagesAllowed(input), pageCap: input.pageCap });
+  const limit = alertsLimit({ pageSize: input.pageSize, remaining: total, pagesAllowed: alertsPagesAllowed(input, withPass), pageCap: input.pageCap });
   // limit=0 (everything in one request) only when no cap applies; none left still takes a request.
   const perPage = limit === 0 ? total : limit;
   return Math.max(1, Math.ceil(total / perPage));
@@ -127,7 +132,9 @@ export function alertsLimit(args: { pageSize: number; remaining: number | undefi
 /**
  * Resolved-alerts pages a pass may use: what one window leaves beside the other sources and the
  * open alerts' pages, at least 1; so a one-shot run of a small portal reads everything in the
- * share's one window (1: the whole list in one request, `limit=0`).
+ * share's one window (1: the whole list in one request, `limit=0`). (Open alerts paged to leave the
+ * pass a request, alertsPagesAllowed's `withPass`, leave it as many: the same when they fit in
+ * fewer pages, and 1 when they fill the window either way.)
  */
 export function resolvedPagesAllowed(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'pageCap'>, alertsTotal: number | undefined): number {
   return Math.max(1, alertsPagesAllowed(input) - alertsRequests(input, alertsTotal));
@@ -373,6 +380,6 @@ export function oneShotSeconds(input: OneShotInput, maxRetries: number, maxRetry
  */
 export function portalOneShotSeconds(entries: readonly OneShotInput[], maxRetries: number, maxRetryAfterSeconds: number): number {
   if (entries.length === 0) throw new RangeError('portalOneShotSeconds: a portal has at least one entry');
-  const requests = entries.reduce((n, e) => n + vitalsRequests(e.vitalsTags) + DEVICES_REQUESTS + alertsRequests(e, e.alertsTotal) + (e.withPass ? resolvedRequests(e) : 0), 0);
+  const requests = entries.reduce((n, e) => n + vitalsRequests(e.vitalsTags) + DEVICES_REQUESTS + alertsRequests(e, e.alertsTotal, e.withPass) + (e.withPass ? resolvedRequests(e) : 0), 0);
   return oneShotLeftSeconds({ requests, share: entries[0]!.requestsPerMinute, maxRetries: maxRetries * entries.length, maxRetryAfterSeconds });
 }

@@ -33,6 +33,8 @@ export interface RunContext {
   readonly maxRetries: number;
   readonly random: () => number;
   readonly memory: PortalMemory;
+  /** A one-shot run whose window also holds the resolved-alerts pass: the open alerts leave it a request (alertsPagesAllowed). */
+  readonly withPass?: boolean;
   /** Requests sent by this run, by `endpoint\u0000code`. */
   readonly requests: Map<string, number>;
   /** Requests sent to the portal since the start, by `endpoint\u0000code` (serve's counters). */

@@ -111,6 +111,32 @@ describe('the resolved-alerts pass in once', () => {
     expect(readdirSync(entry)).toEqual(['p000000000001', 'p000000000002']);
   });
 
+  it('fits the pass in the first run\'s window: the open alerts leave it a request, so nothing waits for the next window', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    // More open alerts than a page of 50, where the default share of 5 leaves two requests beside Vitals and the device totals.
+    const sim = closing(await startSimulator({ clock, keys: [{ key: KEY }], moving: false, alerts: 150 }));
+    const open = [...sim.data(T0).alerts()].filter((a) => !a.resolved).length;
+    expect(open).toBeGreaterThan(50);
+    const once = (extra: Record<string, string> = {}) => runMain(['once'], { env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'test', POSTURE_STATE_DIR: join(dir, 'state'), POSTURE_PAGE_SIZE: '50', ...extra }, clock });
+    const first = await once();
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('posture_collection_success{portal="test",source="resolved"} 1');
+    // Vitals, the two device totals, the open alerts in one request of everything, and the pass: the share's 5, all in the run's first window.
+    const unresolved = sim.requests.filter((q) => q.path === '/alerts' && q.query.filter === 'allunresolved');
+    expect(unresolved.map((q) => q.query.limit)).toEqual(['0']);
+    expect(sim.requests).toHaveLength(5);
+    expect(Math.max(...sim.requests.map((q) => q.time)) - T0).toBeLessThan(MINUTE);
+    const sum = ['red', 'amber', 'green'].reduce((n, s) => n + (valueIn(first.stdout, `posture_alerts_open{portal="test",severity="${s}"}`) ?? NaN), 0);
+    expect(sum).toBe(open);
+
+    // Within the pass's interval, a run without it pages the open alerts by the two requests the share leaves them.
+    clock.advance(10 * MINUTE);
+    const before = sim.requests.length;
+    const second = await once();
+    expect(second.code, second.stderr).toBe(0);
+    expect(sim.requests.slice(before).filter((q) => q.path === '/alerts').map((q) => [q.query.filter, q.query.limit])).toEqual([['allunresolved', '50'], ['allunresolved', '0']]);
+  });
+
   it('gives a failed pass back: the next once tries again', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
     const sim = closing(await startSimulator({ clock, keys: [{ key: KEY }], moving: false, alerts: 40 }));

@@ -43,7 +43,7 @@ describe('explainPlan', () => {
     expect(hourly(c)).toEqual([
       'portal x.example.com (https://x.example.com/public-api/v1, key from value): share 10 requests per 60 s (600 per hour)',
       '  vitals  every    70 s: 1 request(s) per run (whole portal), 51.4 per hour',
-      '  alerts  every   300 s: 1 request(s) per run (page 500, grown so one run uses at most 7 request(s) once the total is known), 12 per hour',
+      '  alerts  every   300 s: 1 request(s) per run (page 500, grown so one run uses at most 7 request(s) once the total is known, 6 in a once/Lambda run that makes the resolved-alerts pass), 12 per hour',
       '  devices every   300 s: 2 request(s) per run (active and inactive totals), 24 per hour',
       '  resolved every  3600 s: 1 request(s) per run (the resolved-alerts pass: /alerts?filter=resolved paged as /alerts, 1 while its total is unknown), 1 per hour',
       '  serve: 88.4 of 600 requests per hour; once/Lambda: one run of every source and the resolved-alerts pass with 0 retries takes up to 50 s (capped by POSTURE_CYCLE_TIMEOUT_SECONDS at 45 s) (give the Lambda a timeout of at least 60 s)',

@@ -22,6 +22,16 @@ describe('alertsPagesAllowed: what one window leaves beside Vitals and the two d
   ])('share %i with %i tag(s): %i', (requestsPerMinute, n, pages) => {
     expect(alertsPagesAllowed({ requestsPerMinute, vitalsTags: tags(n) })).toBe(pages);
   });
+
+  it.each([
+    [5, 0, 1],
+    [10, 0, 6],
+    [10, 3, 3],
+    [5, 2, 1],
+    [1, 0, 1],
+  ])('share %i with %i tag(s), the resolved-alerts pass in the same run: %i, one request left to the pass', (requestsPerMinute, n, pages) => {
+    expect(alertsPagesAllowed({ requestsPerMinute, vitalsTags: tags(n) }, true)).toBe(pages);
+  });
 });
 
 describe('alertsLimit', () => {
@@ -207,6 +217,16 @@ describe('one-shot time of a portal read by several entries', () => {
     expect(oneShotSeconds({ requestsPerMinute: 5, pageSize: 500, vitalsTags: [], alertsTotal: 100_000 }, 3, 120)).toBe(61 + 60 + 30);
     // Capped at 100 per page: 1,000 pages + 3 + 3 = 1,006 at 5 span 202 windows.
     expect(oneShotSeconds({ requestsPerMinute: 5, pageSize: 500, vitalsTags: [], alertsTotal: 100_000, pageCap: 100 }, 3, 120)).toBe(201 * 61 + 60 + 30);
+  });
+
+  it('fits a run with the resolved-alerts pass in one window when the open alerts can leave it a request', () => {
+    // 100,000 alerts, no tags, share 5, the pass due: the alerts in 1 request, leaving 1 to the pass; 1 + 2 + 1 + 1 = 5 fit one window.
+    expect(oneShotSeconds({ requestsPerMinute: 5, pageSize: 500, vitalsTags: [], alertsTotal: 100_000, withPass: true }, 0, 120)).toBe(90);
+    // (Were the alerts to take the 2 requests the window leaves, the pass would start a second window: 151 s.)
+    // Share 10: the alerts in 6 pages, the pass in the one left: 1 + 2 + 6 + 1 = 10.
+    expect(oneShotSeconds({ requestsPerMinute: 10, pageSize: 500, vitalsTags: [], alertsTotal: 100_000, withPass: true }, 0, 120)).toBe(90);
+    // A single share leaves nothing to give: 1 + 2 + 1 + 1 = 5 at 1 span five windows.
+    expect(oneShotSeconds({ requestsPerMinute: 1, pageSize: 500, vitalsTags: [], alertsTotal: 100_000, withPass: true }, 0, 120)).toBe(4 * 61 + 90);
   });
 
   it('refuses a portal with no entry', () => {

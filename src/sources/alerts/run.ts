@@ -10,8 +10,9 @@ import { AlertsSink, mergeAlerts, type AlertsAggregate } from './fold.js';
 
 /**
  * Unresolved alerts, paged (src/sources/pager.ts): the page size comes from the plan (the last
- * run's total when known, the pages the share leaves), and a portal that caps its pages is paged by
- * what it returns. A one-shot run's deadline grows to what the pages need.
+ * run's total when known, the pages the share leaves, one left to the resolved-alerts pass when
+ * the run includes it), and a portal that caps its pages is paged by what it returns. A one-shot
+ * run's deadline grows to what the pages need.
  */
 export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => void): Promise<AlertsAggregate> {
   const { portal, memory, logger } = ctx;
@@ -20,7 +21,7 @@ export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => 
   const total = await pageAlerts(ctx, {
     filter: 'allunresolved',
     lastTotal: memory.alertsTotal,
-    pagesAllowed: () => alertsPagesAllowed({ requestsPerMinute: ctx.scheduler.share.effective, vitalsTags: portal.vitalsTags }),
+    pagesAllowed: () => alertsPagesAllowed({ requestsPerMinute: ctx.scheduler.share.effective, vitalsTags: portal.vitalsTags }, ctx.withPass),
     sink: (offset) => new AlertsSink(nowSeconds, logger, offset, portal.alertSlas),
     priority: PRIORITY.alerts,
     onPage: (result) => (aggregate = aggregate ? mergeAlerts(aggregate, result) : result),
