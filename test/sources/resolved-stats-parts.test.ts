@@ -26,6 +26,12 @@ describe('statsOfParts', () => {
     }
   });
 
+  it('refuses more parts than a window has (the resolved alerts\' own and the open alerts\' three)', () => {
+    const part = () => new Float64Array([1]);
+    expect(statsOfParts([part(), part(), part(), part()], Infinity).count).toBe(4);
+    expect(() => statsOfParts([part(), part(), part(), part(), part()], Infinity)).toThrow(new RangeError('statsOfParts: at most 4 parts, not 5'));
+  });
+
   it('reads parts already sorted as given when told not to sort them', () => {
     expect(statsOfParts([new Float64Array([1, 5]), new Float64Array([2, 3, 4])], 3, false)).toEqual(expected([1, 2, 3, 4, 5], 3));
   });
