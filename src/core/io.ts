@@ -12,4 +12,9 @@ export interface CliIo {
   onReady?: (info: { metricsUrl?: string; portalUrl?: string }) => void;
   /** Whether stderr is a terminal (`backfill` draws a progress bar there, else JSON lines). */
   stderrIsTTY?: boolean;
+  /**
+   * Called once before a command that reads a portal (`once`, `serve`, `demo`, `backfill`) starts:
+   * the process edge tunes V8 there (src/runtime/v8-flags.ts), so the others do not pay for it.
+   */
+  beforeReading?: () => void;
 }

@@ -5,7 +5,6 @@ import { tuneCompilerForShortRuns } from './v8-flags.js';
 
 // A collector streams large lists through short-lived objects: keep the heap small rather than fast.
 setFlagsFromString('--optimize-for-size');
-tuneCompilerForShortRuns();
 
 // Node's own warnings (a deprecation, a listener leak) become log lines like any other, instead of
 // Node's text on stderr: stderr stays one JSON object a line.
@@ -57,6 +56,8 @@ main(process.argv.slice(2), {
   stderr: (t) => void process.stderr.write(t),
   stderrIsTTY: process.stderr.isTTY === true,
   stopSignal,
+  // Before the first request of a command that reads a portal, not in check-config, rules or simulate.
+  beforeReading: tuneCompilerForShortRuns,
 }).then(
   (code) => exit(code),
   (err) => {

@@ -158,6 +158,9 @@ function printProblems(err: unknown, io: CliIo, first: readonly ConfigError[] = 
   throw err;
 }
 
+/** The commands that read a portal (CliIo.beforeReading). */
+const READING = new Set(['once', 'serve', 'demo', 'backfill']);
+
 /** Runs the CLI; returns the exit code. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   let parsed: ReturnType<typeof parseCli>;
@@ -192,6 +195,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const clock = io.clock ?? systemClock;
   // A POSTURE_* variable that is not a setting (a typo) leaves the setting meant unset: every command refuses to start on it.
   const unknown = unknownVariables(io.env);
+  if (READING.has(parsed.command)) io.beforeReading?.();
   try {
     switch (parsed.command) {
       case 'once':

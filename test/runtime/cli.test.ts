@@ -164,3 +164,19 @@ describe('usage', () => {
     expect(r.stdout).toContain('POSTURE_REQUESTS_PER_MINUTE');
   });
 });
+
+describe('beforeReading: the process edge tunes V8 for the commands that read a portal only', () => {
+  it('is called once before once reads the portal, and not for check-config, rules or --version', async () => {
+    const calls: string[] = [];
+    const before = sim().requests.length;
+    // Each call with the requests the portal had answered by then: none of this run's.
+    const run = (argv: string[]) => runMain(argv, { env: { POSTURE_BASE_URL: sim().baseUrl, POSTURE_API_KEY: KEY }, beforeReading: () => calls.push(`${argv[0]} after ${sim().requests.length - before}`) });
+    expect((await run(['once'])).code).toBe(0);
+    expect(calls).toEqual(['once after 0']);
+    expect(sim().requests.length).toBeGreaterThan(before);
+    expect((await run(['check-config'])).code).toBe(0);
+    await run(['rules']);
+    expect((await run(['--version'])).code).toBe(0);
+    expect(calls).toEqual(['once after 0']);
+  });
+});
