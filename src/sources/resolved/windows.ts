@@ -47,7 +47,7 @@ function rankOf([, num, den]: (typeof QUANTILES)[number], count: number): number
 }
 
 /** The most parts statsOfParts merges: the resolved alerts' own and the open alerts' by shortest window. */
-export const MAX_PARTS = 1 + WINDOW_COUNT;
+const MAX_PARTS = 1 + WINDOW_COUNT;
 
 const NO_DURATIONS = new Float64Array(0);
 
