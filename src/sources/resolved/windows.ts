@@ -56,8 +56,8 @@ const NO_DURATIONS = new Float64Array(0);
  * ascending (sorted here, in place, when `sortParts`), against an SLA of `slaSeconds`: count, the
  * sum added in ascending order, the nearest-rank quantiles and the durations above the SLA, read by
  * merging the parts instead of copying them into one array. The merge keeps each part's next
- * duration in a local of its own (Infinity once the part is read): it runs once per window, mostly
- * before V8 optimizes it, where every array read counts.
+ * duration in a local of its own: it runs once per window, mostly before V8 optimizes it, where
+ * every array read counts.
  */
 export function statsOfParts(parts: readonly Float64Array[], slaSeconds: number, sortParts = true): DurationStats {
   if (parts.length > MAX_PARTS) throw new RangeError(`statsOfParts: at most ${MAX_PARTS} parts, not ${parts.length}`);
@@ -67,12 +67,7 @@ export function statsOfParts(parts: readonly Float64Array[], slaSeconds: number,
   const b = parts[1] ?? NO_DURATIONS;
   const c = parts[2] ?? NO_DURATIONS;
   const e = parts[3] ?? NO_DURATIONS;
-  // Lengths read once: a typed array's length is a call in unoptimized code.
-  const na = a.length;
-  const nb = b.length;
-  const nc = c.length;
-  const ne = e.length;
-  const count = na + nb + nc + ne;
+  const count = a.length + b.length + c.length + e.length;
   // Nearest rank: the quantile q = num/den of n durations is the smallest d such that at least q·n
   // are at most d, the ⌈q·n⌉-th smallest (rankOf).
   const median = rankOf(QUANTILES[0], count);
@@ -81,11 +76,12 @@ export function statsOfParts(parts: readonly Float64Array[], slaSeconds: number,
   let ib = 0;
   let ic = 0;
   let ie = 0;
-  // Each part's next duration; Infinity once it is read (durations are finite, and the loop stops at count).
-  let ha = na > 0 ? a[0]! : Infinity;
-  let hb = nb > 0 ? b[0]! : Infinity;
-  let hc = nc > 0 ? c[0]! : Infinity;
-  let he = ne > 0 ? e[0]! : Infinity;
+  // Each part's next duration: past its end a typed array reads undefined, so Infinity once the
+  // part is read (durations are finite, and the loop stops at count).
+  let ha = a[0] ?? Infinity;
+  let hb = b[0] ?? Infinity;
+  let hc = c[0] ?? Infinity;
+  let he = e[0] ?? Infinity;
   let sum = 0;
   let overSla = 0;
   let q50 = 0;
@@ -96,18 +92,22 @@ export function statsOfParts(parts: readonly Float64Array[], slaSeconds: number,
     // Stryker disable next-line EqualityOperator: equivalent, on a tie either head is the same value
     if (ha <= hb && ha <= hc && ha <= he) {
       d = ha;
-      ha = ++ia < na ? a[ia]! : Infinity;
-      // Stryker disable next-line EqualityOperator: equivalent, on a tie either head is the same value
-    } else if (hb <= hc && hb <= he) {
-      d = hb;
-      hb = ++ib < nb ? b[ib]! : Infinity;
-      // Stryker disable next-line EqualityOperator: equivalent, on a tie either head is the same value
-    } else if (hc <= he) {
-      d = hc;
-      hc = ++ic < nc ? c[ic]! : Infinity;
+      ha = a[++ia] ?? Infinity;
     } else {
-      d = he;
-      he = ++ie < ne ? e[ie]! : Infinity;
+      // Stryker disable next-line EqualityOperator: equivalent, as above
+      if (hb <= hc && hb <= he) {
+        d = hb;
+        hb = b[++ib] ?? Infinity;
+      } else {
+        // Stryker disable next-line EqualityOperator: equivalent, as above
+        if (hc <= he) {
+          d = hc;
+          hc = c[++ic] ?? Infinity;
+        } else {
+          d = he;
+          he = e[++ie] ?? Infinity;
+        }
+      }
     }
     sum += d;
     overSla += d > slaSeconds ? 1 : 0;
