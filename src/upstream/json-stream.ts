@@ -251,7 +251,7 @@ export class EnvelopeParser {
       }
       from = k + 1;
       // A flagged row is valid JSON (the scanner validated it) without stand-ins, so parseRecord's position and stand-in flag are never read.
-      // Stryker disable next-line ArithmeticOperator,BooleanLiteral: equivalent, see the line above (Slot.Start is 0, so at - Slot.Start is at)
+      // Stryker disable next-line ArithmeticOperator,BooleanLiteral,LogicalOperator: equivalent, see the line above (Slot.Start is 0, so at - Slot.Start is at)
       if (k < scan.count) this.deliver(this.parseRecord(decode(scan.input, ints[at + Slot.Start]!, ints[at + Slot.End]!), false, this.position + i - (prefix?.length ?? 0) + ints[at + Slot.End]!));
     }
     // The scanner allocates nothing, so minor GCs, which free the chunks already read, come seldom:

@@ -91,6 +91,34 @@ describe('AlertsSink.scanned', () => {
     }
   });
 
+  it('parses the records the scanner leaves to JSON.parse from the bytes it read, carried ones too', () => {
+    // Every 37th record has an escaped key (\u0073 is "s"): the scanner validates it and flags it for JSON.parse,
+    // which reads it from the scan's own input (the carried bytes and the chunk, when a chunk edge cut it).
+    const rec = (i: number) => `{"${i % 37 === 0 ? '\\u0073' : 's'}tate":"${['Red', 'Amber', 'Green'][i % 3]}","product":"Vendor ${i % 7}","status":"Info","ownerName":"","timestamp":"2026-0${1 + (i % 5)}-02T03:04:05.0000000","resolved":false,"acknowledged":${i % 4 === 0},"acknowledgedTime":"2026-05-31T00:00:00.0000000","inactiveUntil":"0001-01-01T00:00:00.0000000","issue":"${'x'.repeat(i % 300)}"}`;
+    const records = Array.from({ length: 3000 }, (_, i) => rec(i));
+    const escaped = records.filter((t) => t.startsWith('{"\\u0073')).length;
+    expect(escaped).toBe(Math.ceil(3000 / 37));
+    const body = Buffer.from(`{"offset":0,"limit":0,"total":${records.length},"data":[${records.join(',')}],"success":true}`);
+    const want = foldAlerts(records.map((t) => JSON.parse(t) as unknown), NOW, undefined, SLAS);
+    expect(want.open.red).toBe(1000);
+    for (const size of [65536, 9_999]) {
+      const sink = new AlertsSink(NOW, undefined, 0, SLAS);
+      let parsed = 0;
+      const parser = new EnvelopeParser(
+        '/alerts',
+        (raw) => {
+          sink.record(raw);
+          parsed++;
+        },
+        (scan, from, to) => sink.scanned(scan, from, to),
+      );
+      for (let at = 0; at < body.length; at += size) parser.write(body.subarray(at, at + size));
+      expect(parser.end().dataCount).toBe(records.length);
+      expect(parsed).toBeGreaterThanOrEqual(escaped);
+      expect(sink.finish()).toEqual(want);
+    }
+  });
+
   it('keeps its labels by id apart across generations of the scanner\'s ids', () => {
     // 5,000 products, 250 to a window: the scanner's ids start over, the sink's labels by id with them.
     const rec = (i: number) => `{"state":"${['Red', 'Amber', 'Green'][i % 3]}","product":"Vendor ${i % 4999}, x","status":"${['Info', 'Warning'][i % 2]}","ownerName":"","timestamp":"2026-01-02T03:04:05.0000000","resolved":false,"acknowledged":false,"inactiveUntil":"0001-01-01T00:00:00.0000000"}`;
