@@ -15,6 +15,32 @@ import { alertRecordText } from '../upstream/alert-records.js';
 const NOW = Date.UTC(2026, 5, 1) / 1000;
 const SLAS = { red: 3600, amber: 86_400, green: 7 * 86_400 };
 
+/**
+ * Feeds `body` to the stream parser in chunks of `nextSize()` bytes, the rows the scanner reads to
+ * `sink.scanned` and the records parsed to `sink.record`: how many of each, and the data count.
+ */
+function streamInto(sink: AlertsSink, body: Buffer, nextSize: () => number): { parsed: number; scanned: number; dataCount: number } {
+  let parsed = 0;
+  let scanned = 0;
+  const parser = new EnvelopeParser(
+    '/alerts',
+    (raw) => {
+      sink.record(raw);
+      parsed++;
+    },
+    (scan, from, to) => {
+      sink.scanned(scan, from, to);
+      scanned += to - from;
+    },
+  );
+  for (let at = 0; at < body.length; ) {
+    const size = nextSize();
+    parser.write(body.subarray(at, at + size));
+    at += size;
+  }
+  return { parsed, scanned, dataCount: parser.end().dataCount };
+}
+
 describe('AlertsSink.scanned', () => {
   it('gives the aggregate the parsed records give, row by row', () => {
     const r = prng(11);
@@ -39,25 +65,9 @@ describe('AlertsSink.scanned', () => {
       const records = Array.from({ length: 400 + Math.floor(r() * 400) }, () => alertRecordText(r));
       const body = Buffer.from(`{"offset":0,"limit":0,"total":${records.length},"data":[${records.join(',')}],"success":true}`);
       const sink = new AlertsSink(NOW, undefined, 0, SLAS);
-      let delivered = 0;
-      const parser = new EnvelopeParser(
-        '/alerts',
-        (raw) => {
-          sink.record(raw);
-          delivered++;
-        },
-        (scan, from, to) => {
-          sink.scanned(scan, from, to);
-          delivered += to - from;
-        },
-      );
-      for (let at = 0; at < body.length; ) {
-        const size = r() < 0.5 ? 65536 : 1 + Math.floor(r() * 100_000);
-        parser.write(body.subarray(at, at + size));
-        at += size;
-      }
-      expect(parser.end().dataCount).toBe(records.length);
-      expect(delivered).toBe(records.length);
+      const { parsed, scanned, dataCount } = streamInto(sink, body, () => (r() < 0.5 ? 65536 : 1 + Math.floor(r() * 100_000)));
+      expect(dataCount).toBe(records.length);
+      expect(parsed + scanned).toBe(records.length);
       const whole = JSON.parse(body.toString('utf8')) as { data: unknown[] };
       expect(sink.finish()).toEqual(foldAlerts(whole.data, NOW, undefined, SLAS));
     }
@@ -73,17 +83,8 @@ describe('AlertsSink.scanned', () => {
     const want = foldAlerts(records.map((t) => JSON.parse(t) as unknown), NOW, undefined, SLAS);
     for (const size of [65536, 50_000, 16_384, 9_999]) {
       const sink = new AlertsSink(NOW, undefined, 0, SLAS);
-      let parsed = 0;
-      const parser = new EnvelopeParser(
-        '/alerts',
-        (raw) => {
-          sink.record(raw);
-          parsed++;
-        },
-        (scan, from, to) => sink.scanned(scan, from, to),
-      );
-      for (let at = 0; at < body.length; at += size) parser.write(body.subarray(at, at + size));
-      expect(parser.end().dataCount).toBe(records.length);
+      const { parsed, dataCount } = streamInto(sink, body, () => size);
+      expect(dataCount).toBe(records.length);
       let endsAtEdge = 0;
       for (let at = size; at < body.length; at += size) if (body[at - 1] === 0x7d && body[at] === 0x2c) endsAtEdge++;
       expect(parsed).toBe(1 + endsAtEdge);
@@ -103,17 +104,8 @@ describe('AlertsSink.scanned', () => {
     expect(want.open.red).toBe(1000);
     for (const size of [65536, 9_999]) {
       const sink = new AlertsSink(NOW, undefined, 0, SLAS);
-      let parsed = 0;
-      const parser = new EnvelopeParser(
-        '/alerts',
-        (raw) => {
-          sink.record(raw);
-          parsed++;
-        },
-        (scan, from, to) => sink.scanned(scan, from, to),
-      );
-      for (let at = 0; at < body.length; at += size) parser.write(body.subarray(at, at + size));
-      expect(parser.end().dataCount).toBe(records.length);
+      const { parsed, dataCount } = streamInto(sink, body, () => size);
+      expect(dataCount).toBe(records.length);
       expect(parsed).toBeGreaterThanOrEqual(escaped);
       expect(sink.finish()).toEqual(want);
     }
