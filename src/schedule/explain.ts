@@ -16,6 +16,9 @@ export function explainPlan(config: Config): string[] {
     const others = entries.filter((q) => q !== p).map((q) => q.name);
     const shared = others.length ? `, shared with ${others.join(', ')} (the same portal)` : '';
     lines.push(`portal ${p.name} (${p.baseUrl}, key from ${p.key.kind}): share ${p.requestsPerMinute} requests per 60 s (${plan.capacityPerHour} per hour)${shared}`);
+    // The open alerts' pages in one window, and in a once/Lambda run that leaves the resolved-alerts pass a request.
+    const pages = alertsPagesAllowed(p);
+    const pagesWithPass = alertsPagesAllowed(p, true);
     for (const s of plan.sources) {
       const what =
         s.source === 'vitals'
@@ -24,7 +27,7 @@ export function explainPlan(config: Config): string[] {
             ? 'active and inactive totals'
             : s.source === 'resolved'
               ? 'the resolved-alerts pass: /alerts?filter=resolved paged as /alerts, 1 while its total is unknown'
-              : `page ${p.pageSize}, grown so one run uses at most ${alertsPagesAllowed(p)} request(s) once the total is known${alertsPagesAllowed(p, true) < alertsPagesAllowed(p) ? `, ${alertsPagesAllowed(p, true)} in a once/Lambda run that makes the resolved-alerts pass` : ''}`;
+              : `page ${p.pageSize}, grown so one run uses at most ${pages} request(s) once the total is known${pagesWithPass < pages ? `, ${pagesWithPass} in a once/Lambda run that makes the resolved-alerts pass` : ''}`;
       lines.push(`  ${s.source.padEnd(7)} every ${String(s.intervalSeconds).padStart(5)} s: ${s.requestsPerRun} request(s) per run (${what}), ${per(s.requestsPerHour)} per hour`);
     }
     // The longest one-shot run: one with the resolved-alerts pass.
