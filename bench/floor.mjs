@@ -1,14 +1,13 @@
-// The floor under `once`: the naive peer's requests (bench/naive-peer.mjs) with undici as the CLI
-// loads it, with the V8 flags the CLI sets (src/runtime/v8-flags.ts), each body only received (`receive`: read
-// through the dispatcher's handler callbacks as the reader does, each chunk dropped) or received
-// whole, decoded and JSON.parse'd (`parse`, the peer's way), nothing folded.
+// The floor under `once`: the naive peer's requests (bench/naive-peer.mjs) through Node's http as
+// the CLI's transport sends them (src/upstream/transport.ts: a keep-alive Agent, each chunk from the
+// response's 'data' events), with the V8 flags the CLI sets (src/runtime/v8-flags.ts), each body only
+// received (`receive`: each chunk dropped) or received whole, decoded and JSON.parse'd (`parse`, the
+// peer's way), nothing folded.
 // `node bench/floor.mjs receive|parse`; prints the bytes or the records read.
-import { createRequire } from 'node:module';
+import { Agent, get } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 
-// undici as the CLI loads it (its Agent alone, dist/chunks/undici.cjs: `npm run build` first).
-const { Agent } = createRequire(import.meta.url)('../dist/chunks/undici.cjs');
-const agent = new Agent();
+const agent = new Agent({ keepAlive: true, timeout: 4_000 });
 
 setFlagsFromString('--liftoff-only');
 if (Number.parseInt(process.versions.v8, 10) < 12) setFlagsFromString('--interrupt-budget=540672');
@@ -22,18 +21,12 @@ const PATHS = ['/alerts?filter=allunresolved&limit=0', '/vitals', '/devices?filt
 /** One GET; calls onChunk with each chunk of the body. */
 function receiveBody(path, onChunk) {
   return new Promise((resolve, reject) => {
-    agent.dispatch(
-      { origin: base.origin, path: base.pathname + path, method: 'GET', headers: { 'X-Service-ApiKey': key, accept: 'application/json' } },
-      {
-        onRequestStart() {},
-        onResponseStart(_c, status) {
-          if (status !== 200) reject(new Error(`${path}: HTTP ${status}`));
-        },
-        onResponseData: (_c, chunk) => onChunk(chunk),
-        onResponseEnd: () => resolve(),
-        onResponseError: (_c, err) => reject(err),
-      },
-    );
+    get(new URL(base.pathname + path, base.origin), { agent, headers: { 'X-Service-ApiKey': key, accept: 'application/json' } }, (res) => {
+      if (res.statusCode !== 200) reject(new Error(`${path}: HTTP ${res.statusCode}`));
+      res.on('data', onChunk);
+      res.on('end', resolve);
+      res.on('error', reject);
+    }).on('error', reject);
   });
 }
 
@@ -53,4 +46,4 @@ for (const path of PATHS) {
   }
 }
 process.stdout.write(`${out}\n`);
-await agent.close();
+agent.destroy();

@@ -64,7 +64,7 @@ interface Profile {
 function stageOfSource(source: string): Stage | undefined {
   if (source.startsWith('src/state/')) return 'the state directory';
   if (/^src\/upstream\/(json-stream|fast-path|record-splitter|value-scanner|json-bytes|limits|alert-scan)\.ts$/.test(source)) return 'scanning and splitting records';
-  if (source === 'src/upstream/reader.ts') return 'receiving';
+  if (source === 'src/upstream/reader.ts' || source === 'src/upstream/transport.ts') return 'receiving';
   // The resolved-alerts pass (alert response times), where it exists: a file of its own under src/sources/.
   if (/^src\/sources\/.*resolved/.test(source)) return 'folding resolved alerts';
   // The record check and the timestamps run for the fold (the alert record check is most of schemas.ts' use).
@@ -111,8 +111,9 @@ const FLOOR_FUNCTIONS: Record<string, Stage> = { parseBody: 'decoding and JSON.p
 function stageOfFrame(frame: CallFrame, sources: Sources): Stage | undefined {
   const { url, functionName } = frame;
   if (url.startsWith('node:internal/modules/') || url.startsWith('node:internal/main/') || url === 'node:internal/process/pre_execution' || url === 'node:internal/bootstrap/realm' || functionName === 'compileForInternalLoader') return 'start-up and module load';
-  if (url === 'node:net' || url === 'node:_tls_wrap' || url === 'node:tls') return 'receiving';
-  // WebAssembly (undici's llhttp, the alert scanner) belongs to the stage of the JavaScript that called it.
+  // Sockets, TLS and Node's HTTP client (the transport's; its parser is native code, counted for the JavaScript that calls it).
+  if (url === 'node:net' || url === 'node:_tls_wrap' || url === 'node:tls' || /^node:_http_(client|common|incoming|agent|outgoing)$/.test(url)) return 'receiving';
+  // WebAssembly (undici's llhttp in a push, the alert scanner) belongs to the stage of the JavaScript that called it.
   if (url.startsWith('wasm://')) return undefined;
   if (url.endsWith('/undici.cjs') || url.includes('/node_modules/undici/')) return 'receiving';
   if (url.endsWith('/floor.mjs')) return FLOOR_FUNCTIONS[functionName] ?? 'receiving';
@@ -154,7 +155,7 @@ export function attribute(profile: Profile, root: string): { stages: Record<Stag
         stage = stageOfFrame(frame, sources);
       }
     }
-    // Socket reads that no function of ours or undici's is on the stack of (libuv's callback into the stream).
+    // Socket reads that no function of ours, Node's HTTP client's or undici's is on the stack of (libuv's callback into the stream).
     if (stage === undefined) for (let at: number | undefined = id; at !== undefined && stage === undefined; at = parent.get(at)) if (byId.get(at)!.callFrame.functionName === 'onStreamRead') stage = 'receiving';
     stage ??= 'other on the main thread';
     stageOfNode.set(id, stage);

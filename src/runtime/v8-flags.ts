@@ -8,10 +8,10 @@ import { compileAlertScanner } from '../upstream/alert-scan.js';
 export function tuneCompilerForShortRuns(): void {
   // Loaded when called, not imported: the Lambda sets these at its first invocation, and its import does not load node:v8.
   const { setFlagsFromString } = process.getBuiltinModule('node:v8');
-  // undici parses HTTP with llhttp compiled to WebAssembly. V8 recompiles its hot functions with
-  // TurboFan on background threads: about 60 ms of CPU per process and 30 MB of peak RSS (or, with
-  // only a larger tiering budget, the same 30 MB a second into a list of a million alerts), for no
-  // measurable gain in parsing headers and skipping over body chunks. Liftoff, the baseline
+  // undici (the pushes' client; the portal is read through Node's http, src/upstream/transport.ts)
+  // parses HTTP with llhttp compiled to WebAssembly. V8 recompiled its hot functions with TurboFan
+  // on background threads when undici read the portal: about 60 ms of CPU per process and 30 MB of
+  // peak RSS, for no measurable gain in parsing headers and skipping over body chunks. Liftoff, the baseline
   // compiler, compiles all of llhttp (V8 lists the flag under testing; it only stops the second tier).
   // The alert scanner (src/upstream/alert-scan.ts) is the exception: a small module whose every byte
   // of the open alerts runs through it, a third faster with TurboFan (docs/performance.md, "The

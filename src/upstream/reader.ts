@@ -1,11 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../core/clock.js';
 import { parseRetryAfter } from '../core/retry.js';
 import { redact, silentLogger, type Logger } from '../core/log.js';
 import { AuthenticationError, ConfigError, InvalidResponseError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
 import type { AlertScan } from './alert-scan.js';
 import { EnvelopeParser, type RawEnvelope } from './json-stream.js';
+import { HttpTransport, type Dispatch } from './transport.js';
 import { USER_AGENT } from '../version.js';
 
 /** One GET of a list endpoint: the path under the base URL and its query (undefined values are left out). */
@@ -46,8 +47,8 @@ export interface PortalReaderOptions {
   clock?: Clock;
   /** @default silentLogger */
   logger?: Logger;
-  /** undici Dispatcher; the timeouts below only shape the default one. @default a module-level Agent */
-  dispatcher?: Dispatcher;
+  /** An undici Dispatcher (or anything with its `dispatch`); the timeouts below only shape the default one. @default an HttpTransport shared by the readers with the same timeouts */
+  dispatcher?: Dispatch;
   /** @default 10_000 */
   connectTimeoutMs?: number;
   /** @default 30_000 */
@@ -69,16 +70,16 @@ interface Answer {
 /** The status of a response whose body then failed (cut, stalled, invalid, refused by the sink), by the error thrown. */
 const answeredWith = new WeakMap<object, number | 'error'>();
 
-// One Agent per timeout set, shared by every reader of the process so sockets are reused.
-const agents = new Map<string, Agent>();
-function defaultAgent(connectTimeoutMs: number, headersTimeoutMs: number, bodyTimeoutMs: number): Agent {
-  const key = `${connectTimeoutMs}/${headersTimeoutMs}/${bodyTimeoutMs}`;
-  let agent = agents.get(key);
-  if (!agent) {
-    agent = new Agent({ connect: { timeout: connectTimeoutMs }, headersTimeout: headersTimeoutMs, bodyTimeout: bodyTimeoutMs });
-    agents.set(key, agent);
+// One transport per timeout set, shared by every reader of the process so sockets are reused.
+const transports = new Map<string, HttpTransport>();
+function defaultTransport(connectMs: number, headersMs: number, bodyMs: number): HttpTransport {
+  const key = `${connectMs}/${headersMs}/${bodyMs}`;
+  let transport = transports.get(key);
+  if (!transport) {
+    transport = new HttpTransport({ connectMs, headersMs, bodyMs });
+    transports.set(key, transport);
   }
-  return agent;
+  return transport;
 }
 
 function errorCode(err: unknown): string | undefined {
@@ -129,7 +130,7 @@ export class PortalReader {
   private readonly apiKeyHeader: string;
   private readonly clock: Clock;
   private readonly logger: Logger;
-  private readonly dispatcher: Dispatcher;
+  private readonly dispatcher: Dispatch;
   private readonly headersTimeoutMs: number;
   private readonly bodyTimeoutMs: number;
   private readonly connectTimeoutMs: number;
@@ -152,7 +153,7 @@ export class PortalReader {
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
     this.headersTimeoutMs = options.headersTimeoutMs ?? 30_000;
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
-    this.dispatcher = options.dispatcher ?? defaultAgent(this.connectTimeoutMs, this.headersTimeoutMs, this.bodyTimeoutMs);
+    this.dispatcher = options.dispatcher ?? defaultTransport(this.connectTimeoutMs, this.headersTimeoutMs, this.bodyTimeoutMs);
   }
 
   /**
@@ -215,11 +216,11 @@ export class PortalReader {
   }
 
   /**
-   * Sends the request through the dispatcher and reads the answer in its handler's callbacks. At the
-   * status, `onStatus` gives the parser of a body to stream (a 2xx) or nothing (the first
-   * BODY_SNIPPET_BYTES are then kept, for the portal's message). Each chunk is parsed in the
-   * callback that delivers it: undici's `request` wraps the same callbacks in a Readable body, a
-   * stream event and often a tick per chunk, about 10 ms of CPU on a 60 MB list (docs/performance.md).
+   * Sends the request through the dispatcher (HttpTransport unless one was injected) and reads the
+   * answer in its handler's callbacks. At the status, `onStatus` gives the parser of a body to stream
+   * (a 2xx) or nothing (the first BODY_SNIPPET_BYTES are then kept, for the portal's message). Each
+   * chunk is parsed in the callback that delivers it (undici's `request` would wrap the same
+   * callbacks in a Readable body: a stream event and often a tick per chunk, docs/performance.md).
    * Resolves at the body's end; rejects with a typed error (src/errors.ts), the parser's or the
    * sink's own error (the connection is then cut), or the signal's reason.
    */
@@ -414,7 +415,7 @@ export class PortalReader {
     }
   }
 
-  /** Maps undici's failures to NetworkError / TimeoutError; `stage` tells a cut body from no response. */
+  /** Maps the dispatcher's failures (undici's codes, the system's) to NetworkError / TimeoutError; `stage` tells a cut body from no response. */
   private transportError(endpoint: string, err: unknown, stage: 'request' | 'body'): Error {
     const code = errorCode(err);
     const detail = err instanceof Error ? err.message : String(err);

@@ -76,8 +76,10 @@ describe('shards of one fleet', () => {
       expect(new Set(seen.map(([p]) => p)).size).toBe(PORTALS);
       for (const [p, i] of seen) expect(shardOf(p, shards.length)).toBe(i);
       for (const [i, m] of shards.entries()) for (const [p, v] of m) expect(v, `${p} in shard ${i}`).toBe(whole.get(p));
-      // Balanced: no shard far from its share.
-      for (const m of shards) expect(m.size).toBeGreaterThan((PORTALS / shards.length) * 0.7);
+      // Balanced: no shard below half its share. The identities hashed carry the fleet's port, a
+      // new one each run: over 2,000 ports the smallest shard of 3 or 4 held 0.59 of its share,
+      // and a bound of 0.7 failed about one run in 200.
+      for (const m of shards) expect(m.size).toBeGreaterThan((PORTALS / shards.length) * 0.5);
     }
     const moved = fleet.names.filter((p) => shardOf(p, 3) !== shardOf(p, 4)).length;
     expect(moved / PORTALS).toBeLessThanOrEqual(0.35);

@@ -1,10 +1,12 @@
 /**
  * Helpers for tests of the upstream reader and of requests through the scheduler: record sinks
- * that keep what they saw, a way to await an expected rejection, and a loopback undici Agent.
+ * that keep what they saw, a way to await an expected rejection, a loopback undici Agent, and the
+ * two kinds of dispatcher a reader reads through.
  */
 import { Agent } from 'undici';
 import { afterAll } from 'vitest';
 import type { RecordSink } from '../../src/upstream/reader.js';
+import { HttpTransport, type Dispatch } from '../../src/upstream/transport.js';
 
 /** A sink that keeps its records; `made` lists every sink created, so tests can see one per attempt. */
 export function sinks() {
@@ -38,4 +40,15 @@ export function loopbackAgent(): Agent {
     await agent.close();
   });
   return agent;
+}
+
+/**
+ * The dispatchers a PortalReader reads through, by name: its default, HttpTransport (Node's http),
+ * and an injected undici Agent. Reader tests run once through each (`describe.each`).
+ */
+export function loopbackDispatchers(): Array<[string, Dispatch]> {
+  return [
+    ['HttpTransport', new HttpTransport({ connectMs: 2_000, headersMs: 30_000, bodyMs: 30_000 })],
+    ['an undici Agent', loopbackAgent()],
+  ];
 }
