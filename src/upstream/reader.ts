@@ -234,7 +234,7 @@ export class PortalReader {
       let parser: EnvelopeParser | undefined;
       const snippet: Buffer[] = [];
       let snippetBytes = 0;
-      // Called again after a cut (undici then reports the abort): the promise keeps its first outcome.
+      // Called again after a cut (the dispatcher then reports the abort): the promise keeps its first outcome.
       const settle = (err?: unknown): void => {
         settled = true;
         signal?.removeEventListener('abort', onAbort);
@@ -244,7 +244,7 @@ export class PortalReader {
       /** Ends the exchange with `err` and cuts the request (a body that drips is cut now, not at its next chunk). */
       const cut = (err: unknown): void => {
         settle(err);
-        // (undici's controller ignores a second abort.)
+        // (the controller ignores a second abort.)
         controller?.abort(err instanceof Error ? err : new Error(String(err)));
       };
       // Stryker disable next-line OptionalChaining: equivalent, it runs only for a signal
@@ -261,7 +261,7 @@ export class PortalReader {
         onResponseStart: (_c, statusCode, headers) => {
           // 1xx (informational) answers come before the real one.
           if (statusCode < 200) return;
-          // Stryker disable next-line ConditionalExpression: equivalent, undici calls nothing after an abort, and every settle before the end aborts
+          // Stryker disable next-line ConditionalExpression: equivalent, the dispatcher (HttpTransport or undici) calls nothing after an abort, and every settle before the end aborts
           if (settled) return;
           status = statusCode;
           retryAfter = headers['retry-after'];
@@ -288,7 +288,7 @@ export class PortalReader {
           // Enough of an error body for the portal's message: the rest is dropped with the connection.
           if (snippetBytes >= BODY_SNIPPET_BYTES) {
             settle();
-            // Stryker disable next-line OptionalChaining,StringLiteral: equivalent, undici starts the request (sets controller) before any data, and nothing reads the reason of an abort after the end
+            // Stryker disable next-line OptionalChaining,StringLiteral: equivalent, the dispatcher (HttpTransport or undici) starts the request (sets controller) before any data, and nothing reads the reason of an abort after the end
             controller?.abort(new Error('the rest of an error body is not read'));
           }
         },
