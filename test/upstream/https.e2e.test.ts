@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -25,6 +25,8 @@ let base = '';
 /** The paths that reached the portal through the front, and the TLS connections it accepted. */
 let paths: string[] = [];
 let connections = 0;
+/** How long the front holds each request before passing it on. */
+let delayMs = 0;
 
 beforeAll(async () => {
   sim = await startSimulator({ keys: [{ key: KEY }], rateLimit: false, moving: false, seed: 5, alerts: 1_500, devices: 400 });
@@ -35,13 +37,16 @@ beforeAll(async () => {
   const target = new URL(sim.baseUrl);
   front = createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
     paths.push(req.url ?? '');
+    setTimeout(() => pass(req, res), delayMs);
+  });
+  const pass = (req: IncomingMessage, res: ServerResponse) => {
     const upstream = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
     });
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
-  });
+  };
   front.on('secureConnection', () => connections++);
   await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
   base = `https://127.0.0.1:${(front.address() as AddressInfo).port}${target.pathname}`;
@@ -82,6 +87,19 @@ describe('once against a portal served over HTTPS', () => {
     expect(active).toBeGreaterThan(0);
     expect(value(r.stdout, 'posture_devices', { activity: 'active' })).toBe(active);
     expect(r.stderr).not.toContain(KEY);
+  });
+
+  it('waits for a slow answer after the handshake as for headers, not as for the connection', async () => {
+    // Each answer comes 1.2 s after its request, past the connect timeout of 1 s and well within
+    // the request timeout: the connect timeout ends with the TLS handshake.
+    delayMs = 1_200;
+    try {
+      const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn', '--connect-timeout-seconds', '1', '--request-timeout-seconds', '20'], { POSTURE_BASE_URL: base, POSTURE_API_KEY: KEY, NODE_EXTRA_CA_CERTS: join(dir, 'portal.crt') });
+      expect(r.code, r.stderr.slice(-2000)).toBe(0);
+      expect(value(r.stdout, 'posture_collection_success', { source: 'vitals' })).toBe(1);
+    } finally {
+      delayMs = 0;
+    }
   });
 
   it('refuses a certificate it does not trust, naming the reason, and reads nothing', async () => {

@@ -5,7 +5,7 @@
  * The reader's own tests run through it as well (reader.test.ts, reader-exchange.test.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HttpTransport, type TransportTimeouts } from '../../src/upstream/transport.js';
@@ -54,7 +54,10 @@ const TIMEOUTS: TransportTimeouts = { connectMs: 2_000, headersMs: 5_000, bodyMs
 /** What a handler heard, in order, and how the request ended. */
 interface Heard {
   calls: string[];
+  /** What dispatch returned. */
+  returned?: boolean;
   status?: number;
+  statusText?: string;
   headers?: Record<string, unknown>;
   body: Buffer[];
   error?: Error & { code?: string };
@@ -69,7 +72,7 @@ function get(transport: HttpTransport, path: string, act: { onStart?: (c: Dispat
   const heard: Heard = { calls: [], body: [] };
   return new Promise((resolve) => {
     const done = () => setTimeout(() => resolve(heard), 50);
-    transport.dispatch(
+    heard.returned = transport.dispatch(
       { origin, path, method: 'GET', headers: { accept: 'application/json' }, ...extra },
       {
         onRequestStart: (c) => {
@@ -77,9 +80,10 @@ function get(transport: HttpTransport, path: string, act: { onStart?: (c: Dispat
           heard.controller = c;
           act.onStart?.(c);
         },
-        onResponseStart: (c, status, headers) => {
+        onResponseStart: (c, status, headers, statusText) => {
           heard.calls.push(`status ${status}`);
           heard.status = status;
+          heard.statusText = statusText;
           heard.headers = headers;
           act.onStatus?.(c);
         },
@@ -124,6 +128,10 @@ describe('HttpTransport, an answer', () => {
     };
     const heard = await get(new HttpTransport(TIMEOUTS), '/list?limit=0');
     expect(shape(heard.calls)).toEqual(['start', 'status 200', 'data', 'end']);
+    expect(heard.returned).toBe(true);
+    expect(heard.statusText).toBe('OK');
+    // The reader never pauses it.
+    expect(heard.controller).toMatchObject({ aborted: false, paused: false, reason: null });
     expect(heard.headers).toMatchObject({ 'content-type': 'application/json', 'retry-after': '7' });
     expect(Buffer.concat(heard.body).equals(body)).toBe(true);
     expect(arrived).toEqual([{ path: '/list?limit=0', port: expect.any(Number) }]);
@@ -164,7 +172,7 @@ describe('HttpTransport, failures carry the codes the reader maps', () => {
     const transport = new HttpTransport({ ...TIMEOUTS, headersMs: 100 });
     const heard = await get(transport, '/slow');
     expect(heard.calls).toEqual(['start', 'error']);
-    expect(heard.error?.code).toBe('UND_ERR_HEADERS_TIMEOUT');
+    expect(heard.error).toMatchObject({ code: 'UND_ERR_HEADERS_TIMEOUT', message: 'Headers Timeout Error' });
     // A request's own headersTimeout, as undici reads it, over the transport's.
     const t0 = Date.now();
     const own = await get(new HttpTransport(TIMEOUTS), '/slow', {}, { headersTimeout: 150 });
@@ -192,7 +200,7 @@ describe('HttpTransport, failures carry the codes the reader maps', () => {
     const heard = await get(new HttpTransport({ ...TIMEOUTS, bodyMs: 250 }), '/stall');
     expect(shape(heard.calls)).toEqual(['start', 'status 200', 'data', 'error']);
     expect(Buffer.concat(heard.body).toString()).toBe('abc');
-    expect(heard.error?.code).toBe('UND_ERR_BODY_TIMEOUT');
+    expect(heard.error).toMatchObject({ code: 'UND_ERR_BODY_TIMEOUT', message: 'Body Timeout Error' });
     const own = await get(new HttpTransport(TIMEOUTS), '/stall', {}, { bodyTimeout: 150 });
     expect(own.error?.code).toBe('UND_ERR_BODY_TIMEOUT');
   });
@@ -205,7 +213,28 @@ describe('HttpTransport, failures carry the codes the reader maps', () => {
     };
     const heard = await get(new HttpTransport(TIMEOUTS), '/cut');
     expect(shape(heard.calls)).toEqual(['start', 'status 200', 'data', 'error']);
-    expect(heard.error).toBeInstanceOf(Error);
+    // Node's own error for the cut, which the reader quotes.
+    expect(heard.error).toMatchObject({ code: 'ECONNRESET' });
+  });
+
+  it('ends a connection whose TLS handshake never finishes with UND_ERR_CONNECT_TIMEOUT', async () => {
+    // Accepts the TCP connection and never answers the handshake.
+    const held: Socket[] = [];
+    const silent = createNetServer((socket) => void held.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const at = `https://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const t0 = Date.now();
+      const heard = await new Promise<Heard>((resolve) => {
+        const h: Heard = { calls: [], body: [] };
+        new HttpTransport({ ...TIMEOUTS, connectMs: 150 }).dispatch({ origin: at, path: '/', method: 'GET', headers: {} }, { onResponseError: (_c, err) => resolve({ ...h, error: err }) });
+      });
+      expect(heard.error).toMatchObject({ code: 'UND_ERR_CONNECT_TIMEOUT', message: 'Connect Timeout Error' });
+      expect(Date.now() - t0).toBeLessThan(TIMEOUTS.headersMs);
+    } finally {
+      silent.close();
+      for (const socket of held) socket.destroy();
+    }
   });
 
   it('reports a refused connection with the system code', async () => {
@@ -227,6 +256,7 @@ describe('HttpTransport, aborts', () => {
     const reason = new Error('not now');
     const heard = await get(new HttpTransport(TIMEOUTS), '/none', { onStart: (c) => c.abort(reason) });
     expect(heard.calls).toEqual(['start', 'error']);
+    expect(heard.returned).toBe(true);
     expect(heard.error).toBe(reason);
     expect(heard.controller).toMatchObject({ aborted: true, reason });
     await new Promise((r) => setTimeout(r, 50));
@@ -249,6 +279,7 @@ describe('HttpTransport, aborts', () => {
     });
     expect(heard.calls).toEqual(['start', 'status 200', 'data', 'error']);
     expect(heard.error).toBe(reason);
+    expect(heard.controller).toMatchObject({ aborted: true, reason });
     await until('the server to see the connection closed', () => closedPorts.length === 1);
   });
 
@@ -260,5 +291,20 @@ describe('HttpTransport, aborts', () => {
     const heard = await get(new HttpTransport(TIMEOUTS), '/status', { onStatus: (c) => c.abort(new Error('no body')) });
     expect(heard.calls).toEqual(['start', 'status 500', 'error']);
     await until('the server to see the connection closed', () => closedPorts.length === 1);
+  });
+});
+
+describe('HttpTransport, a handler with callbacks left out', () => {
+  it('calls only the callbacks a handler has, on an answer and on a failure', async () => {
+    // undici's handler callbacks are all optional: one that lacks them is not called.
+    const transport = new HttpTransport(TIMEOUTS);
+    answer = (_req, res) => res.end('body');
+    await new Promise<void>((resolve) => transport.dispatch({ origin, path: '/quiet', method: 'GET', headers: {} }, { onResponseEnd: () => resolve() }));
+    await new Promise<void>((resolve) => {
+      transport.dispatch({ origin, path: '/quiet', method: 'GET', headers: {} }, { onResponseData: () => {} });
+      server.once('request', (_req, res: ServerResponse) => res.once('finish', () => setTimeout(resolve, 50)));
+    });
+    expect(() => transport.dispatch({ origin, path: '/never', method: 'GET', headers: {} }, { onRequestStart: (c) => c.abort(new Error('no')) })).not.toThrow();
+    expect(arrived.map((a) => a.path)).toEqual(['/quiet', '/quiet']);
   });
 });
