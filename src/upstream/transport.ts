@@ -106,6 +106,7 @@ export class HttpTransport implements Dispatch {
       const waitForHeaders = () => arm(headersMs, 'UND_ERR_HEADERS_TIMEOUT', 'Headers Timeout Error');
       if (req.reusedSocket) return waitForHeaders();
       arm(this.timeouts.connectMs, 'UND_ERR_CONNECT_TIMEOUT', 'Connect Timeout Error');
+      // (Over https, the handshake's end: test/upstream/https.e2e.test.ts, outside the unit tier.)
       socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', waitForHeaders);
     });
     req.on('response', (res: IncomingMessage) => {
