@@ -52,8 +52,8 @@ class Controller implements Dispatcher.DispatchController {
  * each, answering through undici's handler callbacks: onRequestStart, then onResponseStart (the
  * final answer: Node keeps 1xx ones apart), onResponseData per chunk and onResponseEnd; or
  * onResponseError once, with nothing after it. Failures carry the codes undici gives them
- * (UND_ERR_CONNECT_TIMEOUT, UND_ERR_HEADERS_TIMEOUT, UND_ERR_BODY_TIMEOUT, UND_ERR_SOCKET for a body
- * cut without an error) or the system's (ECONNREFUSED, ENOTFOUND, ECONNRESET, a certificate's).
+ * (UND_ERR_CONNECT_TIMEOUT, UND_ERR_HEADERS_TIMEOUT, UND_ERR_BODY_TIMEOUT) or the system's
+ * (ECONNREFUSED, ENOTFOUND, ECONNRESET for a connection cut, a certificate's).
  */
 export class HttpTransport implements Dispatch {
   private readonly agents = new Map<string, HttpAgent>();
