@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { runBuiltCli } from '../support/cli.js';
+import { valueIn, type ReadSample } from '../lambda/support.js';
 
 const KEY = 'sim-https-key-0a1b2c3d4e5f6a7b8c9d';
 
@@ -59,11 +60,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A sample's value from `once --format json`. */
-function value(stdout: string, name: string, labels: Record<string, string>): number | undefined {
-  const samples = (JSON.parse(stdout) as { samples: Array<{ name: string; labels: Record<string, string>; value: number }> }).samples;
-  return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
-}
+/** A series' value (labels without `portal`) from the output of `once --format json`. */
+const value = (stdout: string, name: string, labels: Record<string, string>) => valueIn((JSON.parse(stdout) as { samples: ReadSample[] }).samples, name, labels);
 
 describe('once against a portal served over HTTPS', () => {
   it('reads every list over TLS with the certificate trusted, and counts what the portal holds', async () => {
