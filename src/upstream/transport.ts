@@ -56,20 +56,20 @@ class Controller implements Dispatcher.DispatchController {
  * (ECONNREFUSED, ENOTFOUND, ECONNRESET for a connection cut, a certificate's).
  */
 export class HttpTransport implements Dispatch {
-  private readonly agents = new Map<string, HttpAgent>();
+  private readonly clients = new Map<string, { request: typeof import('node:http').request; agent: HttpAgent }>();
 
   constructor(private readonly timeouts: TransportTimeouts) {}
 
-  /** The `request` and keep-alive Agent of a scheme, `http:` or `https:`. */
+  /** The `request` and keep-alive Agent of a scheme, `http:` or `https:`, made with its first request. */
   private client(protocol: string): { request: typeof import('node:http').request; agent: HttpAgent } {
-    const mod = protocol === 'https:' ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http');
-    let agent = this.agents.get(protocol);
-    if (!agent) {
+    let client = this.clients.get(protocol);
+    if (!client) {
+      const mod = protocol === 'https:' ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http');
       // `timeout` closes a kept connection left unused that long (Node's Agent destroys only free sockets on it).
-      agent = new mod.Agent({ keepAlive: true, timeout: this.timeouts.idleMs ?? 4_000 });
-      this.agents.set(protocol, agent);
+      client = { request: mod.request as typeof import('node:http').request, agent: new mod.Agent({ keepAlive: true, timeout: this.timeouts.idleMs ?? 4_000 }) };
+      this.clients.set(protocol, client);
     }
-    return { request: mod.request as typeof import('node:http').request, agent };
+    return client;
   }
 
   dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
