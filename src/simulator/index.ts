@@ -41,7 +41,7 @@ export interface SimulatorOptions {
   maxPageSize?: number;
   /** Distinct integrations (the part of `product` before the comma) alerts spread over, round-robin; beyond `integrations` the catalogue repeats with numbered names. @default alerts drawn from `integrations` */
   alertIntegrations?: number;
-  /** How many days resolved alerts stay in `filter=all` and `filter=resolved` (35 fills the 30-day response window). @default 7 */
+  /** How many days resolved alerts stay in `filter=all` and `filter=resolved` (35 fills the 30-day response window with a margin). @default 35 */
   resolvedHistoryDays?: number;
 }
 

@@ -27,19 +27,21 @@ function valueIn(text: string, series: string): number | undefined {
 
 /** The resolved-alerts requests the portal answered. */
 const passRequests = (sim: Simulator) => sim.requests.filter((q) => q.path === '/alerts' && q.query.filter === 'resolved');
+/** The passes the portal saw: their first pages. */
+const passes = (sim: Simulator) => passRequests(sim).filter((q) => (q.query.offset ?? '0') === '0');
 
-/** Resolved alerts per severity whose resolvedTime is later than `nowSeconds` − 1d, counted from the portal's records. */
-function resolvedInLastDay(sim: Simulator, nowSeconds: number): Record<string, number> {
+/** Resolved alerts per severity whose resolvedTime is later than `nowSeconds` − `days`, counted from the portal's records. */
+function resolvedWithin(sim: Simulator, nowSeconds: number, days = 1): Record<string, number> {
   const out: Record<string, number> = { red: 0, amber: 0, green: 0 };
   let nearEdge = 0;
   for (const a of sim.data().alerts()) {
     if (!a.resolved) continue;
     const at = parseApiTimestamp(a.resolvedTime);
     if (at === null || at === undefined) continue;
-    if (Math.abs(at - (nowSeconds - DAY)) < 120) nearEdge++;
-    if (at > nowSeconds - DAY) out[a.state.toLowerCase()] = (out[a.state.toLowerCase()] ?? 0) + 1;
+    if (Math.abs(at - (nowSeconds - days * DAY)) < 2) nearEdge++;
+    if (at > nowSeconds - days * DAY) out[a.state.toLowerCase()] = (out[a.state.toLowerCase()] ?? 0) + 1;
   }
-  // The pass's clock and the request's differ by milliseconds: no record may lie that close to the window's edge.
+  // `nowSeconds` is the pass's start to a millisecond or so: no record may lie that close to the window's edge.
   expect(nearEdge).toBe(0);
   return out;
 }
@@ -51,10 +53,18 @@ describe('the resolved-alerts pass in serve', () => {
     // Its first run is at its phase, in the first minute (every job at once when that is on time).
     while (passRequests(sim).length === 0 || clock.monotonic() < T0 + MINUTE) await serving.nextCycle();
     const text = await (await request(`${serving.url}/metrics`)).body.text();
-    const expected = resolvedInLastDay(sim, passRequests(sim)[0]!.time / 1000);
+    // The pass's windows end where it started: its end less its duration (its first request may wait for a slot).
+    const at = valueIn(text, 'posture_collection_last_success_timestamp_seconds{portal="test",source="resolved"}')! - valueIn(text, 'posture_collection_duration_seconds{portal="test",source="resolved"}')!;
+    const expected = resolvedWithin(sim, at);
     expect(Object.values(expected).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    // The simulated portal keeps 35 days of history by default: the month holds more than the week, of every severity.
+    const week = resolvedWithin(sim, at, 7);
+    const month = resolvedWithin(sim, at, 30);
     for (const severity of ['red', 'amber', 'green']) {
       expect(valueIn(text, `posture_alerts_resolved{portal="test",severity="${severity}",window="1d"}`), severity).toBe(expected[severity]);
+      expect(valueIn(text, `posture_alerts_resolved{portal="test",severity="${severity}",window="7d"}`), severity).toBe(week[severity]);
+      expect(valueIn(text, `posture_alerts_resolved{portal="test",severity="${severity}",window="30d"}`), severity).toBe(month[severity]);
+      expect(month[severity], severity).toBeGreaterThan(week[severity]!);
     }
     expect(valueIn(text, 'posture_collection_success{portal="test",source="resolved"}')).toBe(1);
     expect(valueIn(text, 'posture_collection_duration_seconds{portal="test",source="resolved"}')).toBeGreaterThanOrEqual(0);
@@ -62,7 +72,7 @@ describe('the resolved-alerts pass in serve', () => {
     expect(text).toContain('posture_alerts_time_to_acknowledge_seconds_count{portal="test",severity="red",window="30d"}');
     // Hourly: no second pass within the first ten minutes.
     while (clock.monotonic() < T0 + 10 * MINUTE) await serving.nextCycle();
-    expect(passRequests(sim)).toHaveLength(1);
+    expect(passes(sim)).toHaveLength(1);
   });
 });
 

@@ -1,5 +1,5 @@
 // The simulated portal's alert history (docs/simulator.md, "Alerts"): resolved alerts keep their
-// severity and, with 35 days of history, reach back past the longest response window (30 days); most are resolved within
+// severity and, with 35 days of history (the default), reach back past the longest response window (30 days); most are resolved within
 // their severity's default SLA (red 1d, amber 7d, green 30d), some are not, and some are
 // acknowledged late; and some open amber alerts are older than 3 days, some green older than 7.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,14 +25,19 @@ describe('the simulated alert history', () => {
     await sim.close();
   });
 
-  it('keeps a week of resolved alerts by default', async () => {
-    const week = await startSimulator({ clock: new FakeClock(T0), rateLimit: false, moving: false, alerts: 200, seed: 5 });
+  it('keeps 35 days of resolved alerts by default, so its 30-day window holds more of every severity than its 7-day one', async () => {
+    const month = await startSimulator({ clock: new FakeClock(T0), rateLimit: false, moving: false, alerts: 200, seed: 5 });
     try {
-      const ages = ((await get(week, '/alerts', { query: { filter: 'resolved' } })).json.data as AlertRecord[]).map((a) => T0 - parse(a.resolvedTime));
-      expect(Math.max(...ages)).toBeLessThanOrEqual(7 * DAY);
-      expect(Math.max(...ages)).toBeGreaterThan(6 * DAY);
+      const data = (await get(month, '/alerts', { query: { filter: 'resolved' } })).json.data as AlertRecord[];
+      const ages = data.map((a) => T0 - parse(a.resolvedTime));
+      expect(Math.max(...ages)).toBeLessThanOrEqual(35 * DAY);
+      expect(Math.max(...ages)).toBeGreaterThan(34 * DAY);
+      for (const state of ['Red', 'Amber', 'Green']) {
+        const within = (days: number) => data.filter((a, i) => a.state === state && ages[i]! < days * DAY).length;
+        expect(within(30), state).toBeGreaterThan(within(7));
+      }
     } finally {
-      await week.close();
+      await month.close();
     }
   });
 

@@ -45,7 +45,8 @@ afterAll(async () => {
   await db.close();
 });
 beforeEach(async () => {
-  sim = await startSimulator({ keys: [{ key: KEY }], moving: false });
+  // A week of resolved history: the pass's pages (two of 500) and both runs' sources fit one window of 10.
+  sim = await startSimulator({ keys: [{ key: KEY }], moving: false, resolvedHistoryDays: 7 });
   receiver = await startReceiver();
   dir = mkdtempSync(join(tmpdir(), 'table-runs-'));
 });
