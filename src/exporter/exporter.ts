@@ -7,7 +7,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Config, PortalConfig } from '../config/load.js';
-import { intervalOf, stalenessMs } from '../schedule/fit.js';
+import { intervalOf, oneShotInputOf, PortalPlanner, stalenessMs } from '../schedule/fit.js';
 import { wallIso, type Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { AuthenticationError, LateError, PortalUnreachableError, PostureError, TimeoutError } from '../errors.js';
@@ -23,7 +23,7 @@ import { fetchArchive, type VitalsList } from '../sources/vitals.js';
 import { Deadline } from '../schedule/deadline.js';
 import type { PortalMemory, RunContext } from '../schedule/request.js';
 import type { SendLedger } from '../schedule/ledger.js';
-import { portalOneShotSeconds } from '../schedule/plan.js';
+import { portalOneShotSeconds } from '../schedule/one-shot.js';
 import { portalIdentity } from '../config/identity.js';
 import { PortalScheduler } from '../schedule/scheduler.js';
 import { PortalReader } from '../upstream/reader.js';
@@ -62,6 +62,8 @@ export interface PortalRuntime {
   readonly state: PortalState;
   /** Deadlines of the one-shot runs under way (they follow the plan when the share is cut). */
   readonly oneShots: Set<Deadline>;
+  /** The plan `serve` keeps of the portal as its runs teach it, shared by every entry of the portal. */
+  readonly planner: PortalPlanner;
   /**
    * Every request sent to the portal since the start (serve's counters; backfill's too), by
    * `endpoint\u0000code`, counted as each is answered; 200 and 429 of every source's endpoint
@@ -113,13 +115,24 @@ export class Exporter {
       schedulers.set(identity, scheduler);
       return scheduler;
     };
+    const memories = new Map(config.portals.map((p) => [p, {}]));
+    const planners = new Map<string, PortalPlanner>();
+    const plannerOf = (identity: string): PortalPlanner => {
+      let planner = planners.get(identity);
+      if (planner) return planner;
+      const entries = config.portals.filter((q) => portalIdentity(q.baseUrl) === identity);
+      planner = new PortalPlanner(entries.map((q) => ({ config: q, memory: memories.get(q)! })), config, deps.logger.child({ portal: entries[0]!.name }));
+      planners.set(identity, planner);
+      return planner;
+    };
     this.portals = config.portals.map((p) => ({
       config: p,
       identity: portalIdentity(p.baseUrl),
       scheduler: schedulerOf(p, portalIdentity(p.baseUrl)),
-      memory: {},
+      memory: memories.get(p)!,
       state: new PortalState(p.name),
       oneShots: new Set(),
+      planner: plannerOf(portalIdentity(p.baseUrl)),
       requestTotals: new Map(SOURCES.flatMap((s) => ['200', '429'].map((code): [string, number] => [`/${s}\u0000${code}`, 0]))),
     }));
   }
@@ -129,9 +142,7 @@ export class Exporter {
 
   /** How long a one-shot run of this entry may take by default (the plan of every entry that shares its budget, the passes due included), in ms. */
   oneShotMs(p: PortalRuntime): number {
-    const inputs = this.portals
-      .filter((q) => q.scheduler === p.scheduler)
-      .map((q) => ({ requestsPerMinute: q.scheduler.share.effective, pageSize: q.config.pageSize, vitalsTags: q.config.vitalsTags, alertsTotal: q.memory.alertsTotal, pageCap: q.memory.pageCap, resolvedAlertsTotal: q.memory.resolvedAlertsTotal, withPass: this.passing.has(q) }));
+    const inputs = this.portals.filter((q) => q.scheduler === p.scheduler).map((q) => oneShotInputOf(q.config, q.memory, q.scheduler.share.effective, this.passing.has(q)));
     return portalOneShotSeconds(inputs, this.config.maxRetries, this.config.maxRetryAfterSeconds) * 1000;
   }
 
@@ -299,6 +310,8 @@ export class Exporter {
       random: this.deps.random ?? Math.random,
       memory: p.memory,
       ...(oneShot && this.passing.has(p) ? { withPass: true } : {}),
+      // serve: the lists' pages as the portal's plan leaves them, at the share in force.
+      ...(oneShot ? {} : { pagesPlanned: () => p.planner.pages(p.scheduler.share.effective) }),
       requests,
       totals: p.requestTotals,
       ...(oneShot ? { replan: () => this.replan(p) } : {}),

@@ -1,14 +1,17 @@
 /**
  * Whether each portal's configuration fits its budget, in the words a user sets: the plan of a
- * portal's settings, the staleness limits, and `serve`'s check with the change that fits.
+ * portal's settings (with what its runs taught, once they have), the staleness limits, `serve`'s
+ * check with the change that fits, and the plan `serve` keeps as it learns (PortalPlanner).
  */
 import type { Config, PortalConfig, SettingRef } from '../config/types.js';
 import { entriesByPortal } from '../config/identity.js';
+import type { Logger } from '../core/log.js';
 import { JOBS, RESOLVED, SOURCES, type Job, type Source } from '../domain.js';
 import { ConfigError } from '../errors.js';
-import { entryRuns, MAX_INTERVAL_SECONDS, planPortal, runSeconds, servePlan, type IntervalChange, type PortalPlan } from './plan.js';
-import { HEADROOM_MS, type LateRun, type Timeline } from './timeline.js';
-import { PRIORITY } from './scheduler.js';
+import { entryRuns, MAX_INTERVAL_SECONDS, plannedPages, planPortal, portalFits, runSeconds, servePlan, type EntryInput, type IntervalChange, type PlannedPages, type PlanInput, type PortalPlan, type SlowSource } from './plan.js';
+import type { OneShotInput } from './one-shot.js';
+import type { PortalMemory } from './request.js';
+import { HEADROOM_MS, type LateRun } from './timeline.js';
 
 /** A setting with a value, as a user would write it: `--x=1`, `POSTURE_X=1`, `x: 1 in file.yaml`, or `x: 1 (a new key) in file.yaml`. */
 function formatSetting(ref: SettingRef, value: number | string): string {
@@ -20,38 +23,67 @@ function formatName(ref: SettingRef): string {
   return ref.kind === 'file' ? `${ref.name}${ref.absent ? ' (a new key)' : ''} in ${ref.file}` : ref.name;
 }
 
-/** What the plan learned of a portal from its runs: the list totals and the page cap. */
-type Learned = { alertsTotal?: number; pageCap?: number; resolvedAlertsTotal?: number };
+/** What the plan learned of a portal entry from its runs (PortalMemory): its lists' totals and the portal's page cap. */
+export type Learned = Readonly<Pick<PortalMemory, 'alertsTotal' | 'pageCap' | 'resolvedAlertsTotal'>>;
 
-/** The plan of a portal for `serve` (and `check-config`), with what the last runs taught when known. */
-export function planOf(portal: PortalConfig, learned: Learned = {}): PortalPlan {
+/**
+ * The slow sources of an entry (each on its own interval, below the live sources), counted with
+ * what was learned: the resolved-alerts pass, a list paged as /alerts. A new source of its own
+ * interval is planned, phased and queued by adding it here.
+ */
+function slowSourcesOf(portal: PortalConfig, learned: Learned = {}): SlowSource[] {
+  return [{ job: RESOLVED, intervalSeconds: portal.resolvedAlertsIntervalSeconds, requests: { paged: true, ...(learned.resolvedAlertsTotal !== undefined && { total: learned.resolvedAlertsTotal }) } }];
+}
+
+/** The plan input of an entry with what was learned, at `share` (default: as configured). */
+function inputOf(portal: PortalConfig, learned: Learned = {}, share = portal.requestsPerMinute): EntryInput {
+  const { alertsTotal, pageCap } = learned;
+  return {
+    name: portal.name,
+    requestsPerMinute: share,
+    pageSize: portal.pageSize,
+    vitalsTags: portal.vitalsTags,
+    intervals: portal.intervals,
+    ...(alertsTotal !== undefined && { alertsTotal }),
+    ...(pageCap !== undefined && { pageCap }),
+    slow: slowSourcesOf(portal, learned),
+  };
+}
+
+/**
+ * The plan of an entry for `serve` (and `check-config`), with what the last runs taught when known;
+ * `pages` when the lists' pages are decided for every entry of the portal together.
+ */
+export function planOf(portal: PortalConfig, learned: Learned = {}, pages?: PlannedPages): PortalPlan {
   const inherited = SOURCES.filter((s) => !portal.intervalSettings?.[s].explicit);
-  return planPortal({ requestsPerMinute: portal.requestsPerMinute, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, intervals: portal.intervals, inherited, resolvedIntervalSeconds: portal.resolvedAlertsIntervalSeconds, ...learned });
+  const input: PlanInput = { ...inputOf(portal, learned), inherited, ...(pages && { pages }) };
+  return planPortal(input);
 }
 
-/** What `serve` runs of one entry: its sources and its resolved-alerts pass. */
-export function runsOf(portal: PortalConfig, learned: Learned = {}): ReturnType<typeof entryRuns> {
-  return entryRuns(portal.name, { ...portal, resolvedIntervalSeconds: portal.resolvedAlertsIntervalSeconds, ...learned });
+/** The pages the lists of every entry of one portal may use in a run of `serve` (plannedPages), as configured. */
+export function pagesOf(entries: readonly PortalConfig[]): PlannedPages {
+  return plannedPages(entries.map((e) => inputOf(e)), entries[0]!.requestsPerMinute);
 }
 
-/** The timeline of every entry of one portal as `serve` runs them together (see servePlan). */
-function portalTimeline(entries: readonly PortalConfig[], learned: Learned = {}): Timeline {
-  return servePlan(entries.map((e) => runsOf(e, learned)), entries[0]!.requestsPerMinute).timeline;
-}
-
-/** When each source (and the resolved-alerts pass) of each entry starts in `serve`, ms after its portal's start: the phases the timeline checked. */
+/** When each source (and each slow source) of each entry starts in `serve`, ms after its portal's start: the phases the timeline checked. */
 export function phasesOf(config: Pick<Config, 'portals'>): Map<PortalConfig, Record<Job, number>> {
   const out = new Map<PortalConfig, Record<Job, number>>();
   for (const entries of entriesByPortal(config.portals).values()) {
-    const { sources } = servePlan(entries.map((e) => runsOf(e)), entries[0]!.requestsPerMinute);
-    const rank = [...SOURCES].sort((a, b) => PRIORITY[a] - PRIORITY[b]);
-    entries.forEach((e, i) => {
-      // The plan orders the sources by priority, then the entries in order; every entry's pass last.
-      const phase = (s: Job) => sources[(s === RESOLVED ? rank.length : rank.indexOf(s)) * entries.length + i]!.phaseMs;
-      out.set(e, { vitals: phase('vitals'), alerts: phase('alerts'), devices: phase('devices'), resolved: phase(RESOLVED) });
-    });
+    // Planned with the fewest pages of each list: the pages served are fitted to the phases chosen here (plannedPages).
+    const { sources } = servePlan(entries.map((e) => entryRuns(inputOf(e))), entries[0]!.requestsPerMinute);
+    entries.forEach((e, i) => out.set(e, Object.fromEntries(sources.filter((s) => s.entry === i).map((s) => [s.job, s.phaseMs])) as Record<Job, number>));
   }
   return out;
+}
+
+/**
+ * How `serve` runs the entries of one portal when the lists may use `pages` pages: the sources at
+ * the phases chosen with the fewest (phasesOf), and the timeline.
+ */
+export function servedTimeline(entries: readonly PortalConfig[], pages: PlannedPages): ReturnType<typeof servePlan> {
+  const share = entries[0]!.requestsPerMinute;
+  const { phased } = servePlan(entries.map((e) => entryRuns(inputOf(e))), share);
+  return servePlan(entries.map((e) => entryRuns(inputOf(e), pages)), share, phased);
 }
 
 /** Why a plan whose hourly average fits still does not run: its first late run in serve, in words. */
@@ -101,6 +133,41 @@ function shareSettings(p: PortalConfig): { share: SettingRef; tags: SettingRef }
 }
 
 /**
+ * Why an entry's plan does not fit, and every way out that applied alone fits (its intervals, or
+ * POSTURE_INTERVAL_SECONDS), or the share, in a user's words; the setting the problem is reported
+ * under. `plan` is planOf(p, learned).
+ */
+function refusal(config: Pick<Config, 'intervalSetting'> & { readonly portals: readonly PortalConfig[] }, p: PortalConfig, plan: PortalPlan): { setting: string; message: string } {
+  const at = config.portals.length > 1 ? `portal ${p.name}: ` : '';
+  const long = plan.sources.find((s) => runSeconds(s.requestsPerRun, p.requestsPerMinute) >= s.intervalSeconds);
+  const why =
+    plan.requestsPerHour > plan.capacityPerHour
+      ? `the intervals need ${Math.ceil(plan.requestsPerHour)} requests per hour but the share allows ${plan.capacityPerHour} (${p.requestsPerMinute}/min)`
+      : long
+        ? `a run of ${long.source} (${long.requestsPerRun} requests at ${p.requestsPerMinute}/min) takes at least ${runSeconds(long.requestsPerRun, p.requestsPerMinute)} s, not less than its interval of ${long.intervalSeconds} s`
+        : lateWhy(plan.late!, p.requestsPerMinute);
+  const change = plan.change;
+  const { share, tags } = shareSettings(p);
+  if (!change) {
+    return { setting: 'POSTURE_REQUESTS_PER_MINUTE', message: `${at}${why}, and no interval up to ${MAX_INTERVAL_SECONDS} s fits: raise ${formatName(share)} or give fewer ${formatName(tags)}.` };
+  }
+  const alone = plan.intervalAlone !== undefined && change.interval === undefined ? { sources: {}, interval: plan.intervalAlone } : undefined;
+  const first = SOURCES.find((s) => change.sources[s] !== undefined);
+  const named = [...changeSettings(config, p, change), ...(alone ? changeSettings(config, p, alone) : []), [share]];
+  let ways: string;
+  if (!named.some(([ref]) => ref.kind === 'file')) {
+    ways = `: set ${formatChange(config, p, change)}${alone ? ` (or ${formatChange(config, p, alone)})` : ''}, or raise ${formatName(share)}.`;
+  } else {
+    // A config file's keys each on a line of its own, every way out too.
+    const set = formatChange(config, p, change).split('\n');
+    const setLines = set.length === 1 ? [`set ${set[0]}`] : ['set, together:', ...set.map((l) => `  ${l}`)];
+    const lines = [...setLines, ...(alone ? [`or set ${formatChange(config, p, alone)}`] : []), `or raise ${formatName(share)}`];
+    ways = `; any one of these fits:\n${lines.map((l) => `    ${l}`).join('\n')}`;
+  }
+  return { setting: first ? `POSTURE_${first.toUpperCase()}_INTERVAL_SECONDS` : 'POSTURE_INTERVAL_SECONDS', message: `${at}${why}${ways}` };
+}
+
+/**
  * Checks `serve`-only constraints: each portal's intervals must fit its share; returns problems
  * (empty when fine). Each names the change that changes least, and POSTURE_INTERVAL_SECONDS when it
  * alone also fixes it; each of them, applied alone, makes the plan fit.
@@ -110,51 +177,85 @@ export function checkServeConfig(config: Config): ConfigError[] {
   for (const p of config.portals) {
     const plan = planOf(p);
     if (plan.fits) continue;
-    const at = config.portals.length > 1 ? `portal ${p.name}: ` : '';
-    const long = plan.sources.find((s) => runSeconds(s.requestsPerRun, p.requestsPerMinute) >= s.intervalSeconds);
-    const why =
-      plan.requestsPerHour > plan.capacityPerHour
-        ? `the intervals need ${Math.ceil(plan.requestsPerHour)} requests per hour but the share allows ${plan.capacityPerHour} (${p.requestsPerMinute}/min)`
-        : long
-          ? `a run of ${long.source} (${long.requestsPerRun} requests at ${p.requestsPerMinute}/min) takes at least ${runSeconds(long.requestsPerRun, p.requestsPerMinute)} s, not less than its interval of ${long.intervalSeconds} s`
-          : lateWhy(plan.late!, p.requestsPerMinute);
-    const change = plan.change;
-    const { share, tags } = shareSettings(p);
-    if (!change) {
-      out.push(new ConfigError('POSTURE_REQUESTS_PER_MINUTE', `${at}${why}, and no interval up to ${MAX_INTERVAL_SECONDS} s fits: raise ${formatName(share)} or give fewer ${formatName(tags)}.`));
-      continue;
-    }
-    const alone = plan.intervalAlone !== undefined && change.interval === undefined ? { sources: {}, interval: plan.intervalAlone } : undefined;
-    const first = SOURCES.find((s) => change.sources[s] !== undefined);
-    const named = [...changeSettings(config, p, change), ...(alone ? changeSettings(config, p, alone) : []), [share]];
-    let ways: string;
-    if (!named.some(([ref]) => ref.kind === 'file')) {
-      ways = `: set ${formatChange(config, p, change)}${alone ? ` (or ${formatChange(config, p, alone)})` : ''}, or raise ${formatName(share)}.`;
-    } else {
-      // A config file's keys each on a line of its own, every way out too.
-      const set = formatChange(config, p, change).split('\n');
-      const setLines = set.length === 1 ? [`set ${set[0]}`] : ['set, together:', ...set.map((l) => `  ${l}`)];
-      const lines = [...setLines, ...(alone ? [`or set ${formatChange(config, p, alone)}`] : []), `or raise ${formatName(share)}`];
-      ways = `; any one of these fits:\n${lines.map((l) => `    ${l}`).join('\n')}`;
-    }
-    out.push(new ConfigError(first ? `POSTURE_${first.toUpperCase()}_INTERVAL_SECONDS` : 'POSTURE_INTERVAL_SECONDS', `${at}${why}${ways}`));
+    const { setting, message } = refusal(config, p, plan);
+    out.push(new ConfigError(setting, message));
   }
   // Entries of one portal (one key each) spend one share: each may fit alone and not together (a
   // portal of one entry that fits is within its share).
   for (const [identity, entries] of entriesByPortal(config.portals)) {
-    const plans = entries.map((e) => planOf(e));
-    if (!plans.every((plan) => plan.fits)) continue;
-    const together = plans.reduce((n, plan) => n + plan.requestsPerHour, 0);
-    const capacity = plans[0]!.capacityPerHour;
-    const names = entries.map((e) => e.name).join(', ');
+    if (entries.length === 1 || !entries.every((e) => planOf(e).fits)) continue;
     const share = entries[0]!.requestsPerMinute;
-    if (together > capacity) {
-      out.push(new ConfigError('POSTURE_INTERVAL_SECONDS', `portals ${names} read one portal (${identity}) with one share: their intervals need ${Math.ceil(together)} requests per hour together but the share allows ${capacity} (${share}/min): lengthen their intervals about ${Math.ceil((together / capacity) * 10) / 10} times, or read the portal with fewer keys.`));
-      continue;
-    }
-    if (entries.length === 1) continue;
-    const late = portalTimeline(entries).late[0];
-    if (late) out.push(new ConfigError('POSTURE_INTERVAL_SECONDS', `portals ${names} read one portal (${identity}) with one share: ${lateWhy(late, share)}: lengthen their intervals, or read the portal with fewer keys.`));
+    const together = portalFits(entries.map((e) => inputOf(e)), share);
+    if (together.fits) continue;
+    const names = entries.map((e) => e.name).join(', ');
+    const why =
+      together.requestsPerHour > together.capacityPerHour
+        ? `their intervals need ${Math.ceil(together.requestsPerHour)} requests per hour together but the share allows ${together.capacityPerHour} (${share}/min): lengthen their intervals about ${Math.ceil((together.requestsPerHour / together.capacityPerHour) * 10) / 10} times`
+        : `${lateWhy(together.late!, share)}: lengthen their intervals`;
+    out.push(new ConfigError('POSTURE_INTERVAL_SECONDS', `portals ${names} read one portal (${identity}) with one share: ${why}, or read the portal with fewer keys.`));
   }
   return out;
+}
+
+/**
+ * What a one-shot run (`once`, Lambda) of an entry plans with: what its runs taught, at the share
+ * in force, and its slow sources that the run includes (`slowDue`: the resolved-alerts pass is due).
+ */
+export function oneShotInputOf(portal: PortalConfig, learned: Learned, share: number, slowDue: boolean): OneShotInput {
+  const { slow, ...input } = inputOf(portal, learned, share);
+  return { ...input, slow: slowDue ? slow ?? [] : [] };
+}
+
+/** An entry of a portal as `serve` runs it: its settings, and what its runs taught (read as it changes). */
+export interface PlannedEntry {
+  readonly config: PortalConfig;
+  readonly memory: Learned;
+}
+
+/**
+ * The plan `serve` keeps of one portal (every entry that reads it, one share) as its runs teach it
+ * (a list's total, the portal's page cap): the pages each list may use in a run, and one warning
+ * when what was learned makes the plan no longer run on time, with the change that fits.
+ */
+export class PortalPlanner {
+  /** Whether `serve` staggers the sources' first runs (the phases it started with: phasesOf). */
+  private readonly phased: boolean;
+  private last: { readonly key: string; readonly pages: PlannedPages } | undefined;
+  /** Whether what was learned makes the plan no longer fit (warned once until it fits again). */
+  private late = false;
+
+  constructor(
+    private readonly entries: readonly PlannedEntry[],
+    private readonly config: Pick<Config, 'intervalSetting' | 'portals'>,
+    private readonly logger: Logger,
+  ) {
+    const configs = entries.map((e) => e.config);
+    this.phased = servePlan(configs.map((e) => entryRuns(inputOf(e))), configs[0]!.requestsPerMinute).phased;
+  }
+
+  /** The pages the lists of every entry may use in one run at `share` (the share in force): plannedPages with what was learned. */
+  pages(share: number): PlannedPages {
+    const key = [share, ...this.entries.flatMap(({ memory: m }) => [m.alertsTotal, m.pageCap, m.resolvedAlertsTotal])].join();
+    if (this.last?.key === key) return this.last.pages;
+    const inputs = this.entries.map((e) => inputOf(e.config, e.memory, share));
+    // Said only of what was learned: a plan that does not fit as configured is refused at start, and a lowered share is said where it is lowered.
+    const late = !portalFits(inputs, share, this.phased).fits && portalFits(this.entries.map((e) => inputOf(e.config, {}, share)), share, this.phased).fits;
+    if (late && !this.late) this.warn(share);
+    else if (!late && this.late) this.logger.info('the plan runs on time again with what the portal\'s answers taught', { share });
+    this.late = late;
+    const pages = plannedPages(inputs, share, this.phased);
+    this.last = { key, pages };
+    return pages;
+  }
+
+  /** Warns that what the runs taught makes the plan late, naming it and what fits (as check-config would, with what was learned). */
+  private warn(share: number): void {
+    const learned = this.entries.map((e) => ({ portal: e.config.name, ...e.memory }));
+    const single = this.entries.length === 1 ? this.entries[0]! : undefined;
+    // As check-config would say it with what was learned, at the share in force.
+    const config = single && { ...single.config, requestsPerMinute: share };
+    const plan = config && planOf(config, single.memory);
+    const why = config && plan && !plan.fits ? refusal({ ...this.config, portals: [config] }, config, plan).message : 'the entries of this portal no longer run on time together: lengthen their intervals, or read the portal with fewer keys';
+    this.logger.warn(`what the portal's answers taught (its lists' totals, its page cap) makes the plan run late: ${why}`, { share, learned });
+  }
 }

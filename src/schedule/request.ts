@@ -12,14 +12,17 @@ import { LateError, PortalUnreachableError, RateLimitedError, TimeoutError, Upst
 import { PortalReader, type ListRequest, type ListResult, type RecordSink } from '../upstream/reader.js';
 import { rateLimitedBackoffMs, reachedNoPortal, transportRetry } from '../upstream/retry-policy.js';
 import type { Deadline } from './deadline.js';
-import { PRIORITY, type Permit, type PortalScheduler } from './scheduler.js';
+import type { PlannedPages } from './plan.js';
+import { continuationOf, type Permit, type PortalScheduler } from './scheduler.js';
 
-/** What the jobs remember of a portal between runs, to plan the next one. */
+/** What the jobs remember of a portal entry between runs, to plan the next one (what the plan learned). */
 export interface PortalMemory {
-  /** Unresolved alerts at the last complete /alerts run. */
+  /** Unresolved alerts as the last /alerts run's pages said (its `total`). */
   alertsTotal?: number;
   /** The largest page the portal returned when asked for more (it caps pages). */
   pageCap?: number;
+  /** Resolved alerts as the last resolved-alerts pass's pages said (its `total`). */
+  resolvedAlertsTotal?: number;
 }
 
 /** Everything a run needs. */
@@ -35,6 +38,11 @@ export interface RunContext {
   readonly memory: PortalMemory;
   /** A one-shot run whose window also holds the resolved-alerts pass: the open alerts leave it a request (alertsPagesAllowed). */
   readonly withPass?: boolean;
+  /**
+   * `serve`: the pages the plan leaves this entry's lists in a run (PortalPlanner), at the share in
+   * force. Unset in one-shot runs, whose pages fit what one window leaves (alertsPagesAllowed).
+   */
+  readonly pagesPlanned?: () => PlannedPages;
   /** Requests sent by this run, by `endpoint\u0000code`. */
   readonly requests: Map<string, number>;
   /** Requests sent to the portal since the start, by `endpoint\u0000code` (serve's counters). */
@@ -124,7 +132,7 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
       endpoint = r.endpoint;
       let permit: Permit;
       try {
-        permit = await ctx.scheduler.acquire({ endpoint: r.endpoint, priority: n > 0 ? PRIORITY.continuation : priority, deadline: () => ctx.deadline.at, signal: ctx.deadline.signal });
+        permit = await ctx.scheduler.acquire({ endpoint: r.endpoint, priority: n > 0 ? continuationOf(priority) : priority, deadline: () => ctx.deadline.at, signal: ctx.deadline.signal });
       } catch (err) {
         // A retry with no slot before the deadline: late, and the failure before it is the cause (a
         // refused connection is said as unreachable below, once the retries have ended).

@@ -9,18 +9,39 @@ import { SlidingWindow, WINDOW_MARGIN_MS } from './window.js';
 const PORTAL_LIMIT = 10;
 export const WINDOW_MS = 60_000;
 
-/** Priorities of the queue: lower goes first. */
+/**
+ * Priorities of the queue: lower goes first. Three bands: the live sources (their runs due every
+ * few minutes), the slow sources (their own interval, hourly or daily, e.g. the resolved-alerts
+ * pass: what the live sources leave), and backfill. Within the live and the slow band a run's
+ * follow-up request (the next page, the next tag, a retry) goes before new runs of the band, to
+ * finish what was started; a slow follow-up never goes before a live request (continuationOf).
+ */
 export const PRIORITY = {
-  /** A retry, or the next page of a list already being read: finish what was started. */
+  /** A retry, or the next page of a list already being read, of a live source: finish what was started. */
   continuation: 0,
   vitals: 1,
   devices: 2,
   alerts: 3,
-  /** The resolved-alerts pass: hourly, after every live source. */
-  resolved: 4,
+  /** A retry or the next page of a slow source: after every live request, before a new slow run. */
+  slowContinuation: 4,
+  /** The first request of a slow source's run (the resolved-alerts pass, and every source of its own interval below the live ones). */
+  slow: 5,
   /** Backfill of past days: only what live collection leaves. */
   backfill: 9,
 } as const;
+
+/** Whether a request of `priority` is a slow source's (its own interval, below every live source). */
+function isSlow(priority: number): boolean {
+  return priority >= PRIORITY.slowContinuation && priority <= PRIORITY.slow;
+}
+
+/**
+ * The priority of the follow-up requests (next page, next tag, retry) of a run whose first request
+ * had `priority`: a slow source's go after every live request, any other's before every new run.
+ */
+export function continuationOf(priority: number): number {
+  return isSlow(priority) ? PRIORITY.slowContinuation : PRIORITY.continuation;
+}
 
 /** What a caller of `acquire` says about its request. */
 export interface SlotRequest {

@@ -3,10 +3,11 @@
  * on its grid (its phase, then every interval), each run's requests through a model of the
  * portal's scheduler (src/schedule/scheduler.ts): one request in flight, the share in any window
  * of 60 s and its 1 s margin, the highest priority first (a run's follow-up requests before new
- * runs), then in arrival order. Whether every run ends in time is what check-config, `serve`,
- * `once` and the Lambda all check (src/schedule/fit.ts), so a plan they accept runs with no late
- * source: including the first cycle, where every source is due, and each common multiple of the
- * intervals. Pure: numbers in, numbers out.
+ * runs of its band, a slow source's after every live request), then in arrival order. Whether
+ * every run ends in time is what check-config, `serve`, `once` and the Lambda all check
+ * (src/schedule/fit.ts), so a plan they accept runs with no late source: including the first
+ * cycle, where every source is due, and each common multiple of the intervals. Pure: numbers in,
+ * numbers out.
  */
 import { WINDOW_MARGIN_MS } from './window.js';
 
@@ -29,8 +30,10 @@ const MAX_HORIZON_MS = 4 * 3_600_000;
 export interface TimelineSource {
   /** For what the timeline reports, e.g. `acme/alerts`. */
   readonly name: string;
-  /** The scheduler's priority of a run's first request (PRIORITY); the rest go as continuations (0). */
+  /** The scheduler's priority of a run's first request (PRIORITY). */
   readonly priority: number;
+  /** The priority of the run's other requests (continuationOf): 0 unless set (a slow source's go after every live request). */
+  readonly continuationPriority?: number;
   /** Requests of one run. */
   readonly requests: number;
   readonly intervalMs: number;
@@ -160,9 +163,9 @@ function runTimeline(sources: readonly TimelineSource[], share: number, horizonM
     busyUntil = now + MODEL_REQUEST_MS;
     p.left--;
     if (p.left > 0) {
-      // Its next request (page, tag) follows when this one has been read, ahead of new runs.
+      // Its next request (page, tag) follows when this one has been read, ahead of new runs of its band.
       queue.splice(queue.indexOf(p), 1);
-      queue.push({ ...p, priority: 0, arrival: busyUntil, seq: seq++ });
+      queue.push({ ...p, priority: sources[p.source]!.continuationPriority ?? 0, arrival: busyUntil, seq: seq++ });
     } else {
       queue.splice(queue.indexOf(p), 1);
       if (now + HEADROOM_MS > p.deadline) late.push({ name: sources[p.source]!.name, startsAt: p.startsAt, lastAt: now, deadline: p.deadline });

@@ -5,9 +5,10 @@
  * grown to what the pages left need.
  */
 import { ListMismatchError } from '../errors.js';
-import { alertsLimit, oneShotLeftSeconds } from '../schedule/plan.js';
+import { oneShotLeftSeconds } from '../schedule/one-shot.js';
+import { alertsLimit } from '../schedule/plan.js';
 import { request, type RunContext } from '../schedule/request.js';
-import { PRIORITY } from '../schedule/scheduler.js';
+import { continuationOf } from '../schedule/scheduler.js';
 import type { RecordSink } from '../upstream/reader.js';
 
 /** One `/alerts` list as a source pages it. */
@@ -20,10 +21,12 @@ export interface AlertsList<T> {
   pagesAllowed(): number;
   /** The sink of the page starting at `offset`. */
   sink(offset: number): RecordSink<T>;
-  /** The priority of the list's first page (later pages continue at PRIORITY.continuation). */
+  /** The priority of the list's first page (later pages continue at its band's continuation: continuationOf). */
   readonly priority: number;
   /** Takes each page's result. */
   onPage(result: T): void;
+  /** Takes the list's total as soon as a page says it: the plan counts the next runs' pages from it, even when this run goes no further. */
+  onTotal(total: number): void;
   /** The size asked for, as it grows (0: everything). */
   onPageSize(limit: number): void;
   /** The log line when the plan asks for a larger page than POSTURE_PAGE_SIZE, and fields the cap's line adds. */
@@ -49,10 +52,11 @@ export async function pageAlerts<T>(ctx: RunContext, list: AlertsList<T>): Promi
     pageSize = limit === 0 || pageSize === 0 ? 0 : Math.max(pageSize ?? 0, limit);
     list.onPageSize(pageSize);
     const at = offset;
-    const res = await request(ctx, () => ({ endpoint: '/alerts', query: { filter: list.filter, offset: at, limit } }), () => list.sink(at), pages === 0 ? list.priority : PRIORITY.continuation);
+    const res = await request(ctx, () => ({ endpoint: '/alerts', query: { filter: list.filter, offset: at, limit } }), () => list.sink(at), pages === 0 ? list.priority : continuationOf(list.priority));
     pages++;
     if (total !== undefined && res.total !== total) throw new ListMismatchError('/alerts', total, res.total, list.changed(total, res.total));
     total = res.total;
+    list.onTotal(total);
     list.onPage(res.result);
     offset += res.received;
     if (offset >= total) break;

@@ -29,24 +29,26 @@ describe('explainPlan', () => {
       '  vitals  every    60 s: 4 request(s) per run (whole portal + 3 tag(s)), 240 per hour',
       '  alerts  every    30 s: 1 request(s) per run (page 500, grown so one run uses at most 1 request(s) once the total is known), 120 per hour',
       '  devices every    60 s: 2 request(s) per run (active and inactive totals), 120 per hour',
-      '  resolved every  3600 s: 1 request(s) per run (the resolved-alerts pass: /alerts?filter=resolved paged as /alerts, 1 while its total is unknown), 1 per hour',
+      '  resolved every  3600 s: 1 request(s) per run (the resolved-alerts pass: /alerts?filter=resolved paged as /alerts, 1 while its total is unknown, below every live source), 1 per hour',
       '  serve: 481 of 300 requests per hour — does NOT fit; once/Lambda: one run of every source and the resolved-alerts pass with 3 retries takes up to 212 s (give the Lambda a timeout of at least 222 s)',
       '  smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=80 POSTURE_ALERTS_INTERVAL_SECONDS=80 POSTURE_DEVICES_INTERVAL_SECONDS=120',
     ]);
   });
 
   it('prints a plan that fits with no suggestion, tenths of a request per hour, and the one-shot cap', () => {
-    // Share 10, no tags: /alerts pages allowed 10 − 1 − 2 = 7. Vitals every 70 s: 3600 / 70 = 51.4 per hour;
-    // /alerts and devices every 300 s: 12 and 24; the resolved-alerts pass 1; 88.4 of 600. Once: 5 requests
-    // (the pass's included), no retries, fit one window; Retry-After up to 20 s: 20 + 30 = 50 s.
+    // Share 10, no tags: /alerts pages allowed 10 − 1 − 2 = 7, and 7 pages every 300 s beside a Vitals request
+    // every 70 s and 2 device totals every 300 s run on time: 7 per run. Vitals every 70 s: 3600 / 70 = 51.4 per
+    // hour; /alerts 84 and devices 24; the resolved-alerts pass 1; 160.4 of 600. Once (the total unknown, one
+    // /alerts request): 5 requests (the pass's included), no retries, fit one window; Retry-After up to 20 s:
+    // 20 + 30 = 50 s.
     const c = env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_INTERVAL_SECONDS: '70', POSTURE_MAX_RETRIES: '0', POSTURE_MAX_RETRY_AFTER_SECONDS: '20', POSTURE_CYCLE_TIMEOUT_SECONDS: '45' });
     expect(hourly(c)).toEqual([
       'portal x.example.com (https://x.example.com/public-api/v1, key from value): share 10 requests per 60 s (600 per hour)',
       '  vitals  every    70 s: 1 request(s) per run (whole portal), 51.4 per hour',
-      '  alerts  every   300 s: 1 request(s) per run (page 500, grown so one run uses at most 7 request(s) once the total is known, 6 in a once/Lambda run that makes the resolved-alerts pass), 12 per hour',
+      '  alerts  every   300 s: 7 request(s) per run (page 500, grown so one run uses at most 7 request(s) once the total is known, 6 in a once/Lambda run that makes the resolved-alerts pass), 84 per hour',
       '  devices every   300 s: 2 request(s) per run (active and inactive totals), 24 per hour',
-      '  resolved every  3600 s: 1 request(s) per run (the resolved-alerts pass: /alerts?filter=resolved paged as /alerts, 1 while its total is unknown), 1 per hour',
-      '  serve: 88.4 of 600 requests per hour; once/Lambda: one run of every source and the resolved-alerts pass with 0 retries takes up to 50 s (capped by POSTURE_CYCLE_TIMEOUT_SECONDS at 45 s) (give the Lambda a timeout of at least 60 s)',
+      '  resolved every  3600 s: 1 request(s) per run (the resolved-alerts pass: /alerts?filter=resolved paged as /alerts, 1 while its total is unknown, below every live source), 1 per hour',
+      '  serve: 160.4 of 600 requests per hour; once/Lambda: one run of every source and the resolved-alerts pass with 0 retries takes up to 50 s (capped by POSTURE_CYCLE_TIMEOUT_SECONDS at 45 s) (give the Lambda a timeout of at least 60 s)',
     ]);
   });
 
@@ -73,10 +75,11 @@ describe('explainPlan', () => {
 
   it('lists every other entry of the portal, comma-separated', () => {
     const three = [...two, { portal: 'acme-green', base_url: 'https://acme.example.com/public-api/v1', api_key: 'k-green-0123456789' }];
-    // Each entry: 1 + 1 + 2 requests every 300 s = 48 per hour and 1 of its resolved-alerts pass, 147 for the three.
+    // Each entry every 300 s: 1 Vitals request, 2 device totals and up to 2 /alerts pages (5 − 1 − 2): 5 requests, 15
+    // for the three, where 5 start per 61 s (24.6 in 300 s): 60 per hour and 1 of its resolved-alerts pass, 183 for the three.
     const lines = hourly(file({}, three));
     expect(lines[0]).toBe('portal acme-red (https://acme.example.com/public-api/v1, key from value): share 5 requests per 60 s (300 per hour), shared with acme-blue, acme-green (the same portal)');
-    expect(lines[5]).toMatch(/^ {2}serve: 49 \(147 with acme-blue, acme-green\) of 300 requests per hour;/);
+    expect(lines[5]).toMatch(/^ {2}serve: 61 \(183 with acme-blue, acme-green\) of 300 requests per hour;/);
   });
 
   it('prints no suggestion line when even the longest intervals do not fit', () => {

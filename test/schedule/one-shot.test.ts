@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
-import { oneShotLeftSeconds, oneShotSeconds } from '../../src/schedule/plan.js';
+import { oneShotLeftSeconds, oneShotSeconds } from '../../src/schedule/one-shot.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { runAlerts } from '../../src/sources/alerts/run.js';
 import { runContexts } from '../support/run-context.js';

@@ -8,16 +8,16 @@ import { alertsPagesAllowed, planPortal } from '../../src/schedule/plan.js';
 
 describe('the least interval change', () => {
   it('prefers one source moved further over POSTURE_INTERVAL_SECONDS moving all three, even when that gives up more requests', () => {
-    // 12/min is 720 requests per hour. /alerts: 393 alerts at 50 a page, 8 pages allowed (12 - 2 Vitals - 2 devices) = 8 requests.
-    // At 45 s: Vitals 2·80 + alerts 8·80 + devices 2·80 = 960 > 720.
-    const plan = planPortal({ requestsPerMinute: 12, pageSize: 50, vitalsTags: ['t0'], intervals: { vitals: 45, alerts: 45, devices: 45 }, inherited: ['vitals', 'alerts', 'devices'], alertsTotal: 393 });
+    // 12/min is 720 requests per hour. /alerts: 393 alerts, pages capped at 50 by the portal: 8 requests
+    // whatever the plan would allow. At 45 s: Vitals 2·80 + alerts 8·80 + devices 2·80 = 960 > 720.
+    const plan = planPortal({ requestsPerMinute: 12, pageSize: 50, vitalsTags: ['t0'], intervals: { vitals: 45, alerts: 45, devices: 45 }, inherited: ['vitals', 'alerts', 'devices'], alertsTotal: 393, pageCap: 50 });
     expect(plan.sources.map((s) => s.requestsPerRun)).toEqual([2, 8, 2]);
     expect(plan.fits).toBe(false);
     // All three at 60 s: 12·60 = 720, the whole hour, which one window's 1 s margin cannot keep up
     // with; 70 s: 617 per hour runs. /alerts alone at 80 s: 160 + 360 + 160 = 680 (70 s: 731 does not).
     expect(plan.intervalAlone).toBe(70);
     expect(plan.change).toEqual({ sources: { alerts: 80 }, intervals: { vitals: 45, alerts: 80, devices: 45 } });
-    const at = (alerts: number) => planPortal({ requestsPerMinute: 12, pageSize: 50, vitalsTags: ['t0'], intervals: { vitals: 45, alerts, devices: 45 }, alertsTotal: 393 });
+    const at = (alerts: number) => planPortal({ requestsPerMinute: 12, pageSize: 50, vitalsTags: ['t0'], intervals: { vitals: 45, alerts, devices: 45 }, alertsTotal: 393, pageCap: 50 });
     expect(at(70).fits).toBe(false);
     expect(at(80).fits).toBe(true);
   });

@@ -4,8 +4,11 @@
  * 60 × R, the run-length rule (ceil(n / R) − 1) × 61 s < interval, and one-shot times.
  */
 import { describe, expect, it } from 'vitest';
-import { alertsLimit, alertsPagesAllowed, oneShotSeconds, planPortal, portalOneShotSeconds, runSeconds, type PlanInput } from '../../src/schedule/plan.js';
+import { oneShotSeconds, portalOneShotSeconds } from '../../src/schedule/one-shot.js';
+import { alertsLimit, alertsPagesAllowed, planPortal, runSeconds, type PlanInput, type SlowSource } from '../../src/schedule/plan.js';
 
+/** The resolved-alerts pass, due, its total unknown: one request. */
+const PASS: SlowSource = { job: 'resolved', intervalSeconds: 3600, requests: { paged: true } };
 const tags = (n: number) => Array.from({ length: n }, (_, i) => `t${i}`);
 const input = (over: Partial<PlanInput>): PlanInput => ({ requestsPerMinute: 5, pageSize: 500, vitalsTags: [], intervals: { vitals: 300, alerts: 300, devices: 300 }, ...over });
 /** Requests per run of each source, as [alerts, vitals, devices] (the docs' table order). */
@@ -83,12 +86,24 @@ describe('planPortal: the docs\' worked examples (share 5, 300 requests per hour
     expect(plan.intervalAlone).toBeUndefined();
   });
 
-  it('plans one /alerts request while the total is unknown or zero', () => {
-    expect(perRun(planPortal(input({})))).toEqual([1, 1, 2]);
+  it('plans the /alerts pages a run of serve may use: up to what one window leaves, no more than the last total needs, and no more than keep every run on time', () => {
+    // Share 5, every source every 300 s: one window leaves /alerts 5 − 1 − 2 = 2 pages, and 1 + 2 + 2 = 5
+    // requests every 300 s run on time. While the total is unknown a run may use both.
+    expect(perRun(planPortal(input({})))).toEqual([2, 1, 2]);
+    expect(planPortal(input({})).pages).toEqual({ alerts: 2, slow: 1 });
+    // Once known: the pages of 500 it needs, at most 2 (1,001 alerts in 2 grown pages).
     expect(perRun(planPortal(input({ alertsTotal: 0 })))).toEqual([1, 1, 2]);
     expect(perRun(planPortal(input({ alertsTotal: 1 })))).toEqual([1, 1, 2]);
     expect(perRun(planPortal(input({ alertsTotal: 1_000 })))).toEqual([2, 1, 2]);
     expect(perRun(planPortal(input({ alertsTotal: 1_001 })))).toEqual([2, 1, 2]);
+    // Every source every 60 s with 1,000 open alerts: 2 pages would make 5 requests a minute where 5 can
+    // start per 61 s, and the runs fall behind; 1 page (everything, limit=0) makes 4 a minute, and the
+    // resolved-alerts pass aside (none here) runs on time: 60 + 60 + 120 = 240 per hour.
+    const minute = planPortal(input({ intervals: { vitals: 60, alerts: 60, devices: 60 }, alertsTotal: 1_000 }));
+    expect(minute.fits).toBe(true);
+    expect(minute.pages.alerts).toBe(1);
+    expect(perRun(minute)).toEqual([1, 1, 2]);
+    expect(minute.requestsPerHour).toBe(240);
   });
 
   it('refuses a load of exactly the share\'s capacity: each window\'s 1 s margin makes the share 5 per 61 s, and the runs fall behind', () => {
@@ -213,12 +228,12 @@ describe('one-shot time of a portal read by several entries', () => {
 
   it('fits a run with the resolved-alerts pass in one window when the open alerts can leave it a request', () => {
     // 100,000 alerts, no tags, share 5, the pass due: the alerts in 1 request, leaving 1 to the pass; 1 + 2 + 1 + 1 = 5 fit one window.
-    expect(oneShotSeconds({ requestsPerMinute: 5, pageSize: 500, vitalsTags: [], alertsTotal: 100_000, withPass: true }, 0, 120)).toBe(90);
+    expect(oneShotSeconds({ requestsPerMinute: 5, pageSize: 500, vitalsTags: [], alertsTotal: 100_000, slow: [PASS] }, 0, 120)).toBe(90);
     // (Were the alerts to take the 2 requests the window leaves, the pass would start a second window: 151 s.)
     // Share 10: the alerts in 6 pages, the pass in the one left: 1 + 2 + 6 + 1 = 10.
-    expect(oneShotSeconds({ requestsPerMinute: 10, pageSize: 500, vitalsTags: [], alertsTotal: 100_000, withPass: true }, 0, 120)).toBe(90);
+    expect(oneShotSeconds({ requestsPerMinute: 10, pageSize: 500, vitalsTags: [], alertsTotal: 100_000, slow: [PASS] }, 0, 120)).toBe(90);
     // A single share leaves nothing to give: 1 + 2 + 1 + 1 = 5 at 1 span five windows.
-    expect(oneShotSeconds({ requestsPerMinute: 1, pageSize: 500, vitalsTags: [], alertsTotal: 100_000, withPass: true }, 0, 120)).toBe(4 * 61 + 90);
+    expect(oneShotSeconds({ requestsPerMinute: 1, pageSize: 500, vitalsTags: [], alertsTotal: 100_000, slow: [PASS] }, 0, 120)).toBe(4 * 61 + 90);
   });
 
   it('refuses a portal with no entry', () => {

@@ -3,7 +3,7 @@ import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { LateError } from '../../src/errors.js';
 import { AdaptiveShare } from '../../src/schedule/share.js';
-import { PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
+import { continuationOf, PortalScheduler, PRIORITY } from '../../src/schedule/scheduler.js';
 import { SlidingWindow } from '../../src/schedule/window.js';
 import { maxInAnyWindow } from '../support/window.js';
 import { mulberry32 } from '../support/prng.js';
@@ -75,6 +75,38 @@ describe('PortalScheduler', () => {
     first.done();
     await all;
     expect(order).toEqual(['retry', 'devices', 'alerts', 'alerts-2']);
+  });
+
+  it('serves a slow source\'s follow-up pages after every live request, new or not, and before a new slow run', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const sched = new PortalScheduler({ share: 1, clock });
+    const first = await sched.acquire({ endpoint: '/first', priority: PRIORITY.slow, deadline: Infinity });
+    const order: string[] = [];
+    const wait = (name: string, priority: number) => sched.acquire({ endpoint: name, priority, deadline: Infinity }).then((p) => (order.push(name), p.done()));
+    // Queued in the worst order for the live sources: a slow pass's next page first.
+    const all = Promise.all([
+      wait('pass-2', continuationOf(PRIORITY.slow)),
+      wait('other-pass', PRIORITY.slow),
+      wait('alerts', PRIORITY.alerts),
+      wait('devices-2', continuationOf(PRIORITY.devices)),
+      wait('pass-retry', continuationOf(PRIORITY.slowContinuation)),
+      wait('vitals', PRIORITY.vitals),
+    ]);
+    first.done();
+    await all;
+    expect(order).toEqual(['devices-2', 'vitals', 'alerts', 'pass-2', 'pass-retry', 'other-pass']);
+  });
+
+  it('gives a live run\'s follow-ups the top priority, a slow one\'s its band\'s, and backfill\'s retries as before', () => {
+    expect([PRIORITY.vitals, PRIORITY.devices, PRIORITY.alerts].map(continuationOf)).toEqual([0, 0, 0]);
+    expect(continuationOf(PRIORITY.continuation)).toBe(0);
+    expect(continuationOf(PRIORITY.slow)).toBe(PRIORITY.slowContinuation);
+    expect(continuationOf(PRIORITY.slowContinuation)).toBe(PRIORITY.slowContinuation);
+    expect(continuationOf(PRIORITY.backfill)).toBe(0);
+    // The bands: every live priority before every slow one, and both before backfill.
+    expect(Math.max(PRIORITY.vitals, PRIORITY.devices, PRIORITY.alerts)).toBeLessThan(PRIORITY.slowContinuation);
+    expect(PRIORITY.slowContinuation).toBeLessThan(PRIORITY.slow);
+    expect(PRIORITY.slow).toBeLessThan(PRIORITY.backfill);
   });
 
   it('keeps one request in flight: the next starts when the first is read', async () => {

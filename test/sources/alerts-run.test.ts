@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { ListMismatchError } from '../../src/errors.js';
-import { oneShotLeftSeconds } from '../../src/schedule/plan.js';
+import { oneShotLeftSeconds } from '../../src/schedule/one-shot.js';
 import { createPortal, listen, startSimulator, type AlertRecord, type Simulator } from '../../src/simulator/index.js';
 import { alerts } from '../../src/sources/alerts/index.js';
 import { runAlerts } from '../../src/sources/alerts/run.js';

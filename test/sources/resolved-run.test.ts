@@ -51,9 +51,18 @@ describe('the resolved-alerts pass', () => {
     return { aggregate, pages, memory: ctx.memory as ResolvedMemory, logger };
   }
 
-  it('reads every page of filter=resolved, folds them as the whole list and remembers the total', async () => {
+  it('reads the whole list in one request while its total is unknown: the one request the plan counts for a first pass', async () => {
     const list = resolvedAlerts(7);
     const { aggregate, pages, memory } = await run(sim, [openAlert, ...list], { pageSize: 3 });
+    expect(pages).toEqual([[0, 0]]);
+    expect(aggregate).toEqual(foldResolved(list, now));
+    expect(memory).toEqual({ resolvedAlertsTotal: 7 });
+  });
+
+  it('reads every page of filter=resolved once its last total is known, folds them as the whole list and remembers the total', async () => {
+    // Share 10: 10 - 1 Vitals - 2 devices - 1 page of open alerts (total unknown) = 6 pages; 7 alerts in pages of 3 need 3.
+    const list = resolvedAlerts(7);
+    const { aggregate, pages, memory } = await run(sim, [openAlert, ...list], { pageSize: 3 }, { resolvedAlertsTotal: 5 });
     expect(pages).toEqual([[0, 3], [3, 3], [6, 3]]);
     expect(aggregate).toEqual(foldResolved(list, now));
     // Red at 0, 1, 3, 4, 6 (hours ago): 2 h each.

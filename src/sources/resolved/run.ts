@@ -3,17 +3,14 @@
  * alerts are (src/sources/alerts/run.ts: the same reader and record limits, the page size from the
  * plan, the total checked across pages, a page cap learned), with its own total remembered.
  */
-import { resolvedPagesAllowed } from '../../schedule/plan.js';
+import { slowPagesAllowed } from '../../schedule/plan.js';
 import type { PortalMemory, RunContext } from '../../schedule/request.js';
 import { PRIORITY } from '../../schedule/scheduler.js';
 import { pageAlerts } from '../pager.js';
 import { ResolvedSink, ResolvedTally, type ResolvedAggregate } from './fold.js';
 
-/** What the pass remembers of a portal between passes, beside what the open alerts remember (the page cap is the one /alerts has). */
-export interface ResolvedMemory extends PortalMemory {
-  /** Resolved alerts at the last complete pass. */
-  resolvedAlertsTotal?: number;
-}
+/** What the pass remembers of a portal between passes (resolvedAlertsTotal), beside what the open alerts remember (the page cap is the one /alerts has). */
+export type ResolvedMemory = PortalMemory;
 
 /** The filter of the pass on /alerts (spec 4.4). */
 const FILTER = 'resolved';
@@ -26,20 +23,22 @@ export async function runResolvedAlerts(ctx: RunContext & { readonly memory: Res
   const { portal, memory, logger } = ctx;
   const nowSeconds = ctx.clock.now() / 1000;
   const tally = new ResolvedTally(nowSeconds);
-  const total = await pageAlerts(ctx, {
+  await pageAlerts(ctx, {
     filter: FILTER,
     lastTotal: memory.resolvedAlertsTotal,
-    // What the window leaves beside the other sources and the open alerts' pages.
-    pagesAllowed: () => resolvedPagesAllowed({ requestsPerMinute: ctx.scheduler.share.effective, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, pageCap: memory.pageCap }, memory.alertsTotal),
+    // One request while its total is unknown, then what the window leaves beside the other sources and the open alerts' pages; in serve no more than the plan leaves it.
+    pagesAllowed: () => Math.min(ctx.pagesPlanned?.().slow ?? Infinity, slowPagesAllowed({ requestsPerMinute: ctx.scheduler.share.effective, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, pageCap: memory.pageCap }, memory.alertsTotal, memory.resolvedAlertsTotal)),
     sink: (offset) => new ResolvedSink(nowSeconds, logger, offset),
-    priority: PRIORITY.resolved,
+    // A slow source: its pages go after every live source's requests.
+    priority: PRIORITY.slow,
     onPage: (result) => tally.add(result),
+    // The first pass reads in one request while the total is unknown; its other pages (a portal that caps them) as planned from it.
+    onTotal: (total) => (memory.resolvedAlertsTotal = total),
     onPageSize,
     largerPage: 'planned a larger page of resolved alerts to fit the rate budget',
     capFields: { filter: FILTER },
     changed: (total, then) => `/alerts?filter=resolved changed while it was being paged (total ${total}, then ${then}): the response times would be off, so this pass is dropped; a larger POSTURE_PAGE_SIZE avoids it.`,
     truncated: (received, total) => `/alerts?filter=resolved returned ${received} records but its total says ${total}: the list was truncated or moved while paged.`,
   });
-  memory.resolvedAlertsTotal = total;
   return tally.finish(portal.alertSlas);
 }
