@@ -54,10 +54,11 @@ describe('posture-exporter check-config', () => {
     const r = await cli(['check-config']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('configuration is valid: 1 portal(s)\nportal 127.0.0.1 (http://127.0.0.1');
-    expect(r.stdout).toMatch(/^ {2}alerts {2}every {3}300 s: 1 request\(s\) per run .*, 12 per hour$/m);
-    // 48 of the sources and 1 of the resolved-alerts pass, every 3600 s.
+    // One window leaves /alerts 5 − 1 − 2 = 2 pages, and 5 requests every 300 s run on time: 2 per run.
+    expect(r.stdout).toMatch(/^ {2}alerts {2}every {3}300 s: 2 request\(s\) per run .*, 24 per hour$/m);
+    // 60 of the sources and 1 of the resolved-alerts pass, every 3600 s.
     expect(r.stdout).toMatch(/^ {2}resolved every {2}3600 s: 1 request\(s\) per run .*, 1 per hour$/m);
-    expect(r.stdout).toMatch(/serve: 49 of 300 requests per hour; once\/Lambda: one run of every source and the resolved-alerts pass with 3 retries takes up to \d+ s/);
+    expect(r.stdout).toMatch(/serve: 61 of 300 requests per hour; once\/Lambda: one run of every source and the resolved-alerts pass with 3 retries takes up to \d+ s/);
   });
 
   it('prints each objective with its error budget, then its burn-rate windows and thresholds', async () => {
