@@ -5,6 +5,7 @@
  */
 import type { Config, PortalConfig, SettingRef } from '../config/types.js';
 import { entriesByPortal } from '../config/identity.js';
+import { SETTING_BY_KEY } from '../config/settings.js';
 import type { Logger } from '../core/log.js';
 import { JOBS, RESOLVED, SOURCES, type Job, type Source } from '../domain.js';
 import { ConfigError } from '../errors.js';
@@ -12,6 +13,9 @@ import { entryRuns, MAX_INTERVAL_SECONDS, plannedPages, planPortal, portalFits, 
 import type { OneShotInput } from './one-shot.js';
 import type { PortalMemory } from './request.js';
 import { HEADROOM_MS, type LateRun } from './timeline.js';
+
+/** The largest share a setting takes (requests_per_minute): the portal's own limit. */
+const MAX_SHARE = SETTING_BY_KEY.requests_per_minute.max!;
 
 /** A setting with a value, as a user would write it: `--x=1`, `POSTURE_X=1`, `x: 1 in file.yaml`, or `x: 1 (a new key) in file.yaml`. */
 function formatSetting(ref: SettingRef, value: number | string): string {
@@ -21,6 +25,11 @@ function formatSetting(ref: SettingRef, value: number | string): string {
 /** A setting named as a user sets it: `--x`, `POSTURE_X`, `x in file.yaml`, or `x (a new key) in file.yaml`. */
 function formatName(ref: SettingRef): string {
   return ref.kind === 'file' ? `${ref.name}${ref.absent ? ' (a new key)' : ''} in ${ref.file}` : ref.name;
+}
+
+/** `raise X to N`, the key of a config file with its file: `raise x to N (a new key) in file.yaml`. */
+function raiseTo(ref: SettingRef, value: number): string {
+  return ref.kind === 'file' ? `raise ${ref.name} to ${value}${ref.absent ? ' (a new key)' : ''} in ${ref.file}` : `raise ${ref.name} to ${value}`;
 }
 
 /** What the plan learned of a portal entry from its runs (PortalMemory): its lists' totals and the portal's page cap. */
@@ -132,12 +141,18 @@ function shareSettings(p: PortalConfig): { share: SettingRef; tags: SettingRef }
   return { share: p.requestsPerMinuteSetting ?? { kind: 'env', name: 'POSTURE_REQUESTS_PER_MINUTE' }, tags: p.vitalsTagsSetting ?? { kind: 'env', name: 'POSTURE_VITALS_TAGS' } };
 }
 
+/** The smallest share above the configured one, up to the portal's 10, at which the entries of one portal fit their intervals as set; undefined when none does. */
+function shareThatFits(entries: readonly PortalConfig[], learned: (entry: PortalConfig) => Learned = () => ({})): number | undefined {
+  for (let share = entries[0]!.requestsPerMinute + 1; share <= MAX_SHARE; share++) if (portalFits(entries.map((e) => inputOf(e, learned(e))), share).fits) return share;
+  return undefined;
+}
+
 /**
  * Why an entry's plan does not fit, and every way out that applied alone fits (its intervals, or
- * POSTURE_INTERVAL_SECONDS), or the share, in a user's words; the setting the problem is reported
- * under. `plan` is planOf(p, learned).
+ * POSTURE_INTERVAL_SECONDS, or the share raised to what fits), in a user's words; the setting the
+ * problem is reported under. `plan` is planOf(p, learned).
  */
-function refusal(config: Pick<Config, 'intervalSetting'> & { readonly portals: readonly PortalConfig[] }, p: PortalConfig, plan: PortalPlan): { setting: string; message: string } {
+function refusal(config: Pick<Config, 'intervalSetting'> & { readonly portals: readonly PortalConfig[] }, p: PortalConfig, plan: PortalPlan, learned: Learned = {}): { setting: string; message: string } {
   const at = config.portals.length > 1 ? `portal ${p.name}: ` : '';
   const long = plan.sources.find((s) => runSeconds(s.requestsPerRun, p.requestsPerMinute) >= s.intervalSeconds);
   const why =
@@ -148,29 +163,38 @@ function refusal(config: Pick<Config, 'intervalSetting'> & { readonly portals: r
         : lateWhy(plan.late!, p.requestsPerMinute);
   const change = plan.change;
   const { share, tags } = shareSettings(p);
+  const fitting = shareThatFits([p], () => learned);
   if (!change) {
-    return { setting: 'POSTURE_REQUESTS_PER_MINUTE', message: `${at}${why}, and no interval up to ${MAX_INTERVAL_SECONDS} s fits: raise ${formatName(share)} or give fewer ${formatName(tags)}.` };
+    const ways = fitting !== undefined ? `${raiseTo(share, fitting)} or give fewer ${formatName(tags)}` : `give fewer ${formatName(tags)} (no share up to ${MAX_SHARE}/min fits these intervals)`;
+    return { setting: 'POSTURE_REQUESTS_PER_MINUTE', message: `${at}${why}, and no interval up to ${MAX_INTERVAL_SECONDS} s fits: ${ways}.` };
   }
   const alone = plan.intervalAlone !== undefined && change.interval === undefined ? { sources: {}, interval: plan.intervalAlone } : undefined;
   const first = SOURCES.find((s) => change.sources[s] !== undefined);
   const named = [...changeSettings(config, p, change), ...(alone ? changeSettings(config, p, alone) : []), [share]];
   let ways: string;
   if (!named.some(([ref]) => ref.kind === 'file')) {
-    ways = `: set ${formatChange(config, p, change)}${alone ? ` (or ${formatChange(config, p, alone)})` : ''}, or raise ${formatName(share)}.`;
+    ways = `: set ${formatChange(config, p, change)}${alone ? ` (or ${formatChange(config, p, alone)})` : ''}${fitting !== undefined ? `, or ${raiseTo(share, fitting)}` : ''}.`;
   } else {
     // A config file's keys each on a line of its own, every way out too.
     const set = formatChange(config, p, change).split('\n');
     const setLines = set.length === 1 ? [`set ${set[0]}`] : ['set, together:', ...set.map((l) => `  ${l}`)];
-    const lines = [...setLines, ...(alone ? [`or set ${formatChange(config, p, alone)}`] : []), `or raise ${formatName(share)}`];
+    const lines = [...setLines, ...(alone ? [`or set ${formatChange(config, p, alone)}`] : []), ...(fitting !== undefined ? [`or ${raiseTo(share, fitting)}`] : [])];
     ways = `; any one of these fits:\n${lines.map((l) => `    ${l}`).join('\n')}`;
   }
   return { setting: first ? `POSTURE_${first.toUpperCase()}_INTERVAL_SECONDS` : 'POSTURE_INTERVAL_SECONDS', message: `${at}${why}${ways}` };
 }
 
+/** How to raise the share of the entries of one portal to `value`: each entry's setting, once. */
+function raiseShares(entries: readonly PortalConfig[], value: number): string {
+  const refs = [...new Map(entries.map((e) => shareSettings(e).share).map((ref) => [formatName(ref), ref])).values()];
+  return refs.map((ref) => raiseTo(ref, value)).join(' and ');
+}
+
 /**
  * Checks `serve`-only constraints: each portal's intervals must fit its share; returns problems
- * (empty when fine). Each names the change that changes least, and POSTURE_INTERVAL_SECONDS when it
- * alone also fixes it; each of them, applied alone, makes the plan fit.
+ * (empty when fine). Each names the change that changes least, POSTURE_INTERVAL_SECONDS when it
+ * alone also fixes it, and the share that fits (up to the portal's 10); each of them, applied
+ * alone, makes the plan fit.
  */
 export function checkServeConfig(config: Config): ConfigError[] {
   const out: ConfigError[] = [];
@@ -188,11 +212,13 @@ export function checkServeConfig(config: Config): ConfigError[] {
     const together = portalFits(entries.map((e) => inputOf(e)), share);
     if (together.fits) continue;
     const names = entries.map((e) => e.name).join(', ');
+    const fitting = shareThatFits(entries);
+    const orShare = fitting !== undefined ? `, or ${raiseShares(entries, fitting)}` : '';
     const why =
       together.requestsPerHour > together.capacityPerHour
         ? `their intervals need ${Math.ceil(together.requestsPerHour)} requests per hour together but the share allows ${together.capacityPerHour} (${share}/min): lengthen their intervals about ${Math.ceil((together.requestsPerHour / together.capacityPerHour) * 10) / 10} times`
         : `${lateWhy(together.late!, share)}: lengthen their intervals`;
-    out.push(new ConfigError('POSTURE_INTERVAL_SECONDS', `portals ${names} read one portal (${identity}) with one share: ${why}, or read the portal with fewer keys.`));
+    out.push(new ConfigError('POSTURE_INTERVAL_SECONDS', `portals ${names} read one portal (${identity}) with one share: ${why}${orShare}, or read the portal with fewer keys.`));
   }
   return out;
 }
@@ -255,7 +281,7 @@ export class PortalPlanner {
     // As check-config would say it with what was learned, at the share in force.
     const config = single && { ...single.config, requestsPerMinute: share };
     const plan = config && planOf(config, single.memory);
-    const why = config && plan && !plan.fits ? refusal({ ...this.config, portals: [config] }, config, plan).message : 'the entries of this portal no longer run on time together: lengthen their intervals, or read the portal with fewer keys';
+    const why = config && plan && !plan.fits ? refusal({ ...this.config, portals: [config] }, config, plan, single.memory).message : 'the entries of this portal no longer run on time together: lengthen their intervals, or read the portal with fewer keys';
     this.logger.warn(`what the portal's answers taught (its lists' totals, its page cap) makes the plan run late: ${why}`, { share, learned });
   }
 }

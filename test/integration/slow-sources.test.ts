@@ -97,8 +97,11 @@ describe('a slow source beside the live ones in serve', () => {
     const named = (re: RegExp) => Number(re.exec(said[0]!.msg as string)?.[1]);
     const alerts = named(/POSTURE_ALERTS_INTERVAL_SECONDS=(\d+)/);
     const every = named(/POSTURE_INTERVAL_SECONDS=(\d+)/);
+    const share = named(/raise POSTURE_REQUESTS_PER_MINUTE to (\d+)/);
     expect(planOf({ ...p, intervals: { ...p.intervals, alerts } }, learned).fits).toBe(true);
     expect(planOf({ ...p, intervals: { vitals: every, alerts: every, devices: every } }, learned).fits).toBe(true);
+    expect(planOf({ ...p, requestsPerMinute: share }, learned).fits).toBe(true);
+    expect(planOf({ ...p, requestsPerMinute: share - 1 }, learned).fits).toBe(false);
     expect(sim.requests.every((q) => q.status === 200)).toBe(true);
   }, 60_000);
 });

@@ -94,8 +94,8 @@ describe('posture-exporter check-config', () => {
     expect(r.code).toBe(2);
     // Named as given (a flag), so applying it alone fits. 6 requests per interval at 2 per 61 s: 180 s
     // by the hour, exactly the share, which falls behind minute by minute; 190 s runs. The resolved-alerts pass's
-    // request every hour leaves /alerts no room below 180 s.
-    expect(r.stderr).toContain('set --interval-seconds=190, or raise --requests-per-minute.');
+    // request every hour leaves /alerts no room below 180 s. Or a share of 7 (6 allows 360 of the 361 per hour).
+    expect(r.stderr).toContain('set --interval-seconds=190, or raise --requests-per-minute to 7.');
     expect(r.stdout).toContain('smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=190 POSTURE_ALERTS_INTERVAL_SECONDS=180 POSTURE_DEVICES_INTERVAL_SECONDS=180');
   });
 });

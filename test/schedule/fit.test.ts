@@ -20,9 +20,10 @@ describe('checkServeConfig', () => {
     // per hour, which 5 requests per 61 s cannot keep up with: every source changes.
     // The resolved-alerts pass (1 request per run, every 3600 s by default) is planned beside the sources: 481 per hour, and the
     // stretched proportions are lowered around its hourly request minute by minute: 80, 80 and 120 s.
+    // Or the share: 481 per hour needs 9/min (540 per hour; 8 allows 480), where a minute's 4 + 2 + 2 requests fit 9 per 61 s.
 
     expect(problems(env({ POSTURE_VITALS_TAGS: 'a,b,c', POSTURE_ALERTS_INTERVAL_SECONDS: '30', POSTURE_INTERVAL_SECONDS: '60' }))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 481 requests per hour but the share allows 300 (5/min): set POSTURE_VITALS_INTERVAL_SECONDS=80 POSTURE_ALERTS_INTERVAL_SECONDS=80 POSTURE_DEVICES_INTERVAL_SECONDS=120, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 481 requests per hour but the share allows 300 (5/min): set POSTURE_VITALS_INTERVAL_SECONDS=80 POSTURE_ALERTS_INTERVAL_SECONDS=80 POSTURE_DEVICES_INTERVAL_SECONDS=120, or raise POSTURE_REQUESTS_PER_MINUTE to 9.'],
     ]);
   });
 
@@ -31,31 +32,34 @@ describe('checkServeConfig', () => {
     // by the hour: 39600 / x ≤ 24 → 1,650 s, but a run of 11 requests then holds the share for 610 s
     // and the other sources' runs wait past their deadlines. All three: 14 × 3600 / x ≤ 60 → 840 s by
     // the hour, 850 s minute by minute; with the resolved-alerts pass's hourly request (169 per hour) 870 s.
+    // Or the share: 2/min allows 120 per hour; 3/min 180, and the 14 requests of every 300 s fit 3 per 61 s (14.75 in 300 s).
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_TAGS: tags(10) }))).toEqual([
-      ['POSTURE_INTERVAL_SECONDS', 'the intervals need 169 requests per hour but the share allows 60 (1/min): set POSTURE_INTERVAL_SECONDS=870, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_INTERVAL_SECONDS', 'the intervals need 169 requests per hour but the share allows 60 (1/min): set POSTURE_INTERVAL_SECONDS=870, or raise POSTURE_REQUESTS_PER_MINUTE to 3.'],
     ]);
   });
 
   it('names POSTURE_INTERVAL_SECONDS alone, with no alternative, when it is the change', () => {
     // The resolved-alerts pass (1 request per run, every 3600 s by default) is planned beside the sources: 1 more per hour.
+    // No share helps: the portal's 10/min allow 600 per hour, not 1441.
     expect(problems(env({ POSTURE_INTERVAL_SECONDS: '10' }))).toEqual([
-      ['POSTURE_INTERVAL_SECONDS', 'the intervals need 1441 requests per hour but the share allows 300 (5/min): set POSTURE_INTERVAL_SECONDS=50, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_INTERVAL_SECONDS', 'the intervals need 1441 requests per hour but the share allows 300 (5/min): set POSTURE_INTERVAL_SECONDS=50.'],
     ]);
   });
 
   it('says when a run outlasts its interval within the hourly share', () => {
     // 70 tags at 10 a window: 71 requests span 8 windows, 7 × 61 = 427 s; 598.6 + 0.1 per hour of 600.
+    // The share is the portal's 10 already: no raise is named.
     const c = env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '427', POSTURE_INTERVAL_SECONDS: '86400' });
     expect(problems(c)).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'a run of vitals (71 requests at 10/min) takes at least 427 s, not less than its interval of 427 s: set POSTURE_VITALS_INTERVAL_SECONDS=440, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'a run of vitals (71 requests at 10/min) takes at least 427 s, not less than its interval of 427 s: set POSTURE_VITALS_INTERVAL_SECONDS=440.'],
     ]);
     // At 428 s the run fits its interval, but its last request leaves less than 10 s to be read or retried.
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '428', POSTURE_INTERVAL_SECONDS: '86400' }))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +0 s could send its last request only at +427 s, less than 10 s before its deadline +428 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=440, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +0 s could send its last request only at +427 s, less than 10 s before its deadline +428 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=440.'],
     ]);
     // At 437 s a Vitals run meets the resolved-alerts pass's hourly request (+2622 s is 6 × 437) and its last request is late: 440 s runs.
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '437', POSTURE_INTERVAL_SECONDS: '86400' }))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +2622 s could send its last request only at +3050 s, less than 10 s before its deadline +3059 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=440, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +2622 s could send its last request only at +3050 s, less than 10 s before its deadline +3059 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=440.'],
     ]);
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '440', POSTURE_INTERVAL_SECONDS: '86400' }))).toEqual([]);
   });
@@ -63,18 +67,20 @@ describe('checkServeConfig', () => {
   it('says the hour is too full before the run is too long, and names the interval that fixes both', () => {
     // 100 tags at 10 a window: 101 requests span 11 windows, 10 × 61 = 610 s. Per hour 101 × 3600 / 610
     // + 3 × 3600 / 2745 = 596.07 + 3.93 = 600, the share's capacity exactly, and the resolved-alerts pass's
-    // request every 3600 s makes it 601: the hour is named first. Vitals at 620 s: 590.4.
+    // request every 3600 s makes it 601: the hour is named first. Vitals at 620 s: 590.4. The share is the
+    // portal's 10 already: no raise is named.
     const c = env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(100), POSTURE_VITALS_INTERVAL_SECONDS: '610', POSTURE_INTERVAL_SECONDS: '2745' });
     expect(problems(c)).toEqual([
       // 620 s by the run's length, 630 s for the 10 s a last request needs to be read or retried.
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 601 requests per hour but the share allows 600 (10/min): set POSTURE_VITALS_INTERVAL_SECONDS=630, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 601 requests per hour but the share allows 600 (10/min): set POSTURE_VITALS_INTERVAL_SECONDS=630.'],
     ]);
   });
 
   it('says that no interval fits when even the longest does not', () => {
     // 2,000 tags at 1 a window: 2,001 Vitals requests every 300 s are 24,012 per hour, plus 12 and 24, and 1 of the resolved-alerts pass.
+    // The portal's 10/min (600 per hour) do not hold them either: only fewer tags help.
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_TAGS: tags(2_000) }))).toEqual([
-      ['POSTURE_REQUESTS_PER_MINUTE', 'the intervals need 24049 requests per hour but the share allows 60 (1/min), and no interval up to 86400 s fits: raise POSTURE_REQUESTS_PER_MINUTE or give fewer POSTURE_VITALS_TAGS.'],
+      ['POSTURE_REQUESTS_PER_MINUTE', 'the intervals need 24049 requests per hour but the share allows 60 (1/min), and no interval up to 86400 s fits: give fewer POSTURE_VITALS_TAGS (no share up to 10/min fits these intervals).'],
     ]);
   });
 
@@ -94,37 +100,42 @@ describe('checkServeConfig', () => {
       flags: {},
     });
     expect(problems(c)).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'portal b: the intervals need 365 requests per hour but the share allows 300 (5/min); any one of these fits:\n    set portals[1].vitals_interval_seconds: 40 in POSTURE_CONFIG\n    or raise portals[1].requests_per_minute (a new key) in POSTURE_CONFIG'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'portal b: the intervals need 365 requests per hour but the share allows 300 (5/min); any one of these fits:\n    set portals[1].vitals_interval_seconds: 40 in POSTURE_CONFIG\n    or raise portals[1].requests_per_minute to 10 (a new key) in POSTURE_CONFIG'],
     ]);
   });
 
   it('refuses entries of one portal that fit alone but not together, with the factor rounded up to a tenth', () => {
     // Each entry every 70 s: 4 × 3600 / 70 = 205.7 per hour, and 1 of its resolved-alerts pass, 413.4 together: 414, 1.38 times → 1.4.
+    // Or the share of both: 7/min holds 420 per hour, but 8 requests every 70 s where 7 start per 61 s leave no slot
+    // for the passes; 8/min runs (480 per hour).
     const two = [
       { portal: 'red', base_url: 'https://acme.example.com/public-api/v1', api_key: 'k-red-0123456789' },
       { portal: 'blue', base_url: 'https://ACME.example.com/public-api/v1', api_key: 'k-blue-0123456789' },
     ];
     const c = loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 70, portals: two }) }, flags: {} });
     expect(problems(c)).toEqual([
-      ['POSTURE_INTERVAL_SECONDS', 'portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: their intervals need 414 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.4 times, or read the portal with fewer keys.'],
+      ['POSTURE_INTERVAL_SECONDS', 'portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: their intervals need 414 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.4 times, or raise portals[0].requests_per_minute to 8 (a new key) in POSTURE_CONFIG and raise portals[1].requests_per_minute to 8 (a new key) in POSTURE_CONFIG, or read the portal with fewer keys.'],
     ]);
     // Every 85 s: 170.4 each with the pass, 340.8 together: 341, 1.14 times → 1.2 (1.1 would still be 310).
     expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 85, portals: two }) }, flags: {} }))[0]![1]).toContain('their intervals need 341 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.2 times');
-    // Every 96 s: 150 each, and 1 each of the resolved-alerts passes: 302 together, above the share by the hour.
+    // Every 96 s: 150 each, and 1 each of the resolved-alerts passes: 302 together, above the share by the hour; 6/min
+    // holds 360, and the 8 requests of every 96 s fit 6 per 61 s.
     expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 96, portals: two }) }, flags: {} }))).toEqual([
-      ['POSTURE_INTERVAL_SECONDS', 'portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: their intervals need 302 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.1 times, or read the portal with fewer keys.'],
+      ['POSTURE_INTERVAL_SECONDS', 'portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: their intervals need 302 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.1 times, or raise portals[0].requests_per_minute to 6 (a new key) in POSTURE_CONFIG and raise portals[1].requests_per_minute to 6 (a new key) in POSTURE_CONFIG, or read the portal with fewer keys.'],
     ]);
     // Every 100 s: 145 each with the pass, 290 together by the hour, but the two passes' requests in the first
-    // minutes make blue's /alerts late minute by minute (5 requests per 61 s); every 110 s runs.
+    // minutes make blue's /alerts late minute by minute (5 requests per 61 s); every 110 s runs, or 6 per 61 s.
     expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 100, portals: two }) }, flags: {} }))).toEqual([
-      ['POSTURE_INTERVAL_SECONDS', "portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: serve would run blue's /alerts late: its run that starts at +262 s could not send all its requests before its deadline +362 s at 5/min: lengthen their intervals, or read the portal with fewer keys."],
+      ['POSTURE_INTERVAL_SECONDS', "portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: serve would run blue's /alerts late: its run that starts at +262 s could not send all its requests before its deadline +362 s at 5/min: lengthen their intervals, or raise portals[0].requests_per_minute to 6 (a new key) in POSTURE_CONFIG and raise portals[1].requests_per_minute to 6 (a new key) in POSTURE_CONFIG, or read the portal with fewer keys."],
     ]);
     expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 110, portals: two }) }, flags: {} }))).toEqual([]);
     // One entry that does not fit alone (327.3 + 3 × 37.5 + 1 of its pass = 440.8) is reported alone, not again together;
-    // Vitals every 30 s would meet the pass's request minute by minute: 40 s.
+    // Vitals every 30 s would meet the pass's request minute by minute: 40 s. Or the portal's whole 10/min: Vitals every
+    // 11 s must start within a second of being due (10 s of headroom), so a minute's 5.5 Vitals requests, the devices
+    // run's 2, /alerts' 1 and the pass's 1 must fit one window: 9.5.
     const c2 = loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 96, portals: [two[0], { ...two[1], vitals_interval_seconds: 11 }] }) }, flags: {} });
     expect(problems(c2)).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'portal blue: the intervals need 441 requests per hour but the share allows 300 (5/min); any one of these fits:\n    set portals[1].vitals_interval_seconds: 40 in POSTURE_CONFIG\n    or raise portals[1].requests_per_minute (a new key) in POSTURE_CONFIG'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'portal blue: the intervals need 441 requests per hour but the share allows 300 (5/min); any one of these fits:\n    set portals[1].vitals_interval_seconds: 40 in POSTURE_CONFIG\n    or raise portals[1].requests_per_minute to 10 (a new key) in POSTURE_CONFIG'],
     ]);
   });
 });
@@ -132,8 +143,9 @@ describe('checkServeConfig', () => {
 describe('checkServeConfig at the capacity exactly, and minute by minute', () => {
   it('refuses intervals whose load is exactly the share by the hour: one request per 61 s falls behind', () => {
     // Share 1 (60 per hour): 3600 × (1/72 + 1/720 + 2/2400 + 1/1800) = 50 + 5 + 3 + 2 = 60, the resolved-alerts pass included.
+    // 2/min (120 per hour) holds them with room to spare.
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_INTERVAL_SECONDS: '72', POSTURE_ALERTS_INTERVAL_SECONDS: '720', POSTURE_DEVICES_INTERVAL_SECONDS: '2400', POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS: '1800' }))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +72 s could not send all its requests before its deadline +144 s at 1/min: set POSTURE_VITALS_INTERVAL_SECONDS=100, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +72 s could not send all its requests before its deadline +144 s at 1/min: set POSTURE_VITALS_INTERVAL_SECONDS=100, or raise POSTURE_REQUESTS_PER_MINUTE to 2.'],
     ]);
   });
 
@@ -141,10 +153,10 @@ describe('checkServeConfig at the capacity exactly, and minute by minute', () =>
     const at = (share: number) => env({ POSTURE_REQUESTS_PER_MINUTE: String(share), POSTURE_VITALS_TAGS: 'a,b', POSTURE_VITALS_INTERVAL_SECONDS: '180', POSTURE_ALERTS_INTERVAL_SECONDS: '60', POSTURE_DEVICES_INTERVAL_SECONDS: '60' });
     // 3 Vitals requests every 180 s, 2 device totals and 1 /alerts page every 60 s: 240 per hour, 6 in a
     // minute where every source is due, and 1 of the resolved-alerts pass: 241. At 4 per 61 s that is more than the hour
-    // holds (240): /alerts every 90 s fits.
+    // holds (240): /alerts every 90 s fits, or the share of 5 accepted above.
     expect(problems(at(5))).toEqual([]);
     expect(problems(at(4))).toEqual([
-      ['POSTURE_ALERTS_INTERVAL_SECONDS', 'the intervals need 241 requests per hour but the share allows 240 (4/min): set POSTURE_ALERTS_INTERVAL_SECONDS=90, or raise POSTURE_REQUESTS_PER_MINUTE.'],
+      ['POSTURE_ALERTS_INTERVAL_SECONDS', 'the intervals need 241 requests per hour but the share allows 240 (4/min): set POSTURE_ALERTS_INTERVAL_SECONDS=90, or raise POSTURE_REQUESTS_PER_MINUTE to 5.'],
     ]);
   });
 });
