@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../src/core/log.js';
 import { foldAlerts } from '../../src/sources/alerts/fold.js';
-import { foldResolved, withOpenAlerts, type ResolvedAggregate } from '../../src/sources/resolved/fold.js';
+import { foldResolved, ResolvedTally, withOpenAlerts, type ResolvedAggregate } from '../../src/sources/resolved/fold.js';
 import { mulberry32 } from '../support/prng.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12) / 1000;
@@ -69,8 +69,8 @@ describe('the resolved-alerts fold, by hand', () => {
     // Green: its only alert is older than every window.
     expect(a.resolution.green).toEqual([noDuration(0), noDuration(0), noDuration(0)]);
     expect(a.resolution.unknown).toBeUndefined();
-    // Acknowledged: r0 (30 min, 11.5h ago: every window) and r2 (30 min, 10 d ago: 30d only).
-    expect(a.resolvedAcknowledgements).toEqual({ red: [new Float64Array([30 * MINUTE]), new Float64Array([30 * MINUTE]), new Float64Array([30 * MINUTE, 30 * MINUTE])] });
+    // Acknowledged: r0 (30 min, 11.5h ago: every window) and r2 (30 min, 10 d ago: 30d only), each kept once, in its shortest window.
+    expect(a.resolvedAcknowledgements).toEqual({ red: { parts: [new Float64Array([30 * MINUTE]), new Float64Array([30 * MINUTE])], windows: [0, 2] } });
     expect(a.acknowledgement).toBeUndefined();
     expect(a.invalid).toBe(1);
     expect(logger.records().map((r) => [r.source, r.index, r.reason])).toEqual([['resolved', 5, 'resolvedTime: unset (the minimum date) on a resolved alert']]);
@@ -103,6 +103,21 @@ describe('the resolved-alerts fold, by hand', () => {
   it('gives the same aggregate whatever the pages', () => {
     const whole = foldResolved(records, NOW, { slas: SLAS });
     for (const pageSize of [1, 2, 3, 5]) expect(foldResolved(records, NOW, { slas: SLAS, pageSize })).toEqual(whole);
+  });
+
+  it('keeps nothing of an attempt that failed: the next page\'s sink starts from the pages added', () => {
+    const tally = new ResolvedTally(NOW);
+    const first = tally.sink(undefined, 0);
+    for (const r of records.slice(0, 3)) first.record(r);
+    tally.add(first.finish());
+    // An attempt at the rest that ends halfway (a cut body): its sink is never added.
+    const cut = tally.sink(undefined, 3);
+    for (const r of records.slice(3, 5)) cut.record(r);
+    cut.record(records[0]);
+    const retry = tally.sink(undefined, 3);
+    for (const r of records.slice(3)) retry.record(r);
+    tally.add(retry.finish());
+    expect(tally.finish(SLAS)).toEqual(foldResolved(records, NOW, { slas: SLAS }));
   });
 
   it('skips a record whose fields are missing or whose times are not API timestamps, saying which', () => {
@@ -257,3 +272,32 @@ describe('the resolved-alerts fold against a naive count', () => {
     }
   });
 });
+
+describe('the resolved-alerts fold of lists that span many chunks, against a sorted count', () => {
+  // 20,000 resolved alerts over 40 days: a severity's durations fill several chunks of its lists
+  // (256, 256, 512, 1,024 durations…), read through the heap merge.
+  const resolved = generate(64, 20_000, true);
+
+  /** The ⌈q·n⌉-th smallest of `sorted`, by counting from the start. */
+  const rank = (sorted: number[], q: number) => sorted[Math.max(1, Math.ceil(q * sorted.length - 1e-9)) - 1]!;
+
+  it('gives every count, sum, quantile and over-SLA figure', () => {
+    const got = foldResolved(resolved, NOW, { slas: SLAS, pageSize: 700 });
+    for (const sev of ['red', 'amber', 'green', 'unknown']) {
+      WINDOWS.forEach(([w, seconds], i) => {
+        const inWindow = resolved.filter((a) => naiveSeverity(a.state) === sev && naiveTime(a.resolvedTime) !== null && naiveTime(a.resolvedTime)! > NOW - seconds);
+        const durations = inWindow.filter((a) => naiveTime(a.timestamp) !== null).map((a) => naiveTime(a.resolvedTime)! - naiveTime(a.timestamp)!).sort((x, y) => x - y);
+        const stats = got.resolution[sev]![i]!;
+        const at = `${sev} ${w}`;
+        expect(stats.resolved, at).toBe(inWindow.length);
+        expect(stats.count, at).toBe(durations.length);
+        expect(stats.sum, at).toBeCloseTo(durations.reduce((x, y) => x + y, 0), 2);
+        expect(stats.quantiles, at).toEqual([rank(durations, 0.5), rank(durations, 0.9)]);
+        const sla = (SLAS as Record<string, number>)[sev] ?? Infinity;
+        expect(stats.overSla, at).toBe(durations.filter((d) => d > sla).length);
+      });
+    }
+    expect(got.resolution.red![2]!.count).toBeGreaterThan(3_000);
+  });
+});
+

@@ -7,7 +7,7 @@ import { slowPagesAllowed } from '../../schedule/plan.js';
 import type { PortalMemory, RunContext } from '../../schedule/request.js';
 import { PRIORITY } from '../../schedule/scheduler.js';
 import { pageAlerts } from '../pager.js';
-import { ResolvedSink, ResolvedTally, type ResolvedAggregate } from './fold.js';
+import { ResolvedTally, type ResolvedAggregate } from './fold.js';
 
 /** What the pass remembers of a portal between passes (resolvedAlertsTotal), beside what the open alerts remember (the page cap is the one /alerts has). */
 export type ResolvedMemory = PortalMemory;
@@ -28,7 +28,7 @@ export async function runResolvedAlerts(ctx: RunContext & { readonly memory: Res
     lastTotal: memory.resolvedAlertsTotal,
     // One request while its total is unknown, then what the window leaves beside the other sources and the open alerts' pages; in serve no more than the plan leaves it.
     pagesAllowed: () => Math.min(ctx.pagesPlanned?.().slow ?? Infinity, slowPagesAllowed({ requestsPerMinute: ctx.scheduler.share.effective, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, pageCap: memory.pageCap }, memory.alertsTotal, memory.resolvedAlertsTotal)),
-    sink: (offset) => new ResolvedSink(nowSeconds, logger, offset),
+    sink: (offset) => tally.sink(logger, offset),
     // A slow source: its pages go after every live source's requests.
     priority: PRIORITY.slow,
     onPage: (result) => tally.add(result),

@@ -1,6 +1,8 @@
 /**
- * The windows and quantiles of the response-time families, and the one statistic they all take
- * from a list of durations: count, sum, nearest-rank quantiles, and how many are above an SLA.
+ * The windows and quantiles of the response-time families, the one statistic they all take from a
+ * list of durations (count, sum, nearest-rank quantiles, and how many are above an SLA), and the
+ * lists that hold the durations: each duration once, in the shortest window that holds it, in
+ * chunks that never copy as they grow (DurationList).
  */
 
 /** The `window` label values and their seconds, shortest first: a time counts in a window when it is later than `now` minus it. */
@@ -34,11 +36,6 @@ export interface DurationStats {
   readonly quantiles: readonly number[];
   /** Durations strictly above the SLA given (0 without one). */
   readonly overSla: number;
-}
-
-/** The statistics of `durations` (sorted here, in place) against an SLA of `slaSeconds` (Infinity: none). */
-export function statsOf(durations: Float64Array, slaSeconds: number): DurationStats {
-  return statsOfParts([durations], slaSeconds);
 }
 
 /** The nearest rank of a QUANTILES entry among `count` durations: ⌈q·count⌉ in integers, at least 1. */
@@ -135,4 +132,100 @@ export function statsOfParts(parts: readonly Float64Array[], slaSeconds: number,
     if (k === ninetieth) q90 = d;
   }
   return { count, sum, quantiles: count > 0 ? [q50, q90] : [], overSla };
+}
+
+/** The first chunk of a DurationList: 256 durations (2 KB). */
+const CHUNK_MIN = 256;
+/** The largest chunk of a DurationList: 16,384 durations (128 KB), the most a list holds unused. */
+const CHUNK_MAX = 16_384;
+
+/**
+ * Durations in chunks of Float64Array (8 bytes each): growing never copies (an array that doubles
+ * copies its durations, and briefly holds three times them), a list holds at most one chunk unused,
+ * and each chunk is sorted on its own for statsByWindow. Chunks grow with the list, 256 to 16,384.
+ */
+export class DurationList {
+  private readonly chunks: Float64Array[] = [];
+  /** Durations in the last chunk. */
+  private fill = 0;
+  length = 0;
+
+  push(d: number): void {
+    let last = this.chunks[this.chunks.length - 1];
+    if (last === undefined || this.fill === last.length) {
+      last = new Float64Array(Math.min(CHUNK_MAX, Math.max(CHUNK_MIN, this.length)));
+      this.chunks.push(last);
+      this.fill = 0;
+    }
+    last[this.fill++] = d;
+    this.length++;
+  }
+
+  /** Keeps the first `n` durations only (what an attempt that failed added goes). */
+  truncate(n: number): void {
+    if (n >= this.length) return;
+    let kept = 0;
+    let i = 0;
+    while (i < this.chunks.length && kept + this.chunks[i]!.length < n) kept += this.chunks[i++]!.length;
+    // Chunk i holds the n-th duration (or n is 0: no chunk is kept).
+    this.chunks.length = n === 0 ? 0 : i + 1;
+    this.fill = n - kept;
+    this.length = n;
+  }
+
+  /** The durations as views of the chunks (no copy), each sorted ascending in place. */
+  sorted(): Float64Array[] {
+    return this.chunks.map((c, i) => (i === this.chunks.length - 1 ? c.subarray(0, this.fill) : c).sort());
+  }
+}
+
+/**
+ * The statistics of each window (RESPONSE_WINDOWS) of the durations of `parts`, each sorted
+ * ascending, part i in the window `windows[i]` (the shortest that holds it) and every longer one:
+ * count, the sum added in ascending order, nearest-rank quantiles and the durations above
+ * `slaSeconds`, read by merging the parts once for every window, never copied. At most MAX_PARTS
+ * parts merge window by window (statsOfParts); more (a long list's chunks) through a heap.
+ */
+export function statsByWindow(parts: readonly Float64Array[], windows: readonly number[], slaSeconds: number): DurationStats[] {
+  if (parts.length <= MAX_PARTS) return WINDOW_SECONDS.map((_, w) => statsOfParts(parts.filter((_, i) => windows[i]! <= w), slaSeconds, false));
+  const counts = WINDOW_SECONDS.map((_, w) => parts.reduce((n, p, i) => n + (windows[i]! <= w ? p.length : 0), 0));
+  const medians = counts.map((n) => rankOf(QUANTILES[0], n));
+  const ninetieths = counts.map((n) => rankOf(QUANTILES[1], n));
+  const seen = new Float64Array(WINDOW_COUNT);
+  const sums = new Float64Array(WINDOW_COUNT);
+  const over = new Float64Array(WINDOW_COUNT);
+  const q50 = new Float64Array(WINDOW_COUNT);
+  const q90 = new Float64Array(WINDOW_COUNT);
+  const at = new Int32Array(parts.length);
+  // A binary heap of the parts not yet read, by their next duration.
+  const heap = parts.map((_, i) => i).filter((i) => parts[i]!.length > 0);
+  const head = (i: number) => parts[i]![at[i]!]!;
+  const down = (from: number) => {
+    for (let k = from; ; ) {
+      const l = 2 * k + 1;
+      if (l >= heap.length) return;
+      const c = l + 1 < heap.length && head(heap[l + 1]!) < head(heap[l]!) ? l + 1 : l;
+      if (head(heap[c]!) >= head(heap[k]!)) return;
+      [heap[c], heap[k]] = [heap[k]!, heap[c]!];
+      k = c;
+    }
+  };
+  for (let k = (heap.length >> 1) - 1; k >= 0; k--) down(k);
+  while (heap.length > 0) {
+    const i = heap[0]!;
+    const d = head(i);
+    for (let w = windows[i]!; w < WINDOW_COUNT; w++) {
+      const k = ++seen[w]!;
+      sums[w]! += d;
+      if (d > slaSeconds) over[w]!++;
+      if (k === medians[w]) q50[w] = d;
+      if (k === ninetieths[w]) q90[w] = d;
+    }
+    if (++at[i]! === parts[i]!.length) {
+      heap[0] = heap[heap.length - 1]!;
+      heap.pop();
+    }
+    down(0);
+  }
+  return counts.map((count, w) => ({ count, sum: sums[w]!, quantiles: count > 0 ? [q50[w]!, q90[w]!] : [], overSla: over[w]! }));
 }
