@@ -198,16 +198,17 @@ function raiseShares(entries: readonly PortalConfig[], value: number): string {
  */
 export function checkServeConfig(config: Config): ConfigError[] {
   const out: ConfigError[] = [];
+  // Whether each entry fits alone: the plan with its suggestions only for those that do not.
+  const alone = new Map(config.portals.map((p) => [p, portalFits([inputOf(p)], p.requestsPerMinute).fits]));
   for (const p of config.portals) {
-    const plan = planOf(p);
-    if (plan.fits) continue;
-    const { setting, message } = refusal(config, p, plan);
+    if (alone.get(p)) continue;
+    const { setting, message } = refusal(config, p, planOf(p));
     out.push(new ConfigError(setting, message));
   }
   // Entries of one portal (one key each) spend one share: each may fit alone and not together (a
   // portal of one entry that fits is within its share).
   for (const [identity, entries] of entriesByPortal(config.portals)) {
-    if (entries.length === 1 || !entries.every((e) => planOf(e).fits)) continue;
+    if (entries.length === 1 || !entries.every((e) => alone.get(e))) continue;
     const share = entries[0]!.requestsPerMinute;
     const together = portalFits(entries.map((e) => inputOf(e)), share);
     if (together.fits) continue;
@@ -244,8 +245,8 @@ export interface PlannedEntry {
  * when what was learned makes the plan no longer run on time, with the change that fits.
  */
 export class PortalPlanner {
-  /** Whether `serve` staggers the sources' first runs (the phases it started with: phasesOf). */
-  private readonly phased: boolean;
+  /** Whether `serve` staggers the sources' first runs (the phases it started with: phasesOf), once asked. */
+  private started: boolean | undefined;
   private last: { readonly key: string; readonly pages: PlannedPages } | undefined;
   /** Whether what was learned makes the plan no longer fit (warned once until it fits again). */
   private late = false;
@@ -254,9 +255,12 @@ export class PortalPlanner {
     private readonly entries: readonly PlannedEntry[],
     private readonly config: Pick<Config, 'intervalSetting' | 'portals'>,
     private readonly logger: Logger,
-  ) {
-    const configs = entries.map((e) => e.config);
-    this.phased = servePlan(configs.map((e) => entryRuns(inputOf(e))), configs[0]!.requestsPerMinute).phased;
+  ) {}
+
+  /** Whether `serve` staggers the sources' first runs: worked out when first needed (a one-shot run never needs it). */
+  private get phased(): boolean {
+    const configs = this.entries.map((e) => e.config);
+    return (this.started ??= servePlan(configs.map((e) => entryRuns(inputOf(e))), configs[0]!.requestsPerMinute).phased);
   }
 
   /** The pages the lists of every entry may use in one run at `share` (the share in force): plannedPages with what was learned. */
