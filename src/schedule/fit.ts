@@ -100,7 +100,10 @@ export function lateWhy(late: LateRun, share: number): string {
   const at = (ms: number) => `+${Math.round(ms / 1000)} s`;
   const last = Number.isFinite(late.lastAt) ? `could send its last request only at ${at(late.lastAt)}, less than ${HEADROOM_MS / 1000} s before its deadline ${at(late.deadline)}` : `could not send all its requests before its deadline ${at(late.deadline)}`;
   const slash = late.name.indexOf('/');
-  const what = slash < 0 ? `/${late.name}` : `${late.name.slice(0, slash)}'s /${late.name.slice(slash + 1)}`;
+  const job = late.name.slice(slash + 1);
+  // A source is named by its endpoint; the resolved-alerts pass by its list.
+  const run = job === RESOLVED ? 'resolved-alerts pass (/alerts?filter=resolved)' : `/${job}`;
+  const what = slash < 0 ? (job === RESOLVED ? `the ${run}` : run) : `${late.name.slice(0, slash)}'s ${run}`;
   return `serve would run ${what} late: its run that starts at ${at(late.startsAt)} ${last} at ${share}/min`;
 }
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/load.js';
-import { checkServeConfig, formatChange, stalenessMs } from '../../src/schedule/fit.js';
+import { checkServeConfig, formatChange, lateWhy, stalenessMs } from '../../src/schedule/fit.js';
 
 const base = { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-fit-test-0123456789' };
 const env = (more: Record<string, string>): Config => loadConfig({ env: { ...base, ...more }, flags: {} });
@@ -177,3 +177,12 @@ describe('stalenessMs', () => {
     expect(stalenessMs(set, set.portals[0]!)).toEqual({ vitals: 900_000, alerts: 900_000, devices: 900_000, resolved: 900_000 });
   });
 });
+
+describe('lateWhy', () => {
+  it('names a late source by its endpoint and the resolved-alerts pass by its list, with the entry when there are several', () => {
+    expect(lateWhy({ name: 'resolved', startsAt: 45_000, lastAt: Infinity, deadline: 3_645_000 }, 5)).toBe('serve would run the resolved-alerts pass (/alerts?filter=resolved) late: its run that starts at +45 s could not send all its requests before its deadline +3645 s at 5/min');
+    expect(lateWhy({ name: 'acme/resolved', startsAt: 45_000, lastAt: Infinity, deadline: 3_645_000 }, 5)).toMatch(/^serve would run acme's resolved-alerts pass \(\/alerts\?filter=resolved\) late: /);
+    expect(lateWhy({ name: 'acme/alerts', startsAt: 45_000, lastAt: 50_000, deadline: 55_000 }, 5)).toBe("serve would run acme's /alerts late: its run that starts at +45 s could send its last request only at +50 s, less than 10 s before its deadline +55 s at 5/min");
+  });
+});
+
