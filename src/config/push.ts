@@ -1,6 +1,7 @@
-import { defaultOf, envName, SETTING_BY_KEY, type SettingKey, type SinkName } from './settings.js';
+import { envName, SETTING_BY_KEY, type SettingKey } from './settings.js';
 import type { Problems } from './problems.js';
 import type { Config, KeySource } from './types.js';
+import { defaultValue, type Get } from './values.js';
 
 /** An HTTP header name (RFC 9110 token). */
 export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -21,11 +22,9 @@ function credentialSetting(keys: CredentialKeys, source: KeySource | undefined):
  * One remote-write credential's source. More than one is a problem; the first is still returned,
  * so the auth rules below do not report the same mistake twice.
  */
-function credentialSource(g: (k: SettingKey) => unknown, problems: Problems, what: string, keys: CredentialKeys): KeySource | undefined {
+function credentialSource(get: Get, problems: Problems, what: string, keys: CredentialKeys): KeySource | undefined {
   const sources: KeySource[] = [];
-  const value = g(keys[0]) as string | undefined;
-  const ssm = g(keys[1]) as string | undefined;
-  const secretId = g(keys[2]) as string | undefined;
+  const [value, ssm, secretId] = keys.map((k) => get(k) as string | undefined);
   if (value !== undefined) sources.push({ kind: 'value', value });
   if (ssm !== undefined) sources.push({ kind: 'ssm', name: ssm });
   if (secretId !== undefined) sources.push({ kind: 'secret', id: secretId });
@@ -37,23 +36,23 @@ function credentialSource(g: (k: SettingKey) => unknown, problems: Problems, wha
 }
 
 /** The push settings (sinks, receivers, credentials, headers), each problem reported. */
-export function buildPush(g: (k: SettingKey) => unknown, problems: Problems): Config['push'] {
-  const sinks = ((g('push') as string[] | undefined) ?? []) as SinkName[];
+export function buildPush(get: Get, problems: Problems): Config['push'] {
+  const sinks = get('push') ?? [];
   const push = {
     sinks,
-    remoteWriteUrl: g('remote_write_url') as string | undefined,
-    remoteWriteSigv4Region: g('remote_write_sigv4_region') as string | undefined,
-    remoteWriteBearerToken: credentialSource(g, problems, 'remote-write bearer token', BEARER_TOKEN_KEYS),
-    remoteWriteUsername: g('remote_write_username') as string | undefined,
-    remoteWritePassword: credentialSource(g, problems, 'remote-write password', PASSWORD_KEYS),
-    remoteWriteHeaders: parseHeaders(g('remote_write_headers') as string | undefined, problems),
-    pushgatewayUrl: g('pushgateway_url') as string | undefined,
-    pushgatewayJob: (g('pushgateway_job') as string | undefined) ?? String(defaultOf('pushgateway_job')),
-    pushgatewayUsername: g('pushgateway_username') as string | undefined,
-    pushgatewayPassword: credentialSource(g, problems, 'Pushgateway password', PUSHGATEWAY_PASSWORD_KEYS),
-    timeoutSeconds: g('push_timeout_seconds') as number | undefined,
-    maxRetries: (g('push_max_retries') as number | undefined) ?? Number(defaultOf('push_max_retries')),
-    concurrency: (g('push_concurrency') as number | undefined) ?? Number(defaultOf('push_concurrency')),
+    remoteWriteUrl: get('remote_write_url'),
+    remoteWriteSigv4Region: get('remote_write_sigv4_region'),
+    remoteWriteBearerToken: credentialSource(get, problems, 'remote-write bearer token', BEARER_TOKEN_KEYS),
+    remoteWriteUsername: get('remote_write_username'),
+    remoteWritePassword: credentialSource(get, problems, 'remote-write password', PASSWORD_KEYS),
+    remoteWriteHeaders: parseHeaders(get('remote_write_headers'), problems),
+    pushgatewayUrl: get('pushgateway_url'),
+    pushgatewayJob: get('pushgateway_job') ?? defaultValue('pushgateway_job'),
+    pushgatewayUsername: get('pushgateway_username'),
+    pushgatewayPassword: credentialSource(get, problems, 'Pushgateway password', PUSHGATEWAY_PASSWORD_KEYS),
+    timeoutSeconds: get('push_timeout_seconds'),
+    maxRetries: get('push_max_retries') ?? defaultValue('push_max_retries'),
+    concurrency: get('push_concurrency') ?? defaultValue('push_concurrency'),
   };
   const checkUrl = (setting: string, value: string | undefined) => {
     if (value === undefined) return;

@@ -3,6 +3,7 @@
  * The loader, `check-config`, `--help` and the README's configuration table all derive from it.
  */
 
+import { INTERVAL_BOUNDS, intervalSettingDefs } from './intervals.js';
 import { DEFAULT_RUNBOOK_URL } from './runbook.js';
 
 /** Where a setting applies: once for the process, or per portal (in a config file's `portals`). */
@@ -58,11 +59,8 @@ export const SETTINGS = [
   { key: 'max_series_per_family', scope: 'portal', kind: 'int', default: 1000, min: 10, max: 1000000, flag: true, doc: 'Most series one label-valued family (alerts by integration, the per-integration Vitals families) may have for the portal; the smallest integrations are folded into `integration="__other__"` so the family still adds up (docs/metrics.md).' },
   { key: 'alert_slas', scope: 'portal', kind: 'durations', default: 'red=1d,amber=7d,green=30d', flag: true, doc: 'How long an unresolved alert of each severity may stay open before `posture_alerts_over_sla` counts it (snoozed alerts are not counted): `severity=duration` pairs, or in a config file a mapping such as `{red: 12h, amber: 3d}`; Prometheus durations (`12h`, `3d`, `1h30m`); severities left out keep their defaults. See [docs/objectives.md](docs/objectives.md#alert-slas).' },
   { key: 'vitals_tags', scope: 'portal', kind: 'list', default: '', flag: true, doc: 'Comma-separated tags: the Vitals families are also collected per tag (one request each) with a `tag` label.' },
-  { key: 'interval_seconds', scope: 'global', kind: 'int', default: 300, min: 10, max: 86400, flag: true, doc: '`serve`: seconds between runs of every source, unless a source has its own interval; refused at start when the plan does not fit the budget (`check-config` prints the plan).' },
-  { key: 'alerts_interval_seconds', scope: 'portal', kind: 'int', default: 'POSTURE_INTERVAL_SECONDS', min: 10, max: 86400, flag: true, doc: '`serve`: seconds between runs of `/alerts` (open alerts change by the minute).' },
-  { key: 'vitals_interval_seconds', scope: 'portal', kind: 'int', default: 'POSTURE_INTERVAL_SECONDS', min: 10, max: 86400, flag: true, doc: '`serve`: seconds between runs of `/vitals` (whole portal and each tag).' },
-  { key: 'devices_interval_seconds', scope: 'portal', kind: 'int', default: 'POSTURE_INTERVAL_SECONDS', min: 10, max: 86400, flag: true, doc: '`serve`: seconds between runs of the device totals.' },
-  { key: 'resolved_alerts_interval_seconds', scope: 'portal', kind: 'int', default: 3600, min: 10, max: 86400, flag: true, doc: 'Seconds between passes over the resolved alerts (`/alerts?filter=resolved`, paged like the open alerts), which feed the response-time families (`posture_alerts_resolved`, `posture_alerts_time_to_resolve_seconds`, …) over the last 1d, 7d and 30d; its own interval, not `POSTURE_INTERVAL_SECONDS`. `serve` runs the pass on this interval; `once` and the Lambda run it when this long has passed since the last pass, which the state directory or `POSTURE_STATE_TABLE` remembers (a first run always does; docs/metrics.md#response-times).' },
+  { key: 'interval_seconds', scope: 'global', kind: 'int', default: 300, ...INTERVAL_BOUNDS, flag: true, doc: '`serve`: seconds between runs of every source, unless a source has its own interval; refused at start when the plan does not fit the budget (`check-config` prints the plan).' },
+  ...intervalSettingDefs(),
   { key: 'max_staleness_seconds', scope: 'global', kind: 'int', default: 'two intervals of the source', min: 0, max: 604800, flag: true, doc: 'Only while a source\'s last run has failed: how long after its last success its last good values are still served, then dropped (never zeros); `0` drops them at the first failed run. A source whose last run succeeded is always served, however old its values.' },
   { key: 'cycle_timeout_seconds', scope: 'global', kind: 'int', default: 'from the plan', min: 1, max: 3600, flag: true, doc: 'A cap on how long one run may take. Unset: `once` takes what the plan needs (requests, share, retries), Lambda the invocation\'s remaining time, `serve` until the source is due again.' },
   { key: 'max_retry_after_seconds', scope: 'global', kind: 'int', default: 120, min: 1, max: 3600, flag: true, doc: 'The longest `Retry-After` of a 429 that is waited out (every request to the portal waits); a longer one pauses the portal this long and defers the request to its source\'s next run.' },

@@ -3,6 +3,7 @@
  * (typos such as POSTURE_INTERVAL_SECOND), flags (the CLI) and config file keys (the loader). Pure:
  * the callers refuse to start on them.
  */
+import { JOB_INTERVALS } from './intervals.js';
 import { SETTINGS, envName } from './settings.js';
 
 /** Prefixes of other tools' variables in the same namespace (the local stack's options). */
@@ -133,9 +134,15 @@ const TOP_LEVEL_KEYS: readonly string[] = [...SETTINGS.map((s) => s.key).filter(
 /** The keys of an entry of a config file's `portals`: the per-portal settings. */
 const PORTAL_KEYS: readonly string[] = SETTINGS.filter((s) => s.scope === 'portal').map((s) => s.key);
 
+/** The per-portal interval settings that follow `interval_seconds` when unset. */
+const INHERITING_INTERVALS: readonly string[] = Object.values(JOB_INTERVALS).flatMap((row) => (row.inherits ? [row.key] : []));
+
+/** `a`, `a and b`, `a, b and c`. */
+const inList = (items: readonly string[]): string => (items.length > 1 ? `${items.slice(0, -1).join(', ')} and ${items.at(-1)!}` : items.join(''));
+
 /** Why a top-level key is not read in a `portals` entry, and where it goes. */
 function topLevelOnly(key: string): string {
-  const own = key === 'interval_seconds' ? ', or give this portal its own alerts_interval_seconds, vitals_interval_seconds and devices_interval_seconds' : '';
+  const own = key === 'interval_seconds' ? `, or give this portal its own ${inList(INHERITING_INTERVALS)}` : '';
   return `\`${key}\` is top-level only: move it out of \`portals\`, where it applies to every portal${own}.`;
 }
 
