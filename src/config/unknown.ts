@@ -16,6 +16,15 @@ export interface UnknownSetting {
   readonly nearest: string;
   /** Whether the nearest setting is close enough to be a likely typo. */
   readonly close: boolean;
+  /** Another setting as likely meant (as near, or the one whose last words were given alone). */
+  readonly also?: string;
+}
+
+/** The nearest name to a mistyped one, whether it is close enough to be a likely typo, and another as likely. */
+export interface Nearest {
+  readonly nearest: string;
+  readonly close: boolean;
+  readonly also?: string;
 }
 
 /** The last row of the edit-distance table of `a` against `b`: entry j is the distance from `a` to `b`'s first j characters. */
@@ -37,38 +46,55 @@ export function editDistance(a: string, b: string): number {
   return distances(a, b)[b.length]!;
 }
 
+/** Whether `a` and `b` differ by one edit: a character left out, one too many, one changed, or two adjacent ones swapped. */
+export function oneEditApart(a: string, b: string): boolean {
+  if (a === b) return false;
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  if (long.length - short.length > 1) return false;
+  let i = 0;
+  while (i < short.length && short[i] === long[i]) i++;
+  if (short.length < long.length) return short.slice(i) === long.slice(i + 1);
+  if (short.slice(i + 1) === long.slice(i + 1)) return true;
+  return short[i] === long[i + 1] && short[i + 1] === long[i] && short.slice(i + 2) === long.slice(i + 2);
+}
+
 /** The edit distance from `a` to the nearest beginning of `b` (0 when `b` starts with `a`). */
 export function prefixDistance(a: string, b: string): number {
   return Math.min(...distances(a, b));
 }
 
 /**
- * The name of `known` nearest to `name` (a mistyped variable or flag), and whether it is close enough
- * to be a likely typo; `prefixLength` characters at the start are the namespace (`POSTURE_`), not
- * part of what was typed. In order:
+ * The name of `known` nearest to `name` (a mistyped variable, flag or key), and whether it is close
+ * enough to be a likely typo; `prefixLength` characters at the start are the namespace (`POSTURE_`),
+ * not part of what was typed. In order:
+ * - a name one edit away (a letter left out, one too many, one changed, two swapped: POSTURE_API_KEYFILE
+ *   is POSTURE_API_KEY_FILE, never POSTURE_API_KEY), and a second one when two are; when what was
+ *   typed is the last words of another name, given alone, that name first and the one edit away
+ *   beside it (POSTURE_SHARDS: the count POSTURE_TOTAL_SHARDS, or POSTURE_SHARD);
  * - a name cut short at a word (POSTURE_WEB_CONFIG, --interval): the shortest name it begins before `separator`;
- * - a name with a separator too many at the end (POSTURE_PUSH_): the name without it;
- * - the last words of a name, given alone (POSTURE_SHARDS, four characters at least): the shortest
- *   name they end (POSTURE_TOTAL_SHARDS, not POSTURE_SHARD a letter away);
+ * - the last words of a name, given alone (POSTURE_TAGS, four characters at least): the shortest
+ *   name they end (POSTURE_VITALS_TAGS);
  * - the words of one name, some cut short or spelt out (--state-directory: --state-dir);
  * - a name that begins with what was typed, give or take a typo (POSTURE_INTERVL, --intervall:
  *   POSTURE_INTERVAL_SECONDS, --interval-seconds), within a quarter of the typed part, the fewest
  *   edits first, then the nearest whole name;
- * - else the least edit distance, close within a third of the typed part (INTERVAL_SECOND is close
+ * - else the least edit distance, close within a third of the typed part (INTERVAL_SECONDS_ is close
  *   to INTERVAL_SECONDS, LOG not to API_KEY).
  */
-export function nearestName(name: string, known: readonly string[], separator: string, prefixLength = 0): { nearest: string; close: boolean } {
-  const extended = known.filter((k) => k.startsWith(name + separator)).sort((a, b) => a.length - b.length)[0];
-  if (extended !== undefined) return { nearest: extended, close: true };
-  // A stray separator at the end (POSTURE_PUSH_) is a slip, not the start of a longer name.
-  const stripped = name.endsWith(separator) ? name.slice(0, -separator.length) : undefined;
-  if (stripped !== undefined && known.includes(stripped)) return { nearest: stripped, close: true };
+export function nearestName(name: string, known: readonly string[], separator: string, prefixLength = 0): Nearest {
   const namespace = name.slice(0, prefixLength);
   const typedPart = name.slice(prefixLength);
-  // The last words of a name given alone (POSTURE_SHARDS, the count): the shortest name they end,
-  // over a name one letter away (POSTURE_SHARD, the ordinal).
-  const ending = known.filter((k) => k.startsWith(namespace) && k.endsWith(separator + typedPart)).sort((a, b) => a.length - b.length)[0];
-  if (ending !== undefined && typedPart.length >= 4) return { nearest: ending, close: true };
+  // The last words of a name given alone (POSTURE_SHARDS, the count): the shortest name they end.
+  const ending = typedPart.length >= 4 ? known.filter((k) => k.startsWith(namespace) && k.endsWith(separator + typedPart)).sort((a, b) => a.length - b.length)[0] : undefined;
+  const oneEdit = known.filter((k) => oneEditApart(name, k));
+  if (oneEdit.length > 0) {
+    // The last words given whole say more than a letter too many: the count first (POSTURE_SHARDS), the ordinal beside it.
+    const [nearest, also] = ending !== undefined && ending !== oneEdit[0] ? [ending, oneEdit[0]] : [oneEdit[0]!, oneEdit[1]];
+    return { nearest, close: true, ...(also !== undefined && { also }) };
+  }
+  const extended = known.filter((k) => k.startsWith(name + separator)).sort((a, b) => a.length - b.length)[0];
+  if (extended !== undefined) return { nearest: extended, close: true };
+  if (ending !== undefined) return { nearest: ending, close: true };
   // The same words, some cut short or spelt out (--state-directory: --state-dir): the one name that matches so.
   const abbreviated = known.filter((k) => k !== name && k.startsWith(namespace) && sameWords(typedPart, k.slice(prefixLength), separator));
   if (abbreviated.length === 1) return { nearest: abbreviated[0]!, close: true };
@@ -111,8 +137,7 @@ export function unknownSettings(env: Readonly<Record<string, string | undefined>
     const upper = name.toUpperCase();
     if (!upper.startsWith('POSTURE_') || names.has(name) || env[name] === undefined) continue;
     if (OTHER_NAMESPACES.some((p) => upper.startsWith(p))) continue;
-    const { nearest, close } = nearestName(upper, known, '_', 'POSTURE_'.length);
-    out.push({ name, nearest, close });
+    out.push({ name, ...nearestName(upper, known, '_', 'POSTURE_'.length) });
   }
   return out;
 }
@@ -123,7 +148,7 @@ export function unknownSettings(env: Readonly<Record<string, string | undefined>
  */
 export function unknownSettingMessage(u: UnknownSetting): string {
   return u.close
-    ? `${u.name} is not a setting: did you mean ${u.nearest}? Rename it, or unset it.`
+    ? `${u.name} is not a setting: did you mean ${u.nearest}${u.also !== undefined ? ` or ${u.also}` : ''}? Rename it, or unset it.`
     : `${u.name} is not a setting (the nearest is ${u.nearest}): unset it, or see posture-exporter --help for the settings.`;
 }
 
@@ -161,9 +186,9 @@ export function unknownKeyMessage(key: string, inPortal: boolean): string {
   if (notHere(key) && TOP_LEVEL_KEYS.includes(key)) return topLevelOnly(key);
   // POSTURE_PAGE_SIZE or page-size: the variable's or the flag's name for the key.
   const asKey = key.toLowerCase().replace(/^posture_/, '').replace(/-/g, '_');
-  const { nearest, close } = known.includes(asKey) ? { nearest: asKey, close: true } : nearestName(key, known, '_');
+  const { nearest, close, also }: Nearest = known.includes(asKey) ? { nearest: asKey, close: true } : nearestName(key, known, '_');
   if (!close) return `unknown setting \`${key}\`: remove it or use one of the documented keys (README, Configuration).`;
   const then = notHere(nearest) ? ` It is top-level only: move it out of \`portals\`, where it applies to every portal.` : ' Rename it, or remove it.';
   const spelt = known.includes(asKey) && asKey !== key ? ' (a config file names a setting in lower case with underscores, without POSTURE_)' : '';
-  return `unknown setting \`${key}\`: did you mean \`${nearest}\`${spelt}?${then}`;
+  return `unknown setting \`${key}\`: did you mean \`${nearest}\`${also !== undefined ? ` or \`${also}\`` : ''}${spelt}?${then}`;
 }

@@ -72,10 +72,18 @@ from the environment only, never from flags; each may instead come from SSM Para
 Secrets Manager (its _SSM_PARAMETER or _SECRET_ID setting). See README.md for every setting and metric.
 `;
 
+/** Every flag the CLI takes, with its type: each setting's, the simulated portal's, backfill's and simulate's. */
+export const CLI_OPTIONS: Readonly<Record<string, { type: 'string' | 'boolean' }>> = {
+  help: { type: 'boolean' },
+  version: { type: 'boolean' },
+  ...BACKFILL_FLAGS,
+  ...SIMULATE_FLAGS,
+  ...Object.fromEntries(SETTINGS.filter((s) => s.flag).map((s) => [flagName(s), { type: 'string' as const }])),
+  ...Object.fromEntries(SIM_FLAGS.map((f) => [f, { type: 'string' as const }])),
+};
+
 function parseCli(argv: string[]): { command: string | undefined; flags: Partial<Record<SettingKey, string>>; sim: Partial<Record<(typeof SIM_FLAGS)[number], string>>; simulate: SimulateFlags; backfill: BackfillFlags; help: boolean; version: boolean } {
-  const options: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' }, version: { type: 'boolean' }, ...BACKFILL_FLAGS, ...SIMULATE_FLAGS };
-  for (const s of SETTINGS) if (s.flag) options[flagName(s)] = { type: 'string' };
-  for (const f of SIM_FLAGS) options[f] = { type: 'string' };
+  const options = CLI_OPTIONS;
   checkFlags(argv, options);
   const { values, positionals } = parseArgs({ args: withDashValues(argv, options), options, allowPositionals: true, strict: true });
   if (positionals.length > 1) throw new ConfigError('command', `unexpected argument ${JSON.stringify(positionals[1])}: give one command (see --help).`);
@@ -97,7 +105,7 @@ function parseCli(argv: string[]): { command: string | undefined; flags: Partial
  * One usage line per mistake before the strict parse, whose own messages quote the argument
  * (unbalanced) and would echo a value given to a flag that does not exist, such as a key.
  */
-function checkFlags(argv: string[], options: Record<string, { type: 'string' | 'boolean' }>): void {
+function checkFlags(argv: string[], options: Readonly<Record<string, { type: 'string' | 'boolean' }>>): void {
   const { tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
   for (const t of tokens) {
     if (t.kind !== 'option') continue;
@@ -109,8 +117,8 @@ function checkFlags(argv: string[], options: Record<string, { type: 'string' | '
     }
     const type = options[t.name]?.type;
     if (type === undefined) {
-      const { nearest, close } = nearestName(t.name, Object.keys(options), '-');
-      throw new UsageError(`unknown flag ${t.rawName}${close ? `: did you mean --${nearest}?` : ' (see posture-exporter --help).'}`);
+      const { nearest, close, also } = nearestName(t.name, Object.keys(options), '-');
+      throw new UsageError(`unknown flag ${t.rawName}${close ? `: did you mean --${nearest}${also !== undefined ? ` or --${also}` : ''}?` : ' (see posture-exporter --help).'}`);
     }
     if (type === 'string' && (t.value === undefined || (!t.inlineValue && t.value.startsWith('--')))) throw new UsageError(`${t.rawName} needs a value: give ${t.rawName} VALUE or ${t.rawName}=VALUE.`);
     if (type === 'boolean' && t.inlineValue) throw new UsageError(`${t.rawName} takes no value: give ${t.rawName} alone.`);
@@ -121,7 +129,7 @@ function checkFlags(argv: string[], options: Record<string, { type: 'string' | '
  * `--shard -1` as `--shard=-1`: a value that begins with a dash is still the flag's value, and the
  * setting's own check then says what is wrong with it (the strict parse calls it "ambiguous").
  */
-function withDashValues(argv: string[], options: Record<string, { type: 'string' | 'boolean' }>): string[] {
+function withDashValues(argv: string[], options: Readonly<Record<string, { type: 'string' | 'boolean' }>>): string[] {
   const { tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
   const joined = new Map<number, string>();
   for (const t of tokens) {

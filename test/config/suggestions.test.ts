@@ -105,11 +105,11 @@ describe('flags and variables', () => {
     expect(r).toEqual({ code: 2, stdout: '', stderr: 'usage error: unknown flag --state-directory: did you mean --state-dir?\n' });
   });
 
-  it('POSTURE_SHARDS: did you mean POSTURE_TOTAL_SHARDS (the count), not POSTURE_SHARD?', async () => {
+  it('POSTURE_SHARDS: did you mean POSTURE_TOTAL_SHARDS (the count), or POSTURE_SHARD a letter away?', async () => {
     const file = join(dir, 'shards.yaml');
     writeFileSync(file, PORTAL);
     const r = await runMain(['check-config', '--config', file], { env: { POSTURE_SHARDS: '3' } });
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('config error: POSTURE_SHARDS is not a setting: did you mean POSTURE_TOTAL_SHARDS? Rename it, or unset it.\n');
+    expect(r.stderr).toBe('config error: POSTURE_SHARDS is not a setting: did you mean POSTURE_TOTAL_SHARDS or POSTURE_SHARD? Rename it, or unset it.\n');
   });
 });

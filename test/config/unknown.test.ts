@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { editDistance, nearestName, prefixDistance, unknownSettingMessage, unknownSettings } from '../../src/config/unknown.js';
+import { editDistance, nearestName, oneEditApart, prefixDistance, unknownSettingMessage, unknownSettings } from '../../src/config/unknown.js';
 import { itMaps } from '../support/maps.js';
 
 describe('editDistance', () => {
@@ -14,6 +14,16 @@ describe('editDistance', () => {
   ] as const;
   itMaps('%j to %j is %i', editDistance, rows);
   itMaps('%j to %j is %i the other way too', (a: string, b: string) => editDistance(b, a), rows);
+});
+
+describe('oneEditApart', () => {
+  it('agrees with the edit-distance table on every pair of short words over a small alphabet', () => {
+    const words = [''];
+    for (let length = 1; length <= 4; length++) for (const w of words.filter((x) => x.length === length - 1)) for (const c of 'ab_') words.push(w + c);
+    const disagree = words.flatMap((a) => words.filter((b) => oneEditApart(a, b) !== (editDistance(a, b) === 1)).map((b) => [a, b]));
+    expect(words.length).toBe(1 + 3 + 9 + 27 + 81);
+    expect(disagree).toEqual([]);
+  });
 });
 
 describe('unknownSettings', () => {
@@ -34,13 +44,15 @@ describe('unknownSettings', () => {
     ['POSTURE_INTERV', 'POSTURE_INTERVAL_SECONDS', true],
     ['POSTURE_REMOTE_WRIT_URL', 'POSTURE_REMOTE_WRITE_URL', true],
     ['POSTURE_TOTAL_SHARD', 'POSTURE_TOTAL_SHARDS', true],
-    // The count, not the ordinal a letter away: the setting whose last word was given alone.
-    ['POSTURE_SHARDS', 'POSTURE_TOTAL_SHARDS', true],
     ['POSTURE_TAGS', 'POSTURE_VITALS_TAGS', true],
     // A stray separator at the end: the setting without it.
     ['POSTURE_PUSH_', 'POSTURE_PUSH', true],
   ])('%s: nearest %s (close: %s)', (name, nearest, close) => {
     expect(unknownSettings({ [name]: '1' })).toEqual([{ name, nearest, close }]);
+  });
+
+  it('POSTURE_SHARDS: the count, whose last word was given alone, and the ordinal a letter away beside it', () => {
+    expect(unknownSettings({ POSTURE_SHARDS: '3' })).toEqual([{ name: 'POSTURE_SHARDS', nearest: 'POSTURE_TOTAL_SHARDS', also: 'POSTURE_SHARD', close: true }]);
   });
 
   it('ignores settings, other variables and the stack script\'s namespace', () => {
@@ -96,10 +108,13 @@ describe('nearestName for flags', () => {
     ['interval', 'interval-seconds'],
     ['totalshards', 'total-shards'],
     ['writeconfig', 'write-config'],
-    ['shards', 'total-shards'],
     ['shrd', 'shard'],
   ])('--%s: did you mean --%s?', (typed, meant) => {
     expect(nearestName(typed, flags, '-')).toEqual({ nearest: meant, close: true });
+  });
+
+  it('--shards: --total-shards, or --shard a letter away', () => {
+    expect(nearestName('shards', flags, '-')).toEqual({ nearest: 'total-shards', also: 'shard', close: true });
   });
 
   it('does not guess from a stem too short to point at one flag', () => {
