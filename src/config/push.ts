@@ -1,4 +1,5 @@
-import { envName, SETTING_BY_KEY, type SettingKey } from './settings.js';
+import { ConfigError } from '../errors.js';
+import { envName, SETTING_BY_KEY, SINK_NAMES, type SettingKey } from './settings.js';
 import type { Problems } from './problems.js';
 import type { Config, KeySource } from './types.js';
 import { defaultValue, type Get } from './values.js';
@@ -78,6 +79,14 @@ export function buildPush(get: Get, problems: Problems): Config['push'] {
     problems.add('POSTURE_PUSHGATEWAY_USERNAME', `POSTURE_PUSHGATEWAY_USERNAME and ${pushgatewayPasswordSetting} go together: set both for basic auth.`);
   }
   return push;
+}
+
+/**
+ * The Lambda's own rule beside the settings' (check-config --lambda applies it too, and so the
+ * packaging): it pushes what it collects, so without a sink every invocation would be for nothing.
+ */
+export function pushRequiredProblem(push: Config['push']): ConfigError | undefined {
+  return push.sinks.length === 0 ? new ConfigError('POSTURE_PUSH', `POSTURE_PUSH is empty: the Lambda pushes its metrics, set it to any of ${SINK_NAMES.join(', ')}.`) : undefined;
 }
 
 /** Headers the remote-write sink sets itself, or that the auth settings own. */

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config/load.js';
-import { problemsFirst, problemsOf, refuseInvalid, startupProblems, unknownVariables } from './startup.js';
+import { problemsFirst, problemsOf, refuseInvalid, settingsProblems, startupProblems, unknownVariables } from './startup.js';
+import { pushRequiredProblem } from '../config/push.js';
 import { SETTINGS, SETTING_BY_KEY, envName, flagName, type SettingKey } from '../config/settings.js';
 import { nearestName } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
@@ -45,7 +46,8 @@ Commands:
                  compliant devices away from the start, so objective alerts fire
   demo           the simulated portal plus serve against it (what \`npm start\` runs; --regress as
                  for simulate); with a portal configured, plain serve
-  check-config   validate the settings and exit (0 valid, 2 invalid, one line per problem)
+  check-config   validate the settings and exit (0 valid, 2 invalid, one line per problem); --lambda
+                 checks them as the Lambda function does at start (a push sink required)
   backfill       load past days of the Vitals archive: --days N | --from yyyyMMdd --to yyyyMMdd,
                  into --output FILE (OpenMetrics for promtool) and/or --push remote_write;
                  --resume continues a run (--state FILE); exit 0 all days written, 1 some failed
@@ -76,13 +78,15 @@ Secrets Manager (its _SSM_PARAMETER or _SECRET_ID setting). See README.md for ev
 export const CLI_OPTIONS: Readonly<Record<string, { type: 'string' | 'boolean' }>> = {
   help: { type: 'boolean' },
   version: { type: 'boolean' },
+  // check-config: as the Lambda checks its environment at start (docs/serverless.md).
+  lambda: { type: 'boolean' },
   ...BACKFILL_FLAGS,
   ...SIMULATE_FLAGS,
   ...Object.fromEntries(SETTINGS.filter((s) => s.flag).map((s) => [flagName(s), { type: 'string' as const }])),
   ...Object.fromEntries(SIM_FLAGS.map((f) => [f, { type: 'string' as const }])),
 };
 
-function parseCli(argv: string[]): { command: string | undefined; flags: Partial<Record<SettingKey, string>>; sim: Partial<Record<(typeof SIM_FLAGS)[number], string>>; simulate: SimulateFlags; backfill: BackfillFlags; help: boolean; version: boolean } {
+function parseCli(argv: string[]): { command: string | undefined; flags: Partial<Record<SettingKey, string>>; sim: Partial<Record<(typeof SIM_FLAGS)[number], string>>; simulate: SimulateFlags; backfill: BackfillFlags; help: boolean; version: boolean; lambda: boolean } {
   const options = CLI_OPTIONS;
   checkFlags(argv, options);
   const { values, positionals } = parseArgs({ args: withDashValues(argv, options), options, allowPositionals: true, strict: true });
@@ -98,7 +102,7 @@ function parseCli(argv: string[]): { command: string | undefined; flags: Partial
   for (const f of SIM_FLAGS) if (typeof values[f] === 'string') sim[f] = values[f] as string;
   const backfill = Object.fromEntries(Object.keys(BACKFILL_FLAGS).filter((f) => values[f] !== undefined).map((f) => [f, values[f]])) as BackfillFlags;
   const simulate: SimulateFlags = { portals: values.portals as string | undefined, writeConfig: values['write-config'] as string | undefined, regress: values.regress as string | undefined };
-  return { command: positionals[0], flags, sim, simulate, backfill, help: values.help === true, version: values.version === true };
+  return { command: positionals[0], flags, sim, simulate, backfill, help: values.help === true, version: values.version === true, lambda: values.lambda === true };
 }
 
 /**
@@ -196,6 +200,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stderr(`usage error: ${simulateOnly.map(([f]) => f).join(' and ')} belong${simulateOnly.length === 1 ? 's' : ''} to simulate: run posture-exporter simulate ${simulateOnly.map(([f]) => f).join(' ')} (see --help)\n`);
     return EXIT_USAGE;
   }
+  if (parsed.lambda && parsed.command !== 'check-config') {
+    io.stderr('usage error: --lambda belongs to check-config: it checks the settings as the Lambda function does at start (see posture-exporter check-config --help)\n');
+    return EXIT_USAGE;
+  }
   if (parsed.simulate.regress !== undefined && parsed.command !== 'simulate' && parsed.command !== 'demo') {
     io.stderr('usage error: --regress belongs to simulate and demo (npm start): it stages a regression in the simulated portal (see --help)\n');
     return EXIT_USAGE;
@@ -211,7 +219,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       case 'serve':
         return await runServe(parsed.flags, io, clock, unknown);
       case 'check-config':
-        return await runCheckConfig(parsed.flags, io, unknown);
+        return await runCheckConfig(parsed.flags, io, unknown, parsed.lambda);
       case 'simulate':
         return await (await import('../simulator/command.js')).simulateCommand({ listen: parsed.flags.listen, ...parsed.simulate }, simulatorOptions(parsed.sim), io, clock, unknown);
       case 'demo':
@@ -312,10 +320,16 @@ async function runServe(flags: Partial<Record<SettingKey, string>>, io: CliIo, c
   return serveWith(loadConfig({ env: io.env, flags }), io, clock, unknown);
 }
 
-/** `check-config`: exit 0 only when nothing is wrong; else the plan on stdout and one line per problem, as once, serve and the Lambda refuse to start. */
-async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: CliIo, unknown: readonly ConfigError[]): Promise<number> {
+/**
+ * `check-config`: exit 0 only when nothing is wrong; else the plan on stdout and one line per
+ * problem, as once, serve and the Lambda refuse to start. With `lambda`, what the Lambda function
+ * refuses at start: a push sink is required, and the key files are left to each shard's first
+ * invocation (the packaging runs it on the function's environment).
+ */
+async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: CliIo, unknown: readonly ConfigError[], lambda: boolean): Promise<number> {
   const config = loadConfig({ env: io.env, flags });
-  const problems = await startupProblems(config, unknown);
+  const noSink = lambda ? pushRequiredProblem(config.push) : undefined;
+  const problems = lambda ? [...(await settingsProblems(config, unknown)), ...(noSink ? [noSink] : [])] : await startupProblems(config, unknown);
   if (problems.length) {
     io.stdout(`${explainPlan(config).join('\n')}\n`);
     throw new ConfigErrors(problems);

@@ -14,6 +14,7 @@ import { VERSION } from '../version.js';
 import type { KeyStoreOptions } from '../config/secrets.js';
 import { buildBatches, sinksOf } from '../sinks/configured.js';
 import { portalIdentity } from '../config/identity.js';
+import { pushRequiredProblem } from '../config/push.js';
 import { openState } from '../state/index.js';
 import { keyFileProblems, problemsFirst, problemsOf, settingsProblems, unknownVariables } from './startup.js';
 import { MAX_TOTAL_SHARDS, ownsPortal, parseShard, parseTotalShards } from '../config/shard.js';
@@ -197,7 +198,8 @@ async function startContainer(h: HandlerEnv, requestId: string): Promise<Contain
     config = loadConfig({ env: h.env });
     // The key files are checked per shard, when an event names one (exporterOf): a shard reads only its own portals' keys.
     const problems = await settingsProblems(config, unknown);
-    if (config.push.sinks.length === 0) problems.push(new ConfigError('POSTURE_PUSH', 'POSTURE_PUSH is empty: the Lambda pushes its metrics, set it to any of otlp, remote_write, pushgateway.'));
+    const noSink = pushRequiredProblem(config.push);
+    if (noSink) problems.push(noSink);
     if (problems.length > 0) throw new ConfigErrors(problems);
   } catch (err) {
     const own = problemsOf(err);

@@ -89,6 +89,37 @@ describe('posture-exporter check-config', () => {
     expect(r.stderr).toBe(`config error: ${line}\n`);
   });
 
+  describe('--lambda: as the Lambda function checks its environment at start', () => {
+    const NO_SINK = 'POSTURE_PUSH is empty: the Lambda pushes its metrics, set it to any of otlp, remote_write, pushgateway.';
+
+    it('requires a push sink, which once and serve do not', async () => {
+      expect(await cli(['check-config', '--lambda'])).toMatchObject({ code: 2, stderr: `config error: ${NO_SINK}\n` });
+      expect((await cli(['check-config'])).code).toBe(0);
+      const r = await cli(['check-config', '--lambda'], { POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: 'http://127.0.0.1:9/' });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^configuration is valid: 1 portal\(s\); push to pushgateway\n/);
+    });
+
+    it('refuses what check-config refuses, each problem with its line, the settings\' first', async () => {
+      const r = await cli(['check-config', '--lambda'], { POSTURE_PUSH: 'remote_write', POSTURE_BASE_URL: 'https://acme.example.com/api' });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(
+        'config error: POSTURE_BASE_URL="https://acme.example.com/api" does not end in /public-api/v1: give https://<cloud_id>.<host>/public-api/v1 (the portal answers 404 elsewhere).\n' +
+          "config error: POSTURE_PUSH includes remote_write but POSTURE_REMOTE_WRITE_URL is not set: give the receiver's remote-write URL.\n",
+      );
+    });
+
+    it('leaves the key files to the shards\' invocations, as the function does', async () => {
+      const env = { POSTURE_API_KEY: '', POSTURE_API_KEY_FILE: '/nonexistent/posture-key', POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: 'http://127.0.0.1:9/' };
+      expect((await cli(['check-config', '--lambda'], env)).code).toBe(0);
+      expect((await cli(['check-config'], env)).code).toBe(2);
+    });
+
+    it('belongs to check-config alone', async () => {
+      expect(await cli(['once', '--lambda'])).toMatchObject({ code: 2, stdout: '', stderr: 'usage error: --lambda belongs to check-config: it checks the settings as the Lambda function does at start (see posture-exporter check-config --help)\n' });
+    });
+  });
+
   it('refuses an interval that cannot fit the budget, naming the smallest that fits', async () => {
     const r = await cli(['check-config', '--interval-seconds', '60', '--cycle-timeout-seconds', '30', '--requests-per-minute', '2', '--vitals-tags', 'a,b']);
     expect(r.code).toBe(2);

@@ -34,19 +34,39 @@ interface Statement {
 }
 
 let work: string;
-const packages: Record<'plain' | 'noMaps' | 'ssm' | 'secret' | 'rwTokenSsm' | 'rwPasswordSecret' | 'rwCrossed' | 'pushgatewayPassword' | 'pushgateway' | 'sharded' | 'sharded100', { template: Template; dir: string }> = {} as never;
+/** A second service directory for the refusals, run beside the packages (its own .serverless scratch folder), on the same build. */
+let refusing: string;
+const packages: Record<'plain' | 'noMaps' | 'ssm' | 'secret' | 'rwTokenSsmPgwSecret' | 'rwPasswordSecret' | 'rwTokenSecretPgwSsm' | 'rwPasswordSsm' | 'pushgateway' | 'sharded' | 'sharded100', { template: Template; dir: string }> = {} as never;
 /** What `osls package` said when it refused, by case (refused before writing a package). */
-const refusals: Record<'noPortal' | 'cloudIdAlone' | 'configFileMissing', { code: number; output: string; packaged: boolean }> = {} as never;
+const refusals: Record<RefusalCase, { code: number; output: string; packaged: boolean }> = {} as never;
 
-/** A portal's address: one parameter the packaging requires (baseUrl, cloudId + apiHost, or configFile). */
-const PORTAL = { baseUrl: 'https://acme.example.com/public-api/v1' };
+/** A sink: the function pushes what it collects (without one, packaging refuses). */
+const PUSH = { push: 'pushgateway', pushgatewayUrl: 'https://pushgateway.example.com' };
+/** Remote write as the sink, for the remote-write credentials. */
+const REMOTE_WRITE = { push: 'remote_write', remoteWriteUrl: 'https://mimir.example.com/api/v1/push' };
+/** What the function needs to run: a portal's address, where its key is stored, and a sink. */
+const PORTAL = { baseUrl: 'https://acme.example.com/public-api/v1', apiKeySsmParameter: '/posture-exporter/api-key', ...PUSH };
+
+/** Parameters the function refuses on every invocation, each with the environment serverless.yml makes of them (for check-config --lambda). */
+const REFUSED = {
+  baseUrlPath: [{ ...PORTAL, baseUrl: 'https://acme.example.com/api' }, { POSTURE_BASE_URL: 'https://acme.example.com/api', POSTURE_API_KEY_SSM_PARAMETER: '/posture-exporter/api-key', POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: PUSH.pushgatewayUrl }],
+  noPush: [{ baseUrl: PORTAL.baseUrl, apiKeySsmParameter: '/posture-exporter/api-key' }, { POSTURE_BASE_URL: PORTAL.baseUrl, POSTURE_API_KEY_SSM_PARAMETER: '/posture-exporter/api-key' }],
+  remoteWriteNoUrl: [{ baseUrl: PORTAL.baseUrl, apiKeySsmParameter: '/posture-exporter/api-key', push: 'remote_write' }, { POSTURE_BASE_URL: PORTAL.baseUrl, POSTURE_API_KEY_SSM_PARAMETER: '/posture-exporter/api-key', POSTURE_PUSH: 'remote_write' }],
+  noKey: [{ baseUrl: PORTAL.baseUrl, ...PUSH }, { POSTURE_BASE_URL: PORTAL.baseUrl, POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: PUSH.pushgatewayUrl }],
+  configFileMissing: [{ ...PUSH, configFile: '/var/task/posture-config/portals.yml' }, {}],
+  // A packaged config file whose portal's base URL lacks the API root (BAD_FLEET).
+  configFileInvalid: [{ ...PUSH, configFile: '/var/task/posture-config/bad.yml' }, {}],
+} as const satisfies Record<string, readonly [Record<string, string>, Record<string, string>]>;
+type RefusalCase = keyof typeof REFUSED;
+/** The config file of configFileInvalid. */
+const BAD_FLEET = 'portals:\n  - portal: a\n    base_url: https://a.example.com/api\n    api_key_ssm_parameter: /posture/a\n';
 
 function oslsArgs(dir: string, params: Record<string, string>): string[] {
   return [OSLS, 'package', '--stage', 'test', '--package', dir, ...Object.entries(params).map(([k, v]) => `--param=${k}=${v}`)];
 }
 
 // No AWS credentials and no network: packaging is local.
-const oslsEnv = () => ({ PATH: process.env.PATH, HOME: work, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', AWS_REGION: 'us-east-1' });
+const oslsEnv = (home = work) => ({ PATH: process.env.PATH, HOME: home, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', AWS_REGION: 'us-east-1' });
 
 async function oslsPackage(name: keyof typeof packages, params: Record<string, string>): Promise<void> {
   const dir = join(work, `pkg-${name}`);
@@ -57,7 +77,7 @@ async function oslsPackage(name: keyof typeof packages, params: Record<string, s
 /** `osls package` that is expected to fail: its exit code, what it printed, and whether it wrote a package. */
 async function oslsRefusal(name: keyof typeof refusals, params: Record<string, string>): Promise<void> {
   const dir = join(work, `refused-${name}`);
-  const ran = await run(process.execPath, oslsArgs(dir, params), { cwd: work, env: oslsEnv(), timeout: 60_000 }).then(
+  const ran = await run(process.execPath, oslsArgs(dir, params), { cwd: refusing, env: oslsEnv(refusing), timeout: 60_000 }).then(
     (r) => ({ code: 0, output: r.stdout + r.stderr }),
     (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: typeof e.code === 'number' ? e.code : -1, output: `${e.stdout ?? ''}${e.stderr ?? ''}` }),
   );
@@ -69,44 +89,43 @@ beforeAll(async () => {
   for (const entry of ['src', 'scripts', 'node_modules', 'tsconfig.json']) symlinkSync(join(ROOT, entry), join(work, entry));
   for (const file of ['package.json', 'serverless.yml']) copyFileSync(join(ROOT, file), join(work, file));
   await run('npm', ['run', 'build'], { cwd: work, timeout: 120_000 });
-  // One after the other: runs in one service directory share its .serverless scratch folder.
-  // Without a portal (nor a config file listing portals) the function would fail every invocation.
-  await oslsRefusal('noPortal', {});
-  await oslsRefusal('cloudIdAlone', { cloudId: 'acme', apiKeySsmParameter: '/posture-exporter/api-key' });
-  await oslsRefusal('configFileMissing', { configFile: '/var/task/posture-config/portals.yml' });
+  // One after the other in each service directory: runs in one share its .serverless scratch folder.
+  // The refusals in a directory of their own, beside the packages.
+  refusing = mkdtempSync(join(tmpdir(), 'sls-refusing-'));
+  mkdirSync(join(refusing, 'posture-config'));
+  for (const entry of ['src', 'scripts', 'node_modules', 'tsconfig.json', 'dist']) symlinkSync(join(work, entry), join(refusing, entry));
+  for (const file of ['package.json', 'serverless.yml']) copyFileSync(join(ROOT, file), join(refusing, file));
+  writeFileSync(join(refusing, 'posture-config/bad.yml'), BAD_FLEET);
+  const refused = (async () => {
+    for (const [name, [params]] of Object.entries(REFUSED)) await oslsRefusal(name as RefusalCase, params);
+  })();
   await oslsPackage('plain', PORTAL);
   await oslsPackage('noMaps', { ...PORTAL, nodeOptions: '--no-enable-source-maps' });
-  await oslsPackage('ssm', { ...PORTAL, apiKeySsmParameter: '/posture-exporter/api-key', ampWorkspaceArn: 'arn:aws:aps:us-east-1:123456789012:workspace/ws-0123abcd', schedule: 'rate(10 minutes)', timeout: '120' });
-  await oslsPackage('secret', { cloudId: 'acme', apiHost: 'example.com', apiKeySecretId: 'posture-exporter/api-key', apiKeyKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab' });
-  // Remote-write credentials: each store parameter alone, then the other two together, so every
-  // statement is tied to its own parameter (the packaging does not apply the one-auth-method rule).
-  await oslsPackage('rwTokenSsm', { ...PORTAL, apiKeySsmParameter: '/posture-exporter/api-key', remoteWriteBearerTokenSsmParameter: '/posture-exporter/rw-token' });
-  await oslsPackage('rwPasswordSecret', { ...PORTAL, apiKeySsmParameter: '/posture-exporter/api-key', remoteWriteUsername: '1234567', remoteWritePasswordSecretId: 'posture-exporter/rw-password' });
-  // The Pushgateway password's two stores at once (each statement tied to its own parameter), with the push limits and headers.
-  await oslsPackage('pushgatewayPassword', {
-    ...PORTAL,
-    apiKeySsmParameter: '/posture-exporter/api-key',
-    pushgatewayUsername: 'pusher',
-    pushgatewayPasswordSsmParameter: '/posture-exporter/pgw-password',
-    pushgatewayPasswordSecretId: 'posture-exporter/pgw-password',
-    pushTimeoutSeconds: '5',
-    pushMaxRetries: '1',
-    remoteWriteHeaders: 'X-Scope-OrgID=tenant-1',
-  });
+  await oslsPackage('ssm', { ...PORTAL, ampWorkspaceArn: 'arn:aws:aps:us-east-1:123456789012:workspace/ws-0123abcd', schedule: 'rate(10 minutes)', timeout: '120' });
+  await oslsPackage('secret', { cloudId: 'acme', apiHost: 'example.com', apiKeySecretId: 'posture-exporter/api-key', apiKeyKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab', ...PUSH });
+  // Remote-write credentials and the Pushgateway password: each credential from each store, one
+  // auth method each (as the function takes them), so every statement is tied to its own
+  // parameter; the Pushgateway's with the push limits and headers.
+  const both = { ...PORTAL, push: 'remote_write,pushgateway', remoteWriteUrl: REMOTE_WRITE.remoteWriteUrl, pushgatewayUsername: 'pusher', pushTimeoutSeconds: '5', pushMaxRetries: '1', remoteWriteHeaders: 'X-Scope-OrgID=tenant-1' };
+  await oslsPackage('rwTokenSsmPgwSecret', { ...both, remoteWriteBearerTokenSsmParameter: '/posture-exporter/rw-token', pushgatewayPasswordSecretId: 'posture-exporter/pgw-password' });
+  await oslsPackage('rwTokenSecretPgwSsm', { ...both, remoteWriteBearerTokenSecretId: 'posture-exporter/rw-token', pushgatewayPasswordSsmParameter: '/posture-exporter/pgw-password' });
+  await oslsPackage('rwPasswordSecret', { ...PORTAL, ...REMOTE_WRITE, remoteWriteUsername: '1234567', remoteWritePasswordSecretId: 'posture-exporter/rw-password' });
+  await oslsPackage('rwPasswordSsm', { ...PORTAL, ...REMOTE_WRITE, remoteWriteUsername: '1234567', remoteWritePasswordSsmParameter: '/posture-exporter/rw-password' });
   // A portal and a Pushgateway: the deployment the ledger's checks name.
   await oslsPackage('pushgateway', { baseUrl: 'https://acme.example.com/public-api/v1', apiKeySsmParameter: '/posture-exporter/api-key', push: 'pushgateway', pushgatewayUrl: 'https://pushgateway.example.com' });
-  await oslsPackage('rwCrossed', { ...PORTAL, apiKeySecretId: 'posture-exporter/api-key', remoteWriteBearerTokenSecretId: 'posture-exporter/rw-token', remoteWritePasswordSsmParameter: '/posture-exporter/rw-password' });
   // A fleet: three shards, the portal list in a packaged config file (created only now, so the
   // packages above show that nothing but the bundle is uploaded without one).
   mkdirSync(join(work, 'posture-config'));
   writeFileSync(join(work, 'posture-config/portals.yml'), 'portals:\n  - portal: a\n    base_url: https://a.example.com/public-api/v1\n    api_key_ssm_parameter: /posture/a\n');
-  await oslsPackage('sharded', { totalShards: '3', configFile: '/var/task/posture-config/portals.yml', push: 'pushgateway' });
+  await oslsPackage('sharded', { totalShards: '3', configFile: '/var/task/posture-config/portals.yml', ...PUSH });
   // A fleet's size: every shard must start at once, and the execution's output must stay small.
-  await oslsPackage('sharded100', { totalShards: '100', configFile: '/var/task/posture-config/portals.yml', push: 'remote_write', pushConcurrency: '4' });
+  await oslsPackage('sharded100', { totalShards: '100', configFile: '/var/task/posture-config/portals.yml', ...REMOTE_WRITE, pushConcurrency: '4' });
+  await refused;
 }, 600_000);
 
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
+  if (refusing) rmSync(refusing, { recursive: true, force: true });
 });
 
 const NO_VALUE = Symbol('AWS::NoValue');
@@ -233,9 +252,9 @@ describe('serverless.yml packaged with osls', () => {
     }
   });
 
-  it('grants only logging and the ledger table when no key store or AMP workspace is configured', () => {
+  it('grants only logging, the ledger table and the key\'s parameter when no other store or AMP workspace is configured', () => {
     const st = statements(packages.plain.template);
-    expect(st.map((s) => s.Sid)).toEqual(['Logs', 'StateTable']);
+    expect(st.map((s) => s.Sid)).toEqual(['Logs', 'StateTable', 'ReadApiKeyParameter', 'DecryptApiKeyParameter']);
     expect(actions(st[0]!).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
     expect(st[0]!.Resource).toBe(arn('logs', 'log-group:/aws/lambda/posture-exporter-test-collect:*'));
   });
@@ -270,11 +289,12 @@ describe('serverless.yml packaged with osls', () => {
         .sort();
 
     it('passes the username, where the password is stored, the headers and the limits as settings', () => {
-      const vars = fn(packages.pushgatewayPassword.template).Environment.Variables;
+      expect(fn(packages.rwTokenSsmPgwSecret.template).Environment.Variables).toMatchObject({ POSTURE_PUSHGATEWAY_PASSWORD_SECRET_ID: 'posture-exporter/pgw-password', POSTURE_PUSHGATEWAY_PASSWORD_SSM_PARAMETER: '' });
+      const vars = fn(packages.rwTokenSecretPgwSsm.template).Environment.Variables;
       expect(vars).toMatchObject({
         POSTURE_PUSHGATEWAY_USERNAME: 'pusher',
         POSTURE_PUSHGATEWAY_PASSWORD_SSM_PARAMETER: '/posture-exporter/pgw-password',
-        POSTURE_PUSHGATEWAY_PASSWORD_SECRET_ID: 'posture-exporter/pgw-password',
+        POSTURE_PUSHGATEWAY_PASSWORD_SECRET_ID: '',
         POSTURE_PUSH_TIMEOUT_SECONDS: '5',
         POSTURE_PUSH_MAX_RETRIES: '1',
         POSTURE_REMOTE_WRITE_HEADERS: 'X-Scope-OrgID=tenant-1',
@@ -283,12 +303,13 @@ describe('serverless.yml packaged with osls', () => {
     });
 
     it('grants nothing for it when it is not configured', () => {
-      for (const name of ['plain', 'ssm', 'secret', 'rwTokenSsm', 'rwPasswordSecret', 'rwCrossed'] as const) expect(pushgatewaySids(name), name).toEqual([]);
+      for (const name of ['plain', 'ssm', 'secret', 'rwPasswordSecret', 'rwPasswordSsm'] as const) expect(pushgatewaySids(name), name).toEqual([]);
     });
 
-    it('grants reading exactly the configured parameter and secret, decrypting each via its own service', () => {
-      expect(pushgatewaySids('pushgatewayPassword')).toEqual([...PUSHGATEWAY_SIDS].sort());
-      const st = new Map(statements(packages.pushgatewayPassword.template).map((s) => [s.Sid, s]));
+    it('grants reading exactly the configured parameter or secret, decrypting each via its own service', () => {
+      expect(pushgatewaySids('rwTokenSecretPgwSsm')).toEqual(['DecryptPushgatewayPasswordParameter', 'ReadPushgatewayPasswordParameter']);
+      expect(pushgatewaySids('rwTokenSsmPgwSecret')).toEqual(['DecryptPushgatewayPasswordSecret', 'ReadPushgatewayPasswordSecret']);
+      const st = new Map([...statements(packages.rwTokenSecretPgwSsm.template), ...statements(packages.rwTokenSsmPgwSecret.template)].map((s) => [s.Sid, s]));
       expect(st.get('ReadPushgatewayPasswordParameter')).toEqual({ Sid: 'ReadPushgatewayPasswordParameter', Effect: 'Allow', Action: 'ssm:GetParameter', Resource: arn('ssm', 'parameter/posture-exporter/pgw-password') });
       expect(st.get('ReadPushgatewayPasswordSecret')).toEqual({ Sid: 'ReadPushgatewayPasswordSecret', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: arn('secretsmanager', 'secret:posture-exporter/pgw-password-??????') });
       expect(st.get('DecryptPushgatewayPasswordParameter')).toMatchObject({ Action: 'kms:Decrypt', Condition: { StringEquals: { 'kms:ViaService': 'ssm.us-east-1.amazonaws.com' } } });
@@ -319,8 +340,9 @@ describe('serverless.yml packaged with osls', () => {
         POSTURE_REMOTE_WRITE_PASSWORD_SECRET_ID: '',
       });
       expect(credentialVars('rwPasswordSecret')).toMatchObject({ POSTURE_REMOTE_WRITE_USERNAME: '1234567', POSTURE_REMOTE_WRITE_PASSWORD_SECRET_ID: 'posture-exporter/rw-password', POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: '' });
-      expect(credentialVars('rwTokenSsm')).toMatchObject({ POSTURE_REMOTE_WRITE_BEARER_TOKEN_SSM_PARAMETER: '/posture-exporter/rw-token', POSTURE_REMOTE_WRITE_BEARER_TOKEN_SECRET_ID: '' });
-      expect(credentialVars('rwCrossed')).toMatchObject({ POSTURE_REMOTE_WRITE_BEARER_TOKEN_SECRET_ID: 'posture-exporter/rw-token', POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: '/posture-exporter/rw-password' });
+      expect(credentialVars('rwTokenSsmPgwSecret')).toMatchObject({ POSTURE_REMOTE_WRITE_BEARER_TOKEN_SSM_PARAMETER: '/posture-exporter/rw-token', POSTURE_REMOTE_WRITE_BEARER_TOKEN_SECRET_ID: '' });
+      expect(credentialVars('rwTokenSecretPgwSsm')).toMatchObject({ POSTURE_REMOTE_WRITE_BEARER_TOKEN_SECRET_ID: 'posture-exporter/rw-token', POSTURE_REMOTE_WRITE_BEARER_TOKEN_SSM_PARAMETER: '' });
+      expect(credentialVars('rwPasswordSsm')).toMatchObject({ POSTURE_REMOTE_WRITE_USERNAME: '1234567', POSTURE_REMOTE_WRITE_PASSWORD_SSM_PARAMETER: '/posture-exporter/rw-password', POSTURE_REMOTE_WRITE_PASSWORD_SECRET_ID: '' });
     });
 
     it('grants nothing for them when none is configured', () => {
@@ -328,8 +350,8 @@ describe('serverless.yml packaged with osls', () => {
     });
 
     it('grants reading exactly the token parameter, decrypting via SSM only, when only it is configured', () => {
-      expect(remoteWriteSids('rwTokenSsm')).toEqual(['DecryptRemoteWriteParameter', 'ReadRemoteWriteBearerTokenParameter']);
-      const st = bySid('rwTokenSsm');
+      expect(remoteWriteSids('rwTokenSsmPgwSecret')).toEqual(['DecryptRemoteWriteParameter', 'ReadRemoteWriteBearerTokenParameter']);
+      const st = bySid('rwTokenSsmPgwSecret');
       expect(st.get('ReadRemoteWriteBearerTokenParameter')).toEqual({ Sid: 'ReadRemoteWriteBearerTokenParameter', Effect: 'Allow', Action: 'ssm:GetParameter', Resource: arn('ssm', 'parameter/posture-exporter/rw-token') });
       expect(st.get('DecryptRemoteWriteParameter')).toEqual({ Sid: 'DecryptRemoteWriteParameter', Effect: 'Allow', Action: 'kms:Decrypt', Resource: arn('kms', 'key/*'), Condition: viaSsm });
       // The API key's own statements are still there, untouched.
@@ -343,13 +365,13 @@ describe('serverless.yml packaged with osls', () => {
       expect(st.get('DecryptRemoteWriteSecret')).toEqual({ Sid: 'DecryptRemoteWriteSecret', Effect: 'Allow', Action: 'kms:Decrypt', Resource: arn('kms', 'key/*'), Condition: viaSecretsManager });
     });
 
-    it('grants the token secret and the password parameter, each by its own parameter, when both are configured', () => {
-      expect(remoteWriteSids('rwCrossed')).toEqual(['DecryptRemoteWriteParameter', 'DecryptRemoteWriteSecret', 'ReadRemoteWriteBearerTokenSecret', 'ReadRemoteWritePasswordParameter']);
-      const st = bySid('rwCrossed');
-      expect(st.get('ReadRemoteWriteBearerTokenSecret')).toMatchObject({ Action: 'secretsmanager:GetSecretValue', Resource: arn('secretsmanager', 'secret:posture-exporter/rw-token-??????') });
-      expect(st.get('ReadRemoteWritePasswordParameter')).toMatchObject({ Action: 'ssm:GetParameter', Resource: arn('ssm', 'parameter/posture-exporter/rw-password') });
-      expect(st.get('DecryptRemoteWriteParameter')).toMatchObject({ Condition: viaSsm });
-      expect(st.get('DecryptRemoteWriteSecret')).toMatchObject({ Condition: viaSecretsManager });
+    it('grants the token secret, or the password parameter, each by its own parameter', () => {
+      expect(remoteWriteSids('rwTokenSecretPgwSsm')).toEqual(['DecryptRemoteWriteSecret', 'ReadRemoteWriteBearerTokenSecret']);
+      expect(remoteWriteSids('rwPasswordSsm')).toEqual(['DecryptRemoteWriteParameter', 'ReadRemoteWritePasswordParameter']);
+      expect(bySid('rwTokenSecretPgwSsm').get('ReadRemoteWriteBearerTokenSecret')).toMatchObject({ Action: 'secretsmanager:GetSecretValue', Resource: arn('secretsmanager', 'secret:posture-exporter/rw-token-??????') });
+      expect(bySid('rwTokenSecretPgwSsm').get('DecryptRemoteWriteSecret')).toMatchObject({ Condition: viaSecretsManager });
+      expect(bySid('rwPasswordSsm').get('ReadRemoteWritePasswordParameter')).toMatchObject({ Action: 'ssm:GetParameter', Resource: arn('ssm', 'parameter/posture-exporter/rw-password') });
+      expect(bySid('rwPasswordSsm').get('DecryptRemoteWriteParameter')).toMatchObject({ Condition: viaSsm });
     });
   });
 
@@ -441,25 +463,46 @@ describe('serverless.yml: the ledger table (the budget across invocations)', () 
 });
 
 describe('osls package refuses a function that would fail every invocation', () => {
-  it('without baseUrl, cloudId and apiHost, or configFile: names the parameters, packages nothing', () => {
-    const r = refusals.noPortal;
+  /** What `check-config --lambda` of the built CLI says about `env`, the function's environment: its problem lines. */
+  async function checkConfigLines(env: Record<string, string>): Promise<string[]> {
+    const ran = await run(process.execPath, [join(work, 'dist/cli.js'), 'check-config', '--lambda'], { env: { ...env, POSTURE_STATE_TABLE: 'posture-exporter-test-ledger' }, timeout: 30_000 }).then(
+      () => ({ stderr: '' }),
+      (e: { stderr: string }) => e,
+    );
+    return ran.stderr.split('\n').filter((l) => l.startsWith('config error: ')).map((l) => l.slice('config error: '.length));
+  }
+
+  it.each([
+    // The issue's four: each was packaged ("Service packaged") and failed every invocation.
+    ['baseUrlPath', 'parameter baseUrl', 'does not end in /public-api/v1'],
+    ['noPush', 'parameter push', 'POSTURE_PUSH is empty'],
+    ['remoteWriteNoUrl', 'parameters push, remoteWriteUrl', 'POSTURE_REMOTE_WRITE_URL is not set'],
+    ['noKey', 'parameters apiKeySsmParameter, apiKeySecretId', 'no API key'],
+  ] as const)('%s: the line check-config --lambda prints for its environment, led by the parameters; nothing packaged', async (name, params, says) => {
+    const r = refusals[name];
     expect(r.code).not.toBe(0);
     expect(r.packaged).toBe(false);
-    expect(r.output).toContain(
-      'posture-exporter: no portal: give the baseUrl parameter (--param="baseUrl=https://<cloud_id>.<host>/public-api/v1"), or cloudId and apiHost, or configFile (a config file under posture-config/ listing the portals, --param="configFile=/var/task/posture-config/portals.yml"); without one the function fails every invocation.',
-    );
+    const lines = await checkConfigLines(REFUSED[name][1]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(says);
+    expect(r.output).toContain(`posture-exporter: the function would fail every invocation:\n  ${params}: ${lines[0]}\n`);
   });
 
-  it('with cloudId but no apiHost: says they go together', () => {
-    expect(refusals.cloudIdAlone).toMatchObject({ packaged: false });
-    expect(refusals.cloudIdAlone.code).not.toBe(0);
-    expect(refusals.cloudIdAlone.output).toContain('posture-exporter: cloudId is set but apiHost is not: the Cloud ID and the API host go together (--param="cloudId=acme" --param="apiHost=example.com").');
+  it('a packaged config file the function refuses: check-config\'s line, naming the file where the function reads it, led by configFile', async () => {
+    const r = refusals.configFileInvalid;
+    expect(r).toMatchObject({ packaged: false });
+    const local = join(work, 'local-bad.yml');
+    writeFileSync(local, BAD_FLEET);
+    const lines = await checkConfigLines({ POSTURE_CONFIG_FILE: local, POSTURE_PUSH: 'pushgateway', POSTURE_PUSHGATEWAY_URL: PUSH.pushgatewayUrl });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('does not end in /public-api/v1');
+    expect(r.output).toContain(`posture-exporter: the function would fail every invocation:\n  parameter configFile: ${lines[0]!.replace(local, '/var/task/posture-config/bad.yml')}\n`);
   });
 
   it('with a configFile that is not beside serverless.yml: says it would not be packaged', () => {
     expect(refusals.configFileMissing).toMatchObject({ packaged: false });
     expect(refusals.configFileMissing.code).not.toBe(0);
-    expect(refusals.configFileMissing.output).toContain('posture-exporter: configFile=/var/task/posture-config/portals.yml: posture-config/portals.yml does not exist beside serverless.yml, so it would not be packaged.');
+    expect(refusals.configFileMissing.output).toContain('posture-exporter: the function would fail every invocation:\n  configFile=/var/task/posture-config/portals.yml: posture-config/portals.yml does not exist beside serverless.yml, so it would not be packaged.');
   });
 });
 
@@ -574,7 +617,7 @@ function mapInputs(def: Definition): Array<Record<string, unknown>> {
 
 describe('serverless.yml fan-out (totalShards)', () => {
   it('renders no fan-out by default: the one schedule rule invokes the function, one at a time', () => {
-    for (const name of ['plain', 'ssm', 'secret', 'rwTokenSsm', 'rwPasswordSecret', 'rwCrossed', 'pushgatewayPassword'] as const) {
+    for (const name of ['plain', 'ssm', 'secret', 'rwTokenSsmPgwSecret', 'rwPasswordSecret', 'rwTokenSecretPgwSsm', 'rwPasswordSsm'] as const) {
       const resources = live(packages[name].template);
       expect(Object.values(resources).filter((r) => FAN_OUT_TYPES.includes(r.Type)), name).toEqual([]);
       expect(Object.keys(resources).filter((k) => k.startsWith('FanOut')), name).toEqual([]);
@@ -688,8 +731,8 @@ describe('serverless.yml fan-out (totalShards)', () => {
     expect(scheduler.AssumeRolePolicyDocument.Statement.map((s) => s.Principal.Service)).toEqual(['scheduler.amazonaws.com']);
     expect(scheduler.Policies.flatMap((p) => p.PolicyDocument.Statement)).toEqual([{ Sid: 'StartFanOut', Effect: 'Allow', Action: 'states:StartExecution', Resource: { Ref: 'FanOutStateMachine' } }]);
     expect(resources.FanOutStateMachine!.Properties.RoleArn).toEqual({ 'Fn::GetAtt': ['FanOutStateMachineRole', 'Arn'] });
-    // The function's own role is unchanged by sharding.
-    expect(statements(packages.sharded.template)).toEqual(statements(packages.plain.template));
+    // The function's own role is unchanged by sharding (its keys are in the config file: no key store of its own).
+    expect(statements(packages.sharded.template)).toEqual(statements(packages.plain.template).filter((s) => !/ApiKey/.test(s.Sid!)));
   });
 
   it('packages the fleet config file beside the bundle and points POSTURE_CONFIG_FILE at it', () => {
