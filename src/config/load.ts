@@ -10,7 +10,7 @@ import { parseObjectives, type Objective } from './objectives.js';
 import { buildPortals } from './portal.js';
 import { Problems } from './problems.js';
 import { buildPush } from './push.js';
-import { DEFAULT_RUNBOOK_URL, runbookUrlProblem } from './runbook.js';
+import { EXAMPLE_RUNBOOK_URL, runbookUrlProblem } from './runbook.js';
 import { SETTING_BY_KEY, envName } from './settings.js';
 import { ownsPortal, parseShard, SHARD_SETTING, validateShards } from './shard.js';
 import { stateDirOf } from './state-dir.js';
@@ -82,23 +82,23 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   return config;
 }
 
-/** The `runbook_url` template (flag > env > config file > default), checked. */
-function runbookUrlOf(layers: readonly Layer[], problems: Problems): string {
+/** The `runbook_url` template (flag > env > config file), checked; undefined when unset (no `runbook_url`). */
+function runbookUrlOf(layers: readonly Layer[], problems: Problems): string | undefined {
   const def = SETTING_BY_KEY.runbook_url;
   const template = getter(layers, problems)('runbook_url');
-  if (template === undefined) return DEFAULT_RUNBOOK_URL;
+  if (template === undefined) return undefined;
   const problem = runbookUrlProblem(template);
   if (problem === undefined) return template;
   const where = layerOf(layers, 'runbook_url')!.where(def);
-  problems.add(envName(def), `${where === 'env' ? label(def) : where}=${JSON.stringify(template)} is not valid: ${problem} (default ${DEFAULT_RUNBOOK_URL}).`);
-  return DEFAULT_RUNBOOK_URL;
+  problems.add(envName(def), `${where === 'env' ? label(def) : where}=${JSON.stringify(template)} is not valid: ${problem}, e.g. ${EXAMPLE_RUNBOOK_URL} (or unset it for none).`);
+  return undefined;
 }
 
 /**
  * What `posture-exporter rules` needs, without a portal: the config file's objectives and the
- * `runbook_url` template (flag > env > config file), checked.
+ * `runbook_url` template (flag > env > config file), checked; undefined when unset.
  */
-export function loadObjectives(sources: ConfigSources = {}): { readonly objectives: readonly Objective[]; readonly runbookUrl: string } {
+export function loadObjectives(sources: ConfigSources = {}): { readonly objectives: readonly Objective[]; readonly runbookUrl?: string } {
   const problems = new Problems();
   const layers = settingLayers(sources, problems);
   const objectives = parseObjectives(layers.file?.objectives, layers.file?.where ?? '', problems);

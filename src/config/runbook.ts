@@ -1,20 +1,35 @@
 /**
  * The `runbook_url` setting: a URL template with the alert's name, which every rule
  * `posture-exporter rules` writes and every shipped rule file (`npm run rules`) carries as its
- * `runbook_url` annotation. Its default follows package.json's `repository`.
+ * `runbook_url` annotation. It has no default: the project names no address of its own, so
+ * without the setting the rules carry no `runbook_url`.
  */
-import pkg from '../../package.json' with { type: 'json' };
 
 /** The placeholders a template may hold: the alert's name as written, and in lower case (a Markdown heading's anchor). */
 const PLACEHOLDERS = { '{alert}': (alert: string) => alert, '{alert_lower}': (alert: string) => alert.toLowerCase() } as const;
 
-/** The repository's web address: package.json's `repository.url` without `git+` and `.git`. */
-function repositoryWebUrl(url: string): string {
-  return url.replace(/^git\+/, '').replace(/\.git$/, '');
+/** An example template, as the docs, the help and the rule files' headers give it. */
+export const EXAMPLE_RUNBOOK_URL = 'https://wiki.example.com/posture/{alert}';
+
+/** What writes a rule file: `posture-exporter rules` (a config file's objectives) or `npm run rules` (the shipped rule files). */
+export type RulesWriter = 'rules' | 'npm';
+
+/** The command that writes a rule file with `template`. */
+function writeCommand(writer: RulesWriter, template: string): string {
+  return writer === 'rules' ? `posture-exporter rules --runbook-url '${template}'` : `POSTURE_RUNBOOK_URL='${template}' npm run rules`;
 }
 
-/** The default template: each alert's section of docs/runbooks.md on the repository's main branch. */
-export const DEFAULT_RUNBOOK_URL = `${repositoryWebUrl(pkg.repository.url)}/blob/main/docs/runbooks.md#{alert_lower}`;
+/** What a rule file's header says about its runbook links, and how to set them (lines without `# `). */
+export function runbookHeader(template: string | undefined, writer: RulesWriter): string[] {
+  if (template === undefined) {
+    return [
+      'Runbook links: none (no runbook_url template was given). To give every alert a `runbook_url`,',
+      `write this file with a URL template: ${writeCommand(writer, EXAMPLE_RUNBOOK_URL)}`,
+      '({alert} is the alert\'s name, {alert_lower} the name in lower case; docs/alerting.md, "Loading the rules").',
+    ];
+  }
+  return [`Runbook links: each alert's \`runbook_url\` is ${template} with the alert's name, written by`, `${writeCommand(writer, template)} (without the template, none).`];
+}
 
 /** The runbook URL of `alert` from `template`. */
 export function runbookUrl(template: string, alert: string): string {

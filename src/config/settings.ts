@@ -4,7 +4,7 @@
  */
 
 import { INTERVAL_BOUNDS, intervalSettingDefs } from './intervals.js';
-import { DEFAULT_RUNBOOK_URL } from './runbook.js';
+import { EXAMPLE_RUNBOOK_URL } from './runbook.js';
 
 /** Where a setting applies: once for the process, or per portal (in a config file's `portals`). */
 export type Scope = 'global' | 'portal';
@@ -73,7 +73,7 @@ export const SETTINGS = [
   { key: 'state_dir', scope: 'global', kind: 'string', default: '$XDG_STATE_HOME/posture-exporter, else ~/.local/state/posture-exporter', flag: true, doc: 'A directory of this user\'s own (created 0700 when missing) where every process claims, atomically, each request it sends to each portal, so a restart, a second process or `once` from cron on this host counts the last 60 s of them all against the share. Refused at start (exit 2) when another user owns it or others can write it; no symlink inside it is followed. Processes that share it share the share. When it cannot be created: one warning, and the process counts only its own requests. See [docs/budget.md](docs/budget.md).' },
   { key: 'state_table', scope: 'global', kind: 'string', flag: true, doc: 'A DynamoDB table (its name or ARN) that is the ledger of every portal instead of the state directory: every process, Lambda container and host that uses it counts the others\' requests of the last 60 s against the share, each slot granted by a conditional write; it also remembers each portal entry\'s last resolved-alerts pass, so `once` and the Lambda make it once per interval across them all. Region, endpoint (`AWS_ENDPOINT_URL_DYNAMODB`) and credentials come from the AWS SDK\'s standard settings. A table that is missing, unreachable or refused fails the run before any request. See [docs/serverless.md](docs/serverless.md#the-budget-across-invocations).' },
   { key: 'format', scope: 'global', kind: 'enum', values: ['prometheus', 'openmetrics', 'json'], default: 'prometheus', flag: true, doc: '`once`: output format.' },
-  { key: 'runbook_url', scope: 'global', kind: 'string', default: DEFAULT_RUNBOOK_URL, flag: true, doc: '`rules`: the `runbook_url` annotation of every alert it writes, a URL with `{alert}` (the alert\'s name, such as `PostureObjectiveBurnRate`) or `{alert_lower}` (the name in lower case, a Markdown heading\'s anchor), e.g. `https://wiki.example.com/runbooks/{alert}`. `npm run rules` gives it to the shipped rule files too. The default follows package.json\'s `repository`.' },
+  { key: 'runbook_url', scope: 'global', kind: 'string', flag: true, doc: `\`rules\`: the \`runbook_url\` annotation of every alert it writes, a URL with \`{alert}\` (the alert's name, such as \`PostureObjectiveBurnRate\`) or \`{alert_lower}\` (the name in lower case, a Markdown heading's anchor), e.g. \`${EXAMPLE_RUNBOOK_URL}\`. \`npm run rules\` gives it to the shipped rule files too. Unset, the alerts carry no \`runbook_url\` (docs/runbooks.md holds the runbooks: publish them, and point this at them).` },
   { key: 'push', scope: 'global', kind: 'list', default: '', values: SINK_NAMES, flag: true, doc: 'Sinks to push to after each collection (serverless mode; `once` too): any of `otlp`, `remote_write`, `pushgateway`.' },
   { key: 'remote_write_url', scope: 'global', kind: 'string', flag: true, doc: 'Prometheus remote-write endpoint (AMP, Grafana Cloud, Mimir, VictoriaMetrics, Prometheus).' },
   { key: 'remote_write_sigv4_region', scope: 'global', kind: 'string', flag: true, doc: 'Sign remote writes with SigV4 for Amazon Managed Service for Prometheus in this region (credentials from the role).' },

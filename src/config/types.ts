@@ -77,8 +77,8 @@ export interface Config {
   readonly webConfigFile?: string;
   readonly logLevel: LogLevel;
   readonly format: 'prometheus' | 'openmetrics' | 'json';
-  /** The `runbook_url` template of the rules (`{alert}`, `{alert_lower}`). */
-  readonly runbookUrl: string;
+  /** The `runbook_url` template of the rules (`{alert}`, `{alert_lower}`); unset, the rules carry no `runbook_url`. */
+  readonly runbookUrl?: string;
   readonly push: {
     readonly sinks: readonly SinkName[];
     readonly remoteWriteUrl?: string;

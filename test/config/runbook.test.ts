@@ -5,16 +5,14 @@ import { ConfigErrors } from '../../src/errors.js';
 import { thrownBy } from '../support/errors.js';
 
 const base = { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-secret-value-123' };
-// Written out by hand: package.json's repository, its web address and the runbooks' page.
-const DEFAULT = 'https://github.com/posture-exporter/posture-exporter/blob/main/docs/runbooks.md#{alert_lower}';
 
 describe('the runbook_url setting', () => {
-  it('defaults to the runbooks page of the repository package.json declares, with its homepage', () => {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { repository: { type: string; url: string }; homepage: string };
-    expect(pkg.repository).toEqual({ type: 'git', url: 'git+https://github.com/posture-exporter/posture-exporter.git' });
-    expect(pkg.homepage).toBe('https://github.com/posture-exporter/posture-exporter#readme');
-    expect(loadConfig({ env: base }).runbookUrl).toBe(DEFAULT);
-    expect(loadObjectives({ env: {} }).runbookUrl).toBe(DEFAULT);
+  it('has no default: unset, the rules carry no runbook_url, and package.json names no repository or homepage', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    expect(pkg.repository).toBeUndefined();
+    expect(pkg.homepage).toBeUndefined();
+    expect(loadConfig({ env: base }).runbookUrl).toBeUndefined();
+    expect(loadObjectives({ env: {} }).runbookUrl).toBeUndefined();
   });
 
   it('is read from the flag, the environment and the config file, in that order', () => {
@@ -33,11 +31,11 @@ describe('the runbook_url setting', () => {
     ['another scheme', 'file:///srv/runbooks/{alert}', 'it is a file: URL, not http or https'],
   ])('refuses a template with %s, naming the setting and the fix', (_what, template, reason) => {
     const err = thrownBy(() => loadConfig({ env: { ...base, POSTURE_RUNBOOK_URL: template } }), ConfigErrors);
-    expect(err.problems.map((p) => p.message)).toEqual([`POSTURE_RUNBOOK_URL (--runbook-url)=${JSON.stringify(template)} is not valid: ${reason} (default ${DEFAULT}).`]);
+    expect(err.problems.map((p) => p.message)).toEqual([`POSTURE_RUNBOOK_URL (--runbook-url)=${JSON.stringify(template)} is not valid: ${reason}, e.g. https://wiki.example.com/posture/{alert} (or unset it for none).`]);
   });
 
   it('names the config file key when the file set it', () => {
     const err = thrownBy(() => loadObjectives({ env: { POSTURE_CONFIG: '{"runbook_url":"https://x.example.com/"}' } }), ConfigErrors);
-    expect(err.problems.map((p) => p.message)).toEqual([`POSTURE_CONFIG: runbook_url="https://x.example.com/" is not valid: it names no alert: put {alert} or {alert_lower} where the alert's name goes (default ${DEFAULT}).`]);
+    expect(err.problems.map((p) => p.message)).toEqual([`POSTURE_CONFIG: runbook_url="https://x.example.com/" is not valid: it names no alert: put {alert} or {alert_lower} where the alert's name goes, e.g. https://wiki.example.com/posture/{alert} (or unset it for none).`]);
   });
 });

@@ -305,6 +305,15 @@ const RUN: Readonly<Record<string, RunSpec>> = {
     setup: (ctx) => writeFileSync(join(ctx.cwd, 'posture.yaml'), 'objectives:\n  - {name: edr-configured, integration: crowdstrike|sentinelone, target: 0.95}\n'),
     check: (r) => expect(r.stdout).toContain('runbook_url: https://wiki.example.com/posture/PostureObjectiveBudgetExhausted\n'),
   },
+  "posture-exporter rules --config posture.yaml --runbook-url 'https://wiki.example.com/posture/{alert}' --output posture-objectives.rules.yml": {
+    code: 0,
+    setup: (ctx) => writeFileSync(join(ctx.cwd, 'posture.yaml'), 'objectives:\n  - {name: edr-configured, integration: crowdstrike|sentinelone, target: 0.95}\n'),
+    check: (_r, ctx) => {
+      const text = readFileSync(join(ctx.cwd, 'posture-objectives.rules.yml'), 'utf8');
+      expect(text).toContain("# Runbook links: each alert's `runbook_url` is https://wiki.example.com/posture/{alert} with the alert's name, written by\n");
+      expect(text).toContain('runbook_url: https://wiki.example.com/posture/PostureObjectiveBurnRate\n');
+    },
+  },
   'npm start -- --regress crowdstrike': {
     code: 0,
     setup: listenOnFreePort,

@@ -17,7 +17,11 @@ describe('posture-exporter rules', () => {
     const r = await runMain(['rules'], { env: {} });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(readFileSync(OBJECTIVES_RULES_FILE, 'utf8'));
+    // The same file but for the command its header says to write it with (the shipped one: npm run rules).
+    const shipped = readFileSync(OBJECTIVES_RULES_FILE, 'utf8');
+    const npm = "POSTURE_RUNBOOK_URL='https://wiki.example.com/posture/{alert}' npm run rules";
+    expect(shipped).toContain(npm);
+    expect(r.stdout).toBe(shipped.replace(npm, "posture-exporter rules --runbook-url 'https://wiki.example.com/posture/{alert}'"));
   });
 
   it('writes one group per objective of --config into --output', async () => {

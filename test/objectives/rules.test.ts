@@ -6,7 +6,8 @@ import type { Objective } from '../../src/config/objectives.js';
 import { objectiveRuleGroups, objectiveRulesYaml, type AlertingRule, type RecordingRule } from '../../src/objectives/rules.js';
 
 const RUNBOOKS = readFileSync(new URL('../../docs/runbooks.md', import.meta.url), 'utf8');
-const RUNBOOK_BASE = 'https://github.com/posture-exporter/posture-exporter/blob/main/docs/runbooks.md#';
+// A template of one's own, as a user gives it: the project names no address of its own.
+const RUNBOOK_BASE = 'https://docs.example.com/posture/runbooks.html#';
 
 // Written out from the issue, not imported: the windows every objective records for the dashboards,
 // and each window's burn-rate pairs worked out by hand (long windows of window / 720, / 120, / 30,
@@ -53,6 +54,10 @@ describe('burn-rate alerts', () => {
     const [page, ticket] = burnRateAlerts(objective({ name: 'x', window: '28d' }));
     expect(page!.annotations.description).toContain('(threshold 14.4 over 56m and 5m, or 6 over 5h36m and 28m).');
     expect(ticket!.annotations.description).toContain('(threshold 3 over 22h24m and 1h52m, or 1 over 2d19h12m and 5h36m).');
+  });
+
+  it('carry no runbook_url without a template', () => {
+    for (const rule of objectiveRuleGroups([objective({ name: 'a' })])[0]!.rules.filter(isAlert)) expect(Object.keys(rule.annotations).sort()).toEqual(['description', 'summary']);
   });
 
   it('stay exactly as they were for a 30d objective (the groups of test/fixtures/objectives/thirty-days.rules.yml)', () => {
@@ -116,7 +121,7 @@ describe('error ratios', () => {
 });
 
 describe('alerts', () => {
-  const rules = objectiveRuleGroups([objective({ name: 'a' })])[0]!.rules.filter(isAlert);
+  const rules = objectiveRuleGroups([objective({ name: 'a' })], `${RUNBOOK_BASE}{alert_lower}`)[0]!.rules.filter(isAlert);
   const anchors = new Set([...RUNBOOKS.matchAll(/^#{1,6} (.+)$/gm)].map((m) => m[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-')));
 
   it('are the two burn-rate severities and the exhausted budget, labelled with the objective', () => {
@@ -172,6 +177,16 @@ describe('the rule file', () => {
     expect(parse(objectiveRulesYaml([]))).toEqual({ groups: [] });
   });
 
+  it('says in its header that it has no runbook links, and how to give them', () => {
+    expect(objectiveRulesYaml([])).toContain(
+      "\n# Runbook links: none (no runbook_url template was given). To give every alert a `runbook_url`,\n# write this file with a URL template: posture-exporter rules --runbook-url 'https://wiki.example.com/posture/{alert}'\n",
+    );
+    expect(defaultObjectiveRules()).toContain("\n# write this file with a URL template: POSTURE_RUNBOOK_URL='https://wiki.example.com/posture/{alert}' npm run rules\n");
+    expect(objectiveRulesYaml([], 'https://wiki.example.com/p/{alert}')).toContain(
+      "\n# Runbook links: each alert's `runbook_url` is https://wiki.example.com/p/{alert} with the alert's name, written by\n# posture-exporter rules --runbook-url 'https://wiki.example.com/p/{alert}' (without the template, none).\n",
+    );
+  });
+
   it('ships for the default objective as infra/prometheus/rules/posture-objectives.rules.yml, up to date (npm run rules)', () => {
     expect(readFileSync(OBJECTIVES_RULES_FILE, 'utf8')).toBe(defaultObjectiveRules());
     const doc = parse(readFileSync(OBJECTIVES_RULES_FILE, 'utf8')) as { groups: Array<{ name: string; rules: Array<{ labels: Record<string, string> }> }> };
@@ -190,15 +205,65 @@ describe('the rule file', () => {
 });
 
 describe('the hand-written shipped rule files (npm run rules)', () => {
-  it.each(HAND_WRITTEN_RULE_FILES)('%s has the runbook links of the default template', (file) => {
+  it.each(HAND_WRITTEN_RULE_FILES)('%s has no runbook link, and says so in its header (POSTURE_RUNBOOK_URL unset)', (file) => {
     const text = readFileSync(file, 'utf8');
     expect(withRunbookUrls(text)).toBe(text);
+    expect(text).not.toContain('runbook_url:');
+    expect(text).toContain("# write this file with a URL template: POSTURE_RUNBOOK_URL='https://wiki.example.com/posture/{alert}' npm run rules\n");
   });
 
-  it('rewrites only the runbook_url lines, each from the alert above it', () => {
-    const text = ["      - alert: PostureRedAlertsOpen", "        expr: up == 0", "        annotations:", "          summary: 'x'", "          runbook_url: 'https://old.example.com/a'", "      - alert: PostureShardMissing", "          runbook_url: 'https://old.example.com/b'", ''].join('\n');
-    expect(withRunbookUrls(text, "https://wiki.example.com/it's/{alert}")).toBe(
-      ["      - alert: PostureRedAlertsOpen", "        expr: up == 0", "        annotations:", "          summary: 'x'", "          runbook_url: 'https://wiki.example.com/it''s/PostureRedAlertsOpen'", "      - alert: PostureShardMissing", "          runbook_url: 'https://wiki.example.com/it''s/PostureShardMissing'", ''].join('\n'),
-    );
+  const FILE = [
+    '# rules.',
+    '',
+    'groups:',
+    '  - name: g',
+    '    rules:',
+    '      - record: r',
+    '        expr: up',
+    '      - alert: PostureRedAlertsOpen',
+    '        expr: up == 0',
+    '        annotations:',
+    "          summary: 'x'",
+    '          description: |',
+    '            two lines',
+    '',
+    '            of text',
+    '',
+    '      - alert: PostureShardMissing',
+    '        expr: up == 1',
+    '        annotations:',
+    "          summary: 'y'",
+    '',
+  ];
+  const HEADER_NONE = [
+    '#',
+    '# Runbook links: none (no runbook_url template was given). To give every alert a `runbook_url`,',
+    "# write this file with a URL template: POSTURE_RUNBOOK_URL='https://wiki.example.com/posture/{alert}' npm run rules",
+    '# ({alert} is the alert\'s name, {alert_lower} the name in lower case; docs/alerting.md, "Loading the rules").',
+  ];
+  const linked = (template: string, [red, shard]: [string, string]) => [
+    '# rules.',
+    '#',
+    `# Runbook links: each alert's \`runbook_url\` is ${template} with the alert's name, written by`,
+    `# POSTURE_RUNBOOK_URL='${template}' npm run rules (without the template, none).`,
+    ...FILE.slice(1, 14),
+    '            of text',
+    `          runbook_url: '${red}'`,
+    '',
+    ...FILE.slice(16, 20),
+    `          runbook_url: '${shard}'`,
+    '',
+  ];
+
+  it('adds each alert its runbook_url after its annotations, from the alert above it, quoted for YAML, and says so in the header', () => {
+    const text = withRunbookUrls(FILE.join('\n'), "https://wiki.example.com/it's/{alert}");
+    expect(text.split('\n')).toEqual(linked("https://wiki.example.com/it's/{alert}", ["https://wiki.example.com/it''s/PostureRedAlertsOpen", "https://wiki.example.com/it''s/PostureShardMissing"]));
+    expect(parse(text)).toMatchObject({ groups: [{ rules: [{}, { annotations: { runbook_url: "https://wiki.example.com/it's/PostureRedAlertsOpen", description: 'two lines\n\nof text\n' } }, { annotations: { runbook_url: "https://wiki.example.com/it's/PostureShardMissing" } }] }] });
+  });
+
+  it('replaces the links and the header of another template, and removes both without one, back to the file as it was', () => {
+    const once = withRunbookUrls(FILE.join('\n'), 'https://a.example.com/{alert}');
+    expect(withRunbookUrls(once, 'https://b.example.com/{alert_lower}').split('\n')).toEqual(linked('https://b.example.com/{alert_lower}', ['https://b.example.com/postureredalertsopen', 'https://b.example.com/postureshardmissing']));
+    expect(withRunbookUrls(once).split('\n')).toEqual([FILE[0], ...HEADER_NONE, ...FILE.slice(1)]);
   });
 });
