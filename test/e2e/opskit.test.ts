@@ -296,7 +296,8 @@ describe('a Vitals regression injected in the portal', () => {
     expect(alert.labels).toMatchObject({ portal: REGRESSED, integration: target, severity: 'warning' });
     expect(alert.annotations.description).toContain(target);
     expect(alert.annotations.description).toContain(REGRESSED);
-    expect(alert.annotations.runbook_url).toMatch(/docs\/runbooks\.md#posturevitalshealthregression$/);
+    // The shipped rules carry no runbook_url unless written with a template (npm run rules, POSTURE_RUNBOOK_URL).
+    expect(alert.annotations.runbook_url).toBeUndefined();
   }, 85_000);
 
   it('never shows the API key in the exporter\'s logs or in Prometheus', async () => {
