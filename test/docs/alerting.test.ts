@@ -14,3 +14,18 @@ describe('docs/alerting.md', () => {
     expect(doc).toContain(`rules/${file}`);
   });
 });
+
+describe("docs/alerting.md's dashboards", () => {
+  const doc = readFileSync(`${ROOT}docs/alerting.md`, 'utf8');
+  const dashboards = readdirSync(`${ROOT}infra/grafana/dashboards`).filter((f) => f.endsWith('.json'));
+  const section = doc.slice(doc.indexOf('\n## Dashboards\n'));
+
+  it.each(dashboards)('lists %s under Dashboards', (file) => {
+    expect(section).toContain(`- \`${file}\``);
+  });
+
+  it('lists no other, and counts them nowhere (a count goes stale)', () => {
+    expect([...section.matchAll(/^- `([\w-]+\.json)`/gm)].map((m) => m[1]).sort()).toEqual([...dashboards].sort());
+    expect(doc).not.toMatch(/\b(?:one|two|three|four|five|six|\d+) (?:Grafana )?dashboards\b/i);
+  });
+});
