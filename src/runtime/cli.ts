@@ -14,6 +14,7 @@ import type { SimulatorOptions } from '../simulator/index.js';
 import type { PushOutcome } from '../sinks/index.js';
 import { Exporter, failedSources, failureReasons } from '../exporter/exporter.js';
 import { VERSION } from '../version.js';
+import { COMMANDS, commandHelp, globalHelp } from './help.js';
 import { explainPlan } from '../schedule/explain.js';
 import type { BackfillFlags } from '../backfill/command.js';
 import type { SimulateFlags } from '../simulator/command.js';
@@ -31,49 +32,6 @@ const SIM_FLAGS = ['devices', 'alerts', 'integrations', 'seed'] as const;
 const SIMULATE_FLAGS = { portals: { type: 'string' }, 'write-config': { type: 'string' }, regress: { type: 'string' } } as const;
 const BACKFILL_FLAGS = { days: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, output: { type: 'string' }, resume: { type: 'boolean' }, state: { type: 'string' } } as const;
 
-const USAGE = `posture-exporter ${VERSION}: Security Posture portal metrics for Prometheus
-
-Usage: posture-exporter <command> [flags]
-
-Commands:
-  once           collect once; metrics on stdout (--format prometheus|openmetrics|json), logs on stderr;
-                 exit 0 when every source succeeded, 1 otherwise
-  serve          collect every --interval-seconds and serve the last collection on /metrics
-  simulate       run the simulated portal alone (--listen, --devices, --alerts, --integrations, --seed);
-                 --portals N serves a fleet of N portals on one port, each with its own data, key and
-                 budget; --write-config FILE writes the exporter's \`portals\` config for them;
-                 --regress INTEGRATION[=FRACTION] takes FRACTION (default 0.8) of its configuration-
-                 compliant devices away from the start, so objective alerts fire
-  demo           the simulated portal plus serve against it (what \`npm start\` runs; --regress as
-                 for simulate); with a portal configured, plain serve
-  check-config   validate the settings and exit (0 valid, 2 invalid, one line per problem); --lambda
-                 checks them as the Lambda function does at start (a push sink required)
-  backfill       load past days of the Vitals archive: --days N | --from yyyyMMdd --to yyyyMMdd,
-                 into --output FILE (OpenMetrics for promtool) and/or --push remote_write;
-                 --resume continues a run (--state FILE); exit 0 all days written, 1 some failed
-  rules          write the Prometheus rules of the config file's objectives (docs/objectives.md):
-                 --config FILE, --output FILE (default stdout), --runbook-url TEMPLATE
-
-Flags (each also an environment variable; flag > env > config file > default):
-${SETTINGS.filter((s) => s.flag)
-  .map((s) => `  --${flagName(s).padEnd(28)} ${envName(s)}`)
-  .join('\n')}
-  --devices N --alerts N --integrations N --seed S   simulated portal size (simulate, demo)
-
-Backfill flags (posture-exporter backfill ...):
-  --days N                       the past N days, or --from and --to:
-  --from yyyyMMdd                the first day
-  --to yyyyMMdd                  the last day (included)
-  --output FILE                  write OpenMetrics for promtool tsdb create-blocks-from openmetrics
-  --push remote_write            push to POSTURE_REMOTE_WRITE_URL (with --output, or alone)
-  --resume                       continue an earlier run recorded in the state file (days written are skipped)
-  --state FILE                   where progress is recorded (default: in POSTURE_STATE_DIR, one file per --output)
-
-Secrets (POSTURE_API_KEY, POSTURE_REMOTE_WRITE_BEARER_TOKEN, POSTURE_REMOTE_WRITE_PASSWORD) are read
-from the environment only, never from flags; each may instead come from SSM Parameter Store or
-Secrets Manager (its _SSM_PARAMETER or _SECRET_ID setting). See README.md for every setting and metric.
-`;
-
 /** Every flag the CLI takes, with its type: each setting's, the simulated portal's, backfill's and simulate's. */
 export const CLI_OPTIONS: Readonly<Record<string, { type: 'string' | 'boolean' }>> = {
   help: { type: 'boolean' },
@@ -86,11 +44,13 @@ export const CLI_OPTIONS: Readonly<Record<string, { type: 'string' | 'boolean' }
   ...Object.fromEntries(SIM_FLAGS.map((f) => [f, { type: 'string' as const }])),
 };
 
-function parseCli(argv: string[]): { command: string | undefined; flags: Partial<Record<SettingKey, string>>; sim: Partial<Record<(typeof SIM_FLAGS)[number], string>>; simulate: SimulateFlags; backfill: BackfillFlags; help: boolean; version: boolean; lambda: boolean } {
+function parseCli(argv: string[]): { command: string | undefined; flags: Partial<Record<SettingKey, string>>; sim: Partial<Record<(typeof SIM_FLAGS)[number], string>>; simulate: SimulateFlags; backfill: BackfillFlags; help: boolean; version: boolean; lambda: boolean; topic: string | undefined } {
   const options = CLI_OPTIONS;
   checkFlags(argv, options);
   const { values, positionals } = parseArgs({ args: withDashValues(argv, options), options, allowPositionals: true, strict: true });
-  if (positionals.length > 1) throw new ConfigError('command', `unexpected argument ${JSON.stringify(positionals[1])}: give one command (see --help).`);
+  // `help <command>` is that command's --help.
+  const topic = positionals[0] === 'help' ? positionals[1] : undefined;
+  if (positionals.length > (topic === undefined ? 1 : 2)) throw new ConfigError('command', `unexpected argument ${JSON.stringify(positionals[topic === undefined ? 1 : 2])}: give one command (see --help).`);
   const flags: Partial<Record<SettingKey, string>> = {};
   // Only settings that are flags: `config` (inline JSON, env only) would otherwise share `--config` with `config_file`.
   for (const s of SETTINGS) {
@@ -102,7 +62,7 @@ function parseCli(argv: string[]): { command: string | undefined; flags: Partial
   for (const f of SIM_FLAGS) if (typeof values[f] === 'string') sim[f] = values[f] as string;
   const backfill = Object.fromEntries(Object.keys(BACKFILL_FLAGS).filter((f) => values[f] !== undefined).map((f) => [f, values[f]])) as BackfillFlags;
   const simulate: SimulateFlags = { portals: values.portals as string | undefined, writeConfig: values['write-config'] as string | undefined, regress: values.regress as string | undefined };
-  return { command: positionals[0], flags, sim, simulate, backfill, help: values.help === true, version: values.version === true, lambda: values.lambda === true };
+  return { command: positionals[0], flags, sim, simulate, backfill, help: values.help === true, version: values.version === true, lambda: values.lambda === true, topic };
 }
 
 /**
@@ -170,6 +130,12 @@ function printProblems(err: unknown, io: CliIo, first: readonly ConfigError[] = 
   throw err;
 }
 
+/** A command that does not exist: one line naming the commands, exit 2. */
+function unknownCommand(command: string, io: CliIo): number {
+  io.stderr(`usage error: unknown command ${JSON.stringify(command)}: use ${COMMANDS.slice(0, -1).join(', ')} or ${COMMANDS.at(-1)!} (see --help)\n`);
+  return EXIT_USAGE;
+}
+
 /** The commands that read a portal (CliIo.beforeReading). */
 const READING = new Set(['once', 'serve', 'demo', 'backfill']);
 
@@ -192,8 +158,16 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return EXIT_OK;
   }
   if (parsed.help || parsed.command === undefined || parsed.command === 'help') {
-    io.stdout(USAGE);
-    return parsed.command === undefined && !parsed.help ? EXIT_USAGE : EXIT_OK;
+    // `<command> --help` and `help <command>`: that command's own; else every command's.
+    const about = parsed.command === 'help' ? parsed.topic : parsed.command;
+    if (about === undefined) {
+      io.stdout(globalHelp());
+      return parsed.command === undefined && !parsed.help ? EXIT_USAGE : EXIT_OK;
+    }
+    const help = commandHelp(about);
+    if (help === undefined) return unknownCommand(about, io);
+    io.stdout(help);
+    return EXIT_OK;
   }
   const simulateOnly = Object.entries({ '--portals': parsed.simulate.portals, '--write-config': parsed.simulate.writeConfig }).filter(([, v]) => v !== undefined);
   if (simulateOnly.length && parsed.command !== 'simulate') {
@@ -229,8 +203,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       case 'rules':
         return (await import('../objectives/command.js')).rulesCommand(parsed.flags, { ...parsed.backfill }, io, unknown);
       default:
-        io.stderr(`usage error: unknown command ${JSON.stringify(parsed.command)}: use once, serve, simulate, demo, check-config, backfill or rules (see --help)\n`);
-        return EXIT_USAGE;
+        return unknownCommand(parsed.command, io);
     }
   } catch (err) {
     // Settings that could not load, or a command's own refusal: the unknown variables are named too, first.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { portalForAll } from '../support/closing.js';
-import { main } from '../../src/runtime/cli.js';
+import { CLI_OPTIONS, main } from '../../src/runtime/cli.js';
 import { runMain } from '../support/cli.js';
 
 const KEY = 'sim-cli-key-0123456789abcdef';
@@ -187,6 +187,59 @@ describe('usage', () => {
 
   it('refuses an unknown command', async () => {
     expect((await cli(['twice'])).code).toBe(2);
+  });
+
+  describe('each command has its own --help', () => {
+    const COMMANDS = ['once', 'serve', 'simulate', 'demo', 'check-config', 'backfill', 'rules'];
+    /** The flags a help lists, as written at the start of its lines. */
+    const flagsOf = (help: string) => [...help.matchAll(/^ {2}(--[a-z0-9-]+)/gm)].map((m) => m[1]!);
+
+    it.each(COMMANDS)('%s --help: its usage line, what it does, exit 0; help %s says the same', async (command) => {
+      const r = await cli([command, '--help']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^posture-exporter \\S+: ${command}\n\nUsage: posture-exporter ${command} `));
+      expect(r.stdout).not.toBe((await cli(['--help'])).stdout);
+      expect((await cli(['help', command])).stdout).toBe(r.stdout);
+    });
+
+    it('differ from command to command', async () => {
+      const helps = await Promise.all(COMMANDS.map(async (c) => (await cli([c, '--help'])).stdout));
+      expect(new Set(helps).size).toBe(COMMANDS.length);
+    });
+
+    it("rules --help lists the flags rules takes, and rules refuses the flags it does not list", async () => {
+      const help = (await cli(['rules', '--help'])).stdout;
+      expect(flagsOf(help).sort()).toEqual(['--config', '--output', '--runbook-url']);
+      // What rules itself refuses: another setting's flag.
+      expect((await cli(['rules', '--page-size', '10'])).stderr).toContain('rules takes only --config, --runbook-url and --output');
+    });
+
+    it("simulate --help lists --listen and the simulated portal's flags, and no portal setting", async () => {
+      const flags = flagsOf((await cli(['simulate', '--help'])).stdout);
+      expect(flags.sort()).toEqual(['--alerts', '--devices', '--integrations', '--listen', '--portals', '--regress', '--seed', '--write-config']);
+    });
+
+    it('check-config --help lists --lambda; once --help lists --format and the push settings, serve --help --listen and --web-config-file but no push', async () => {
+      expect(flagsOf((await cli(['check-config', '--help'])).stdout)).toContain('--lambda');
+      const once = flagsOf((await cli(['once', '--help'])).stdout);
+      expect(once).toEqual(expect.arrayContaining(['--format', '--push', '--remote-write-url', '--pushgateway-url', '--base-url']));
+      expect(once).not.toContain('--listen');
+      const serve = flagsOf((await cli(['serve', '--help'])).stdout);
+      expect(serve).toEqual(expect.arrayContaining(['--listen', '--web-config-file', '--interval-seconds', '--base-url']));
+      expect(serve).not.toContain('--push');
+      expect(serve).not.toContain('--format');
+    });
+
+    it('names every flag the CLI takes in some help', async () => {
+      const all = new Set((await Promise.all([['--help'], ...COMMANDS.map((c) => [c, '--help'])].map(async (argv) => flagsOf((await cli(argv)).stdout)))).flat());
+      const taken = Object.keys(CLI_OPTIONS).filter((f) => f !== 'help' && f !== 'version').map((f) => `--${f}`);
+      expect(taken.filter((f) => !all.has(f))).toEqual([]);
+    });
+
+    it('an unknown command with --help is a usage error, exit 2', async () => {
+      expect(await cli(['twice', '--help'])).toMatchObject({ code: 2, stdout: '', stderr: 'usage error: unknown command "twice": use once, serve, simulate, demo, check-config, backfill or rules (see --help)\n' });
+      expect((await cli(['help', 'twice'])).code).toBe(2);
+    });
   });
 
   it('documents every flag in --help', async () => {
