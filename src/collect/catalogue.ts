@@ -7,7 +7,7 @@
  */
 
 import { SOURCES } from '../domain.js';
-import { sampleNamesOf, type MetricDef } from '../metrics/definition.js';
+import type { MetricDef } from '../metrics/definition.js';
 import { resolved, SOURCE_MODULES, type SourceFamilyOf } from '../sources/index.js';
 
 /** The exporter's own families (collection, budget, cap, push and build facts). */
@@ -119,5 +119,5 @@ export const CATALOGUE: readonly (SourceFamilyOf | (typeof resolved.families)[nu
 
 export type MetricName = (typeof CATALOGUE)[number]['name'];
 
-/** The definition of a metric by sample name (a summary's `_sum` and `_count` name it too; undefined for a name not in the catalogue). */
-export const METRICS: Readonly<Record<string, MetricDef | undefined>> = Object.fromEntries(CATALOGUE.flatMap((m) => sampleNamesOf(m).map((name) => [name, m])));
+/** The definition of a metric by name (undefined for a name not in the catalogue). */
+export const METRICS: Readonly<Record<string, MetricDef | undefined>> = Object.fromEntries(CATALOGUE.map((m) => [m.name, m]));

@@ -23,10 +23,10 @@ export interface MetricDef {
   readonly help: string;
   /**
    * `counter`: a `_total` that only grows while the process lives (serve only, where rate() reads it).
-   * `summary`: samples `name{quantile="…"}`, `name_sum` and `name_count` (sampleNamesOf), recomputed
-   * from each collection like a gauge; `quantile` is its optional label.
+   * `gauge`: everything else, windowed figures included (a count over the last 7 days goes down as
+   * alerts age out of the window, which a summary's `_count` or a counter may never do).
    */
-  readonly type: 'gauge' | 'counter' | 'summary';
+  readonly type: 'gauge' | 'counter';
   /** UCUM unit for OTLP (`1` dimensionless, `s` seconds, `{device}` annotations). */
   readonly unit: string;
   /** Labels besides `portal`, in output order. */
@@ -43,12 +43,4 @@ export interface MetricDef {
   readonly combine?: 'min' | 'max';
   /** One line for the README's metrics table. */
   readonly doc: string;
-}
-
-/** The suffixes of a summary's `_sum` and `_count` samples (Prometheus' own). */
-const SUMMARY_SUFFIXES = ['_sum', '_count'] as const;
-
-/** The sample names of a family: its own name, and for a summary also `_sum` and `_count`. */
-export function sampleNamesOf(def: MetricDef): readonly string[] {
-  return def.type === 'summary' ? [def.name, ...SUMMARY_SUFFIXES.map((s) => def.name + s)] : [def.name];
 }

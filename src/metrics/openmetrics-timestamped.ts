@@ -6,7 +6,7 @@
 import type { MetricDef } from './definition.js';
 import { escapeText, formatValue, labelString } from './render.js';
 import type { Sample } from './sample.js';
-import { defsOf, renderedSeries } from './series.js';
+import { renderedSeries } from './series.js';
 
 /** A sample with the time it describes. */
 export interface TimestampedSample extends Sample {
@@ -29,13 +29,11 @@ function formatTimestamp(ms: number): string {
  * `catalogue` is left out, as renderText leaves it out.
  */
 export function renderTimestampedOpenMetrics(samples: readonly TimestampedSample[], catalogue: readonly MetricDef[]): string {
-  const defs = defsOf(catalogue);
-  // Family name → series (sample name and labels, as written) → points.
+  // Family name → series (labels, as written) → points.
   const families = new Map<string, Map<string, Map<number, number>>>();
   for (const s of renderedSeries(samples, catalogue, (x) => x.timestampMs)) {
-    const name = defs.get(s.name)?.name ?? s.name;
-    let family = families.get(name);
-    if (!family) families.set(name, (family = new Map()));
+    let family = families.get(s.name);
+    if (!family) families.set(s.name, (family = new Map()));
     const series = `${s.name}${labelString(s.labels)}`;
     let points = family.get(series);
     if (!points) family.set(series, (points = new Map()));
@@ -45,7 +43,7 @@ export function renderTimestampedOpenMetrics(samples: readonly TimestampedSample
   for (const def of catalogue) {
     const family = families.get(def.name);
     if (!family) continue;
-    out.push(`# HELP ${def.name} ${escapeText(def.help)}`, `# TYPE ${def.name} ${def.type === 'summary' ? 'summary' : 'gauge'}`);
+    out.push(`# HELP ${def.name} ${escapeText(def.help)}`, `# TYPE ${def.name} gauge`);
     for (const [series, points] of family) {
       for (const t of [...points.keys()].sort((a, b) => a - b)) out.push(`${series} ${formatValue(points.get(t)!)} ${formatTimestamp(t)}`);
     }

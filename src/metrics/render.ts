@@ -1,6 +1,6 @@
 import type { MetricDef } from './definition.js';
 import type { Sample } from './sample.js';
-import { defsOf, renderedSeries } from './series.js';
+import { renderedSeries } from './series.js';
 
 /** Text formats the pull endpoint and `once` can produce. */
 export type TextFormat = 'prometheus' | 'openmetrics';
@@ -42,7 +42,7 @@ export function labelString(labels: Readonly<Record<string, string>>): string {
  */
 export async function renderText(samples: readonly Sample[], format: TextFormat, catalogue: readonly MetricDef[]): Promise<string> {
   const openMetrics = format === 'openmetrics';
-  const byName = groupByFamily(renderedSeries(samples, catalogue), catalogue);
+  const byName = groupByFamily(renderedSeries(samples, catalogue));
   const families: string[] = [];
   for (const def of catalogue) {
     const list = byName.get(def.name);
@@ -56,17 +56,12 @@ export async function renderText(samples: readonly Sample[], format: TextFormat,
   return openMetrics ? `${families.join('\n')}\n# EOF\n` : `${families.join('\n\n')}\n`;
 }
 
-/**
- * Groups samples by their family's name, keeping their order: a summary's `_sum` and `_count`
- * samples go with its quantiles (a sample of no family of `catalogue` keeps its own name).
- */
-function groupByFamily(samples: readonly Sample[], catalogue: readonly MetricDef[]): Map<string, Sample[]> {
-  const defs = defsOf(catalogue);
+/** Groups samples by family (each sample carries its family's name), keeping their order. */
+function groupByFamily(samples: readonly Sample[]): Map<string, Sample[]> {
   const byName = new Map<string, Sample[]>();
   for (const s of samples) {
-    const family = defs.get(s.name)?.name ?? s.name;
-    let list = byName.get(family);
-    if (!list) byName.set(family, (list = []));
+    let list = byName.get(s.name);
+    if (!list) byName.set(s.name, (list = []));
     list.push(s);
   }
   return byName;
@@ -74,7 +69,7 @@ function groupByFamily(samples: readonly Sample[], catalogue: readonly MetricDef
 
 /** Renders samples as JSON: `{ collectedAt, samples: [{ name, labels, value }] }` in the order of `catalogue`. */
 export function renderJson(samples: readonly Sample[], collectedAt: number, catalogue: readonly MetricDef[]): string {
-  const byName = groupByFamily(renderedSeries(samples, catalogue), catalogue);
+  const byName = groupByFamily(renderedSeries(samples, catalogue));
   const ordered: Sample[] = [];
   for (const def of catalogue) {
     for (const s of byName.get(def.name) ?? []) ordered.push({ name: s.name, labels: s.labels, value: s.value });

@@ -9,18 +9,18 @@
  * by their family's rule (its definition's `combine`), never written twice.
  */
 import { asWritten } from '../core/utf8.js';
-import { PORTAL_LABEL, sampleNamesOf, type MetricDef } from './definition.js';
+import { PORTAL_LABEL, type MetricDef } from './definition.js';
 import type { Sample } from './sample.js';
 
 const labelNames = new WeakMap<MetricDef, readonly string[]>();
 const byName = new WeakMap<readonly MetricDef[], ReadonlyMap<string, MetricDef>>();
 const NONE: readonly string[] = [];
 
-/** The families of a catalogue by sample name: a summary under each of its names (worked out once per catalogue). */
-export function defsOf(catalogue: readonly MetricDef[]): ReadonlyMap<string, MetricDef> {
+/** The families of a catalogue by name, which each of its samples carries (worked out once per catalogue). */
+function defsOf(catalogue: readonly MetricDef[]): ReadonlyMap<string, MetricDef> {
   let defs = byName.get(catalogue);
   // Stryker disable next-line ConditionalExpression: equivalent, a cache: the map worked out again is the same map
-  if (!defs) byName.set(catalogue, (defs = new Map(catalogue.flatMap((def) => sampleNamesOf(def).map((name) => [name, def] as const)))));
+  if (!defs) byName.set(catalogue, (defs = new Map(catalogue.map((def) => [def.name, def] as const))));
   return defs;
 }
 

@@ -25,9 +25,6 @@ type SourceOrigin = Exclude<Origin, 'exporter'>;
 /** A family of the catalogue fed by one source. */
 export type SourceFamily<S extends SourceOrigin = Source> = MetricDef & { readonly origin: S };
 
-/** The sample names of a family: its name, and for a summary its `_sum` and `_count` too. */
-export type SampleNameOf<D extends MetricDef> = D extends { readonly type: 'summary' } ? D['name'] | `${D['name']}_sum` | `${D['name']}_count` : D['name'];
-
 /** One source: its run, its families and its samples. */
 export interface SourceModule<S extends SourceOrigin, T, F extends readonly SourceFamily<S>[] = readonly SourceFamily<S>[]> {
   readonly name: S;
@@ -38,7 +35,7 @@ export interface SourceModule<S extends SourceOrigin, T, F extends readonly Sour
   /** One run: its requests through `request`, paging and total checks; throws on failure. */
   run(ctx: RunContext, hooks: RunHooks): Promise<T>;
   /** The samples of a value, with the series cap: `folded` gets, per capped family, the series folded or dropped. */
-  samples(value: T, add: Add<SampleNameOf<F[number]>>, cap: number, folded: Map<string, number>): void;
+  samples(value: T, add: Add<F[number]['name']>, cap: number, folded: Map<string, number>): void;
   /** Malformed records the run skipped. */
   invalidOf(value: T): number;
 }

@@ -69,7 +69,7 @@ describe('the resolved-alerts pass in serve', () => {
     expect(valueIn(text, 'posture_collection_success{portal="test",source="resolved"}')).toBe(1);
     expect(valueIn(text, 'posture_collection_duration_seconds{portal="test",source="resolved"}')).toBeGreaterThanOrEqual(0);
     // The acknowledgement families join the open alerts served beside the pass.
-    expect(text).toContain('posture_alerts_time_to_acknowledge_seconds_count{portal="test",severity="red",window="30d"}');
+    expect(text).toContain('posture_alerts_time_to_acknowledge_alerts{portal="test",severity="red",window="30d"}');
     // Hourly: no second pass within the first ten minutes.
     while (clock.monotonic() < T0 + 10 * MINUTE) await serving.nextCycle();
     expect(passes(sim)).toHaveLength(1);

@@ -95,7 +95,7 @@ describe('serve before every source has run', () => {
     const failed = await get(`${serving.url}/metrics`);
     // The open alerts' families go (the resolved-alerts pass's, on its own interval and staleness, stay).
     expect(has(failed, 'posture_alerts_open')).toBe(false);
-    expect(has(failed, 'posture_alerts_time_to_acknowledge_seconds')).toBe(false);
+    expect(has(failed, 'posture_alerts_time_to_acknowledge_')).toBe(false);
     expect(has(failed, 'posture_devices{')).toBe(true);
     expect(failed).toMatch(/posture_collection_last_success_timestamp_seconds\{portal="test",source="alerts"\} /);
   });

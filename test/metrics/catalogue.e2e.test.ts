@@ -54,7 +54,7 @@ describe('the metric catalogue', () => {
     expect(await promtoolSays(text)).toBe('');
   });
 
-  it('writes the response-time summaries as promtool check metrics wants them (quantile, _sum, _count under one TYPE)', async () => {
+  it('writes the response-time families in both formats as promtool check metrics wants them', async () => {
     const now = Date.UTC(2026, 10, 22, 12) / 1000;
     const at = (s: number) => `${new Date((now - s) * 1000).toISOString().slice(0, 19)}.0000000`;
     const alert = (state: string, created: number, resolved: number | undefined, acknowledged: number) => ({
@@ -64,7 +64,21 @@ describe('the metric catalogue', () => {
     const pass = withOpenAlerts(foldResolved([alert('Red', 7200, 3600, 5400), alert('Purple', 90_000, 86_000, 88_000)], now), foldAlerts([alert('Amber', 7200, undefined, 3600)], now));
     const samples: Sample[] = [];
     resolvedSamples(pass, (name, labels, value) => samples.push({ name, labels: { portal: 'acme', ...labels }, value }));
-    expect(samples.some((s) => s.labels.quantile !== undefined)).toBe(true);
+    expect(new Set(samples.map((s) => s.name))).toEqual(new Set(CATALOGUE.filter((m) => m.origin === 'resolved').map((m) => m.name)));
     expect(await promtoolSays(await renderText(samples, 'prometheus', CATALOGUE))).toBe('');
+    expect(await promtoolSays(await renderText(samples, 'openmetrics', CATALOGUE))).toBe('');
+  });
+});
+
+describe('what each family\'s type promises', () => {
+  it('types every family a gauge or a counter: a windowed figure is a gauge, and only a count since start a counter', () => {
+    expect(CATALOGUE.filter((m) => m.type !== 'gauge' && m.type !== 'counter')).toEqual([]);
+  });
+
+  it.each(CATALOGUE.filter((m) => m.type === 'gauge').map((m) => [m.name, m] as const))('%s is named and labelled as no counter, summary or histogram', (name, m) => {
+    expect(name).not.toMatch(/_(sum|count|bucket|total|created)$/);
+    const labels: readonly string[] = [...m.labels, ...('optionalLabels' in m ? m.optionalLabels : [])];
+    expect(labels).not.toContain('quantile');
+    expect(labels).not.toContain('le');
   });
 });

@@ -8,7 +8,6 @@ import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { CATALOGUE, METRICS, type MetricName } from '../../src/collect/catalogue.js';
-import { sampleNamesOf } from '../../src/metrics/definition.js';
 import { renderTimestampedOpenMetrics, type TimestampedSample } from '../../src/metrics/openmetrics-timestamped.js';
 import { renderJson, renderText } from '../../src/metrics/render.js';
 import type { Sample } from '../../src/metrics/sample.js';
@@ -27,7 +26,8 @@ import { mulberry32 } from '../support/prng.js';
  * and the staler last success are the earlier (min); a health ratio cannot be recomputed from two
  * ratios, and the lower one keeps a health alert firing (min; the Vitals source itself adds up
  * the counts of integrations written alike and recomputes theirs); the effective share is the
- * smaller; an info series stays 1, durations and page sizes are the longer (max). Everything
+ * smaller; an info series stays 1, durations, intervals and page sizes are the longer, and of two
+ * response-time percentiles or means the longer (max: a sum of two means is no time). Everything
  * else is a count (sum).
  */
 const NOT_SUMMED: Partial<Record<MetricName, 'min' | 'max'>> = {
@@ -40,6 +40,10 @@ const NOT_SUMMED: Partial<Record<MetricName, 'min' | 'max'>> = {
   posture_collection_last_success_timestamp_seconds: 'min',
   posture_collection_duration_seconds: 'max',
   posture_collection_alerts_page_size: 'max',
+  posture_alerts_time_to_resolve_seconds: 'max',
+  posture_alerts_time_to_resolve_mean_seconds: 'max',
+  posture_alerts_time_to_acknowledge_seconds: 'max',
+  posture_alerts_time_to_acknowledge_mean_seconds: 'max',
   posture_budget_share: 'min',
   posture_push_success: 'min',
   posture_push_duration_seconds: 'max',
@@ -60,11 +64,10 @@ function samplesOf(seed: number): Sample[] {
   for (const def of CATALOGUE) {
     const n = 2 + Math.floor(rand() * 8);
     for (let i = 0; i < n; i++) {
-      // A summary's `_sum` and `_count` samples too; only its own name carries `quantile`.
-      const name = pick(sampleNamesOf(def));
+      const name = def.name;
       const labels: Record<string, string> = { portal: pick(PORTALS) };
       for (const label of def.labels) labels[label] = pick(TEXT.slice(0, 4 + Math.floor(rand() * (TEXT.length - 3))));
-      for (const label of name === def.name && 'optionalLabels' in def ? def.optionalLabels : []) if (rand() < 0.5) labels[label] = pick(TEXT);
+      for (const label of 'optionalLabels' in def ? def.optionalLabels : []) if (rand() < 0.5) labels[label] = pick(TEXT);
       out.push({ name, labels, value: Math.floor(rand() * 100) });
     }
   }

@@ -1,7 +1,7 @@
 // The samples of a resolved-alerts pass (the response-time families of the catalogue): every
-// severity and window of the resolution families always, quantiles only where there is a duration,
-// over-SLA only for the severities that have an SLA, and the acknowledgement families only once the
-// open alerts were joined (never half of them).
+// severity and window of the resolution families always, percentiles and means only where there is
+// a duration, over-SLA only for the severities that have an SLA, and the acknowledgement families
+// only once the open alerts were joined (never half of them). Every family is a gauge.
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE } from '../../src/collect/catalogue.js';
 import type { Sample } from '../../src/metrics/sample.js';
@@ -9,6 +9,7 @@ import { renderText } from '../../src/metrics/render.js';
 import { foldAlerts } from '../../src/sources/alerts/fold.js';
 import { foldResolved, withOpenAlerts } from '../../src/sources/resolved/fold.js';
 import { resolvedSamples } from '../../src/sources/resolved/samples.js';
+import { mulberry32 } from '../support/prng.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12) / 1000;
 const HOUR = 3600;
@@ -28,9 +29,12 @@ function samplesOf(withOpen: boolean): Sample[] {
   return out;
 }
 
-/** `name{k=v,...} value` of every sample of one family (its `_sum` and `_count` included). */
+/** `name{k=v,...} value` of every sample of one family. */
 const lines = (samples: readonly Sample[], family: string) =>
-  samples.filter((s) => s.name === family || s.name === `${family}_sum` || s.name === `${family}_count`).map((s) => `${s.name}{${Object.entries(s.labels).map(([k, v]) => `${k}=${v}`).join(',')}} ${s.value}`);
+  samples.filter((s) => s.name === family).map((s) => `${s.name}{${Object.entries(s.labels).map(([k, v]) => `${k}=${v}`).join(',')}} ${s.value}`);
+
+const SEVERITIES = ['red', 'amber', 'green'];
+const WINDOWS = ['1d', '7d', '30d'];
 
 describe('the samples of a resolved-alerts pass', () => {
   it('counts resolved alerts per severity and window: red, amber, green always, unknown when present', () => {
@@ -42,52 +46,65 @@ describe('the samples of a resolved-alerts pass', () => {
     ]);
   });
 
-  it('writes the time to resolve as a summary: quantiles only where there is a duration, then _sum and _count', () => {
-    const got = lines(samplesOf(false), 'posture_alerts_time_to_resolve_seconds');
-    expect(got.slice(0, 4)).toEqual([
-      'posture_alerts_time_to_resolve_seconds{severity=red,window=1d,quantile=0.5} 108000',
-      'posture_alerts_time_to_resolve_seconds{severity=red,window=1d,quantile=0.9} 108000',
-      'posture_alerts_time_to_resolve_seconds_sum{severity=red,window=1d} 108000',
-      'posture_alerts_time_to_resolve_seconds_count{severity=red,window=1d} 1',
+  it('writes the percentiles of the time to resolve as a gauge per percentile, only where there is a duration', () => {
+    expect(lines(samplesOf(false), 'posture_alerts_time_to_resolve_seconds')).toEqual([
+      ...WINDOWS.flatMap((w) => ['50', '90'].map((p) => `posture_alerts_time_to_resolve_seconds{severity=red,window=${w},percentile=${p}} 108000`)),
+      ...['7d', '30d'].flatMap((w) => ['50', '90'].map((p) => `posture_alerts_time_to_resolve_seconds{severity=unknown,window=${w},percentile=${p}} 3600`)),
     ]);
-    expect(got).toContain('posture_alerts_time_to_resolve_seconds_sum{severity=amber,window=30d} 0');
-    expect(got).toContain('posture_alerts_time_to_resolve_seconds_count{severity=unknown,window=1d} 0');
-    expect(got).toContain('posture_alerts_time_to_resolve_seconds{severity=unknown,window=7d,quantile=0.9} 3600');
-    // 3 windows × 4 severities × (sum, count), and quantiles for red's 3 windows and unknown's 2.
-    expect(got).toHaveLength(24 + 2 * 5);
+  });
+
+  it('writes the mean time to resolve only where there is a duration, and how many durations always', () => {
+    const samples = samplesOf(false);
+    expect(lines(samples, 'posture_alerts_time_to_resolve_mean_seconds')).toEqual([
+      ...WINDOWS.map((w) => `posture_alerts_time_to_resolve_mean_seconds{severity=red,window=${w}} 108000`),
+      ...['7d', '30d'].map((w) => `posture_alerts_time_to_resolve_mean_seconds{severity=unknown,window=${w}} 3600`),
+    ]);
+    expect(lines(samples, 'posture_alerts_time_to_resolve_alerts')).toEqual([...SEVERITIES, 'unknown'].flatMap((severity) =>
+      WINDOWS.map((w) => `posture_alerts_time_to_resolve_alerts{severity=${severity},window=${w}} ${severity === 'red' || (severity === 'unknown' && w !== '1d') ? 1 : 0}`),
+    ));
   });
 
   it('counts over-SLA resolutions for red, amber and green only', () => {
     expect(lines(samplesOf(false), 'posture_alerts_resolved_over_sla')).toEqual(
-      ['red', 'amber', 'green'].flatMap((severity) => ['1d', '7d', '30d'].map((window) => `posture_alerts_resolved_over_sla{severity=${severity},window=${window}} ${severity === 'red' ? 1 : 0}`)),
+      SEVERITIES.flatMap((severity) => WINDOWS.map((window) => `posture_alerts_resolved_over_sla{severity=${severity},window=${window}} ${severity === 'red' ? 1 : 0}`)),
     );
   });
 
   it('writes the time to acknowledge only once the open alerts are joined', () => {
-    expect(lines(samplesOf(false), 'posture_alerts_time_to_acknowledge_seconds')).toEqual([]);
-    const got = lines(samplesOf(true), 'posture_alerts_time_to_acknowledge_seconds');
+    for (const family of ['seconds', 'mean_seconds', 'alerts']) expect(lines(samplesOf(false), `posture_alerts_time_to_acknowledge_${family}`)).toEqual([]);
+    const samples = samplesOf(true);
+    const week = (family: string) => lines(samples, `posture_alerts_time_to_acknowledge_${family}`).filter((l) => l.includes('window=7d'));
     // Over 7d, red: 1h (resolved, acknowledged 31h ago: not in 1d); amber: 1h (open); green: none. No unknown alert was acknowledged.
-    expect(got).toContain('posture_alerts_time_to_acknowledge_seconds_count{severity=red,window=1d} 0');
-    expect(got.filter((l) => l.includes('window=7d'))).toEqual([
-      'posture_alerts_time_to_acknowledge_seconds{severity=red,window=7d,quantile=0.5} 3600',
-      'posture_alerts_time_to_acknowledge_seconds{severity=red,window=7d,quantile=0.9} 3600',
-      'posture_alerts_time_to_acknowledge_seconds_sum{severity=red,window=7d} 3600',
-      'posture_alerts_time_to_acknowledge_seconds_count{severity=red,window=7d} 1',
-      'posture_alerts_time_to_acknowledge_seconds{severity=amber,window=7d,quantile=0.5} 3600',
-      'posture_alerts_time_to_acknowledge_seconds{severity=amber,window=7d,quantile=0.9} 3600',
-      'posture_alerts_time_to_acknowledge_seconds_sum{severity=amber,window=7d} 3600',
-      'posture_alerts_time_to_acknowledge_seconds_count{severity=amber,window=7d} 1',
-      'posture_alerts_time_to_acknowledge_seconds_sum{severity=green,window=7d} 0',
-      'posture_alerts_time_to_acknowledge_seconds_count{severity=green,window=7d} 0',
-    ]);
+    expect(lines(samples, 'posture_alerts_time_to_acknowledge_alerts')).toContain('posture_alerts_time_to_acknowledge_alerts{severity=red,window=1d} 0');
+    expect(week('seconds')).toEqual(['red', 'amber'].flatMap((severity) => ['50', '90'].map((p) => `posture_alerts_time_to_acknowledge_seconds{severity=${severity},window=7d,percentile=${p}} 3600`)));
+    expect(week('mean_seconds')).toEqual(['red', 'amber'].map((severity) => `posture_alerts_time_to_acknowledge_mean_seconds{severity=${severity},window=7d} 3600`));
+    expect(week('alerts')).toEqual(SEVERITIES.map((severity) => `posture_alerts_time_to_acknowledge_alerts{severity=${severity},window=7d} ${severity === 'green' ? 0 : 1}`));
   });
 
-  it('renders each summary as one family: its TYPE once, its _sum and _count beside its quantiles', async () => {
+  it('gives the nearest-rank percentiles, the mean and the count of many durations as a naive count of them does', () => {
+    const rand = mulberry32(42);
+    // Whole seconds, so that every sum is exact whatever its order.
+    const durations = Array.from({ length: 37 }, () => 60 + Math.floor(rand() * 40 * HOUR));
+    const records = durations.map((d, i) => alert('Amber', ago(i * 60 + d), ago(i * 60)));
+    const samples: Sample[] = [];
+    resolvedSamples(foldResolved(records, NOW), (name, labels, v) => samples.push({ name, labels, value: v }));
+    const value = (name: string, labels: Record<string, string>) => samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+    const sorted = [...durations].sort((a, b) => a - b);
+    // Nearest rank: the ⌈p/100 · n⌉-th smallest.
+    expect(value('posture_alerts_time_to_resolve_seconds', { severity: 'amber', window: '1d', percentile: '50' })).toBe(sorted[Math.ceil(0.5 * 37) - 1]);
+    expect(value('posture_alerts_time_to_resolve_seconds', { severity: 'amber', window: '1d', percentile: '90' })).toBe(sorted[Math.ceil(0.9 * 37) - 1]);
+    expect(value('posture_alerts_time_to_resolve_mean_seconds', { severity: 'amber', window: '1d' })).toBe(durations.reduce((a, b) => a + b, 0) / 37);
+    expect(value('posture_alerts_time_to_resolve_alerts', { severity: 'amber', window: '1d' })).toBe(37);
+  });
+
+  it('renders every family as a gauge, none named or labelled as a summary or a histogram would be', async () => {
     const text = await renderText(samplesOf(true).map((s) => ({ ...s, labels: { portal: 'acme', ...s.labels } })), 'prometheus', CATALOGUE);
-    expect(text.match(/^# TYPE posture_alerts_time_to_resolve_seconds summary$/gm)).toHaveLength(1);
-    expect(text).not.toMatch(/^# TYPE posture_alerts_time_to_resolve_seconds_(sum|count)/m);
-    const block = text.split('\n\n').find((b) => b.includes('# TYPE posture_alerts_time_to_resolve_seconds summary'))!;
-    expect(block).toContain('posture_alerts_time_to_resolve_seconds{portal="acme",severity="red",window="1d",quantile="0.5"} 108000');
-    expect(block).toContain('posture_alerts_time_to_resolve_seconds_count{portal="acme",severity="red",window="1d"} 1');
+    const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1], m[2]]);
+    expect(types).toEqual([
+      'posture_alerts_resolved', 'posture_alerts_time_to_resolve_seconds', 'posture_alerts_time_to_resolve_mean_seconds', 'posture_alerts_time_to_resolve_alerts', 'posture_alerts_resolved_over_sla',
+      'posture_alerts_time_to_acknowledge_seconds', 'posture_alerts_time_to_acknowledge_mean_seconds', 'posture_alerts_time_to_acknowledge_alerts',
+    ].map((name) => [name, 'gauge']));
+    expect(text).not.toMatch(/_(sum|count|bucket|total)[{ ]|[{,](quantile|le)=/);
+    expect(text).toContain('posture_alerts_time_to_resolve_seconds{portal="acme",severity="red",window="1d",percentile="50"} 108000');
   });
 });

@@ -186,20 +186,40 @@ function redAlertWork(): timeseries.PanelBuilder {
   );
 }
 
-/** A response family's figure per severity over the chosen portals: each portal's (deduplicated) added up. */
-const bySeverity = (metric: string): string => `sum by (severity) (max by (portal, severity) (${metric}{${RESPONSE}}))`;
+/**
+ * How far back a panel of the resolved-alerts pass reads the last pass: its interval (an hour by
+ * default) and one missed pass, as the response recordings do (infra/prometheus/rules). Pushed
+ * (remote write, OTLP), the pass's samples come once a pass, not with every push: a raw query
+ * would show a blip after each pass.
+ */
+export const PASS_BRIDGE = '2h';
 
-/** Mean of a response summary per severity over the chosen portals: their sums over their counts (absent at 0). */
-const meanOf = (summary: string): string => `${bySeverity(`${summary}_sum`)} / (${bySeverity(`${summary}_count`)} > 0)`;
+/** The last pass's figure per portal and severity (each portal's exporters deduplicated), within PASS_BRIDGE. */
+const lastPass = (metric: string, matchers: string = RESPONSE): string => `max by (portal, severity) (last_over_time(${metric}{${matchers}}[${PASS_BRIDGE}]))`;
 
-/** p50 and p90 of a response summary per portal and severity (quantiles of several portals do not add up). */
-function quantiles(spec: { title: string; description: string; summary: string }): timeseries.PanelBuilder {
-  const q = (quantile: string) => `max by (portal, severity) (${spec.summary}{${RESPONSE},quantile="${quantile}"})`;
+/** A response family's figure per severity over the chosen portals: each portal's added up. */
+const bySeverity = (metric: string): string => `sum by (severity) (${lastPass(metric)})`;
+
+/** Said of every Response panel: when its figures change, and why they do not blink. */
+const BETWEEN_PASSES = ' Recomputed on each resolved-alerts pass (hourly by default); between passes each panel shows the last pass (for up to 2 h, so that pushed samples, which come once a pass, draw a line).';
+
+/**
+ * The mean of a response time per severity over the chosen portals: each portal's mean weighted by
+ * how many durations it is over, `sum(mean * alerts) / sum(alerts)` (absent while none).
+ */
+function meanOf(action: 'resolve' | 'acknowledge'): string {
+  const alerts = `posture_alerts_time_to_${action}_alerts`;
+  return `sum by (severity) (${lastPass(`posture_alerts_time_to_${action}_mean_seconds`)} * ${lastPass(alerts)}) / (${bySeverity(alerts)} > 0)`;
+}
+
+/** p50 and p90 of a response time per portal and severity (percentiles of several portals do not add up). */
+function percentiles(spec: { title: string; description: string; action: 'resolve' | 'acknowledge' }): timeseries.PanelBuilder {
+  const q = (percentile: string) => lastPass(`posture_alerts_time_to_${spec.action}_seconds`, `${RESPONSE},percentile="${percentile}"`);
   return quantityOverTime(
     {
       title: spec.title,
-      description: spec.description,
-      targets: [promQuery('A', q('0.5'), '{{portal}} · {{severity}} p50'), promQuery('B', q('0.9'), '{{portal}} · {{severity}} p90')],
+      description: spec.description + BETWEEN_PASSES,
+      targets: [promQuery('A', q('50'), '{{portal}} · {{severity}} p50'), promQuery('B', q('90'), '{{portal}} · {{severity}} p90')],
       size: { h: 9, w: 12 },
     },
     's',
@@ -207,18 +227,18 @@ function quantiles(spec: { title: string; description: string; summary: string }
 }
 
 function timeToResolve(): timeseries.PanelBuilder {
-  return quantiles({
+  return percentiles({
     title: 'Time to resolve, last 7 days: p50 and p90',
-    description: 'Creation to resolution of the alerts resolved in the last 7 days, per portal and severity: the nearest-rank median and 90th percentile (the smallest duration that at least half, or 90 %, of them did not exceed). Absent while none was resolved; recomputed on each resolved-alerts pass (hourly by default).',
-    summary: 'posture_alerts_time_to_resolve_seconds',
+    description: 'Creation to resolution of the alerts resolved in the last 7 days, per portal and severity: the nearest-rank median and 90th percentile (the smallest duration that at least half, or 90 %, of them did not exceed). Absent while none was resolved.',
+    action: 'resolve',
   });
 }
 
 function timeToAcknowledge(): timeseries.PanelBuilder {
-  return quantiles({
+  return percentiles({
     title: 'Time to acknowledge, last 7 days: p50 and p90',
     description: 'Creation to acknowledgement of the open and resolved alerts acknowledged in the last 7 days, per portal and severity (nearest-rank median and 90th percentile).',
-    summary: 'posture_alerts_time_to_acknowledge_seconds',
+    action: 'acknowledge',
   });
 }
 
@@ -226,11 +246,8 @@ function meanResponse(): timeseries.PanelBuilder {
   return quantityOverTime(
     {
       title: 'Mean time to resolve and to acknowledge, last 7 days',
-      description: 'Per severity over the chosen portals: the sum of the durations over their count (each portal counted once).',
-      targets: [
-        promQuery('A', meanOf('posture_alerts_time_to_resolve_seconds'), 'resolve · {{severity}}'),
-        promQuery('B', meanOf('posture_alerts_time_to_acknowledge_seconds'), 'acknowledge · {{severity}}'),
-      ],
+      description: 'Per severity over the chosen portals: each portal\'s mean weighted by how many alerts it is over (sum(mean * alerts) / sum(alerts), each portal counted once).' + BETWEEN_PASSES,
+      targets: [promQuery('A', meanOf('resolve'), 'resolve · {{severity}}'), promQuery('B', meanOf('acknowledge'), 'acknowledge · {{severity}}')],
       size: { h: 9, w: 12 },
     },
     's',
@@ -240,9 +257,9 @@ function meanResponse(): timeseries.PanelBuilder {
 function resolvedOverSla(): timeseries.PanelBuilder {
   const panel = timeSeriesPanel({
     title: 'Resolved over SLA, last 7 days',
-    description: 'Per severity, the share of the alerts resolved in the last 7 days that took longer than the severity\'s SLA (POSTURE_ALERT_SLAS). Above the dashed line for 30 minutes, PostureAlertsResolvedOverSla fires. The legend\'s table gives the counts too.',
+    description: 'Per severity, the share of the alerts resolved in the last 7 days that took longer than the severity\'s SLA (POSTURE_ALERT_SLAS). Above the dashed line for 30 minutes, PostureAlertsResolvedOverSla fires. The legend\'s table gives the counts too.' + BETWEEN_PASSES,
     targets: [
-      promQuery('A', `${bySeverity('posture_alerts_resolved_over_sla')} / (${bySeverity('posture_alerts_time_to_resolve_seconds_count')} > 0)`, '{{severity}} share over SLA'),
+      promQuery('A', `${bySeverity('posture_alerts_resolved_over_sla')} / (${bySeverity('posture_alerts_time_to_resolve_alerts')} > 0)`, '{{severity}} share over SLA'),
       promQuery('B', bySeverity('posture_alerts_resolved_over_sla'), '{{severity}} over SLA'),
       promQuery('C', bySeverity('posture_alerts_resolved'), '{{severity}} resolved'),
     ],

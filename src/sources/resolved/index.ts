@@ -15,7 +15,6 @@ export const resolved = {
   capped: [],
   // The page size gauge speaks of the open alerts' run, so the pass does not report its own.
   run: (ctx, _hooks) => runResolvedAlerts(ctx),
-  // A summary's samples carry the `_sum` and `_count` names besides the family's.
   samples: resolvedSamples,
   invalidOf: (a) => a.invalid,
 } as const satisfies SourceModule<'resolved', ResolvedAggregate, typeof RESOLVED_FAMILIES>;
