@@ -61,10 +61,10 @@ const EXPORTER_FAMILIES = [
     doc: '`kind="configured"`: `POSTURE_REQUESTS_PER_MINUTE`; `kind="effective"`: the share in force (halved on a 429 that other clients caused, +1 per clean 60 s, never below 1).',
   },
   {
-    name: 'posture_budget_rate_limited_responses',
+    name: 'posture_budget_rate_limited_responses_last_hour',
     help: '429 (rate limit) responses this exporter received from the portal in the last hour.',
     type: 'gauge', unit: '{response}', labels: [], origin: 'exporter',
-    doc: '429 responses received in the last hour (in Lambda: by this container).',
+    doc: '429 responses received in the last hour (in Lambda: by this container); a name of its own, apart from the counter `posture_budget_rate_limited_responses_total`, whose OpenMetrics family is `posture_budget_rate_limited_responses`.',
   },
   {
     name: 'posture_budget_rate_limited_responses_total',

@@ -109,7 +109,7 @@ export function toSamples(views: readonly PortalView[], exporter: ExporterFacts)
       if (budget) {
         add('posture_budget_share', { kind: 'configured' }, budget.configuredShare);
         add('posture_budget_share', { kind: 'effective' }, budget.effectiveShare);
-        add('posture_budget_rate_limited_responses', {}, budget.rateLimitedLastHour);
+        add('posture_budget_rate_limited_responses_last_hour', {}, budget.rateLimitedLastHour);
         if (counting) add('posture_budget_rate_limited_responses_total', {}, budget.rateLimitedTotal);
       }
     }

@@ -54,14 +54,14 @@ describe('toSamples: the collection series', () => {
   });
 
   it('has no budget series when the budget is not known, and all of them when it is', () => {
-    const budgetNames = ['posture_budget_share', 'posture_budget_rate_limited_responses', 'posture_budget_rate_limited_responses_total'];
+    const budgetNames = ['posture_budget_share', 'posture_budget_rate_limited_responses_last_hour', 'posture_budget_rate_limited_responses_total'];
     const without = render(view({ durations: {}, requests: new Map() }));
     expect(without.filter((s) => budgetNames.includes(s.name))).toEqual([]);
     const withBudget = render(view({ durations: {}, requests: new Map(), budget: BUDGET }));
     expect(withBudget.filter((s) => budgetNames.includes(s.name)).map((s) => `${s.name}${s.labels.kind ? `/${s.labels.kind}` : ''}=${s.value}`)).toEqual([
       'posture_budget_share/configured=6',
       'posture_budget_share/effective=3',
-      'posture_budget_rate_limited_responses=2',
+      'posture_budget_rate_limited_responses_last_hour=2',
       'posture_budget_rate_limited_responses_total=7',
     ]);
   });

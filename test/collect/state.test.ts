@@ -66,7 +66,7 @@ describe('PortalState views', () => {
   it('has only the exporter\'s own series before any run: build info and budget, no per-source series', () => {
     const state = new PortalState('acme');
     expect(state.collected).toBe(false);
-    expect(names(state, T0, 5_000)).toEqual(new Set(['posture_exporter_build_info', 'posture_budget_share', 'posture_budget_rate_limited_responses', 'posture_budget_rate_limited_responses_total']));
+    expect(names(state, T0, 5_000)).toEqual(new Set(['posture_exporter_build_info', 'posture_budget_share', 'posture_budget_rate_limited_responses_last_hour', 'posture_budget_rate_limited_responses_total']));
   });
 
   it('serves each source as soon as its own first run ends, without the sources still running', () => {

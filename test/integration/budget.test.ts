@@ -129,7 +129,7 @@ describe('the budget scheduler against the simulated portal', () => {
     // Back to the configured share, one step at a time.
     expect(seen.at(-1)).toBe(8);
     for (let i = 1; i < seen.length; i++) expect(seen[i]! - seen[i - 1]!).toBe(1);
-    expect(value(serving.exporter.samples(), 'posture_budget_rate_limited_responses')).toBe(2);
+    expect(value(serving.exporter.samples(), 'posture_budget_rate_limited_responses_last_hour')).toBe(2);
   }, 60_000);
 
   it('reports a run late and failed when its source is due again first, keeps the last values, and runs on time after', async () => {

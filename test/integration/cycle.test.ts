@@ -96,7 +96,7 @@ describe('one cycle against the simulated portal', () => {
     expect(logger.records().filter((l) => String(l.msg).includes('share is lowered')).map((l) => l.share)).toEqual([2]);
     expect(value(samples, 'posture_budget_share', { kind: 'effective' })).toBe(exporter.portals[0]!.scheduler.share.effective);
     expect(value(samples, 'posture_budget_share', { kind: 'configured' })).toBe(5);
-    expect(value(samples, 'posture_budget_rate_limited_responses')).toBe(1);
+    expect(value(samples, 'posture_budget_rate_limited_responses_last_hour')).toBe(1);
     expect(maxInAnyWindow(sim.requests.map((q) => q.time))).toBeLessThanOrEqual(5);
   });
 

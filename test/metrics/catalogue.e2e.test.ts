@@ -81,4 +81,23 @@ describe('what each family\'s type promises', () => {
     expect(labels).not.toContain('quantile');
     expect(labels).not.toContain('le');
   });
+
+  it('gives every family a name of its own in OpenMetrics, where a counter\'s family drops its _total', () => {
+    // OpenMetrics names a counter's family without `_total`, and a family's samples may add a suffix.
+    const familyName = (m: (typeof CATALOGUE)[number]) => (m.type === 'counter' ? m.name.replace(/_total$/, '') : m.name);
+    const families = CATALOGUE.map(familyName);
+    expect(new Set(families).size).toBe(families.length);
+    const suffixes = ['_total', '_created', '_sum', '_count', '_bucket', '_info', '_gcount', '_gsum'];
+    for (const m of CATALOGUE) for (const other of families) for (const suffix of suffixes) expect(other + suffix === m.name && familyName(m) !== other, `${m.name} reads as ${other}${suffix}`).toBe(false);
+  });
+
+  it('writes a gauge and a counter of the same thing under names OpenMetrics tells apart (no second HELP line)', async () => {
+    const counters = CATALOGUE.filter((m) => m.type === 'counter');
+    expect(counters.length).toBeGreaterThan(0);
+    const samples: Sample[] = CATALOGUE.map((m) => ({ name: m.name, labels: { portal: 'acme', ...Object.fromEntries(m.labels.map((l) => [l, 'x'])) }, value: 1 }));
+    const om = await renderText(samples, 'openmetrics', CATALOGUE);
+    const helps = [...om.matchAll(/^# HELP (\S+) /gm)].map((m) => m[1]);
+    expect(helps).toHaveLength(CATALOGUE.length);
+    expect(new Set(helps).size).toBe(helps.length);
+  });
 });

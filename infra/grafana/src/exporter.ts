@@ -131,7 +131,7 @@ const PUSH_SUCCESS = 'Whether the previous push to each sink succeeded; reported
 
 const budgetShare = () => gaugeOverTime({ title: 'Share of the portal budget (requests per 60 s)', description: BUDGET_SHARE, metric: 'posture_budget_share', by: 'kind' }, 'short');
 const throttledLastHour = () =>
-  gaugeOverTime({ title: '429 responses in the last hour', description: 'Rate-limit answers the exporter received from the portal in the hour before each scrape (in Lambda: by the container).', metric: 'posture_budget_rate_limited_responses' }, 'short');
+  gaugeOverTime({ title: '429 responses in the last hour', description: 'Rate-limit answers the exporter received from the portal in the hour before each scrape (in Lambda: by the container).', metric: 'posture_budget_rate_limited_responses_last_hour' }, 'short');
 const invalidRecords = () =>
   gaugeOverTime({ title: 'Invalid records per source', description: 'Records the last collection skipped because they did not match the API contract (logged by the exporter, never counted as zeros).', metric: 'posture_collection_invalid_records', by: 'source' }, 'short');
 const seriesFolded = () => gaugeOverTime({ title: 'Series folded by the series cap', description: SERIES_FOLDED, metric: 'posture_series_folded', by: 'family' }, 'short');
