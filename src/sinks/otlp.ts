@@ -1,3 +1,4 @@
+import type { Meter } from '@opentelemetry/api';
 import { OTLPMetricExporter as JsonExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPMetricExporter as ProtoExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
@@ -6,6 +7,7 @@ import { untilDeadline } from '../core/abort.js';
 import { redact, type Logger } from '../core/log.js';
 import { CATALOGUE } from '../collect/catalogue.js';
 import { renderedSeries } from '../metrics/series.js';
+import type { MetricDef } from '../metrics/definition.js';
 import type { Sample } from '../metrics/sample.js';
 import { SinkError } from './errors.js';
 import { safeUrl } from './http.js';
@@ -137,6 +139,19 @@ function groupByName(batches: readonly Batch[]): Map<string, Sample[]> {
   return out;
 }
 
+/**
+ * One catalogue family as an OTLP instrument, observed from its samples: a gauge as a Gauge, a
+ * counter as a monotonic cumulative Sum (what a `_total` is). Name, unit and description from the
+ * catalogue; labels as attributes.
+ */
+function observeFamily(meter: Meter, def: MetricDef, samples: readonly Sample[]): void {
+  const options = { description: def.help, unit: def.unit };
+  const instrument = def.type === 'counter' ? meter.createObservableCounter(def.name, options) : meter.createObservableGauge(def.name, options);
+  instrument.addCallback((result) => {
+    for (const sample of samples) result.observe(sample.value, sample.labels);
+  });
+}
+
 /** About this many data points per export: a fleet's push goes out as several exports, not one body of every portal. */
 export const MAX_POINTS_PER_EXPORT = 2000;
 
@@ -169,8 +184,8 @@ function describeExportError(error: unknown, secrets: readonly string[]): { mess
 }
 
 /**
- * OpenTelemetry OTLP/HTTP: a fresh MeterProvider per export, one ObservableGauge per catalogue
- * family (name, unit and description from the catalogue) observed from the batches' samples
+ * OpenTelemetry OTLP/HTTP: a fresh MeterProvider per export, one observable instrument per
+ * catalogue family (observeFamily: every family, a gauge or a counter) observed from the batches' samples
  * with their labels (including `portal`, or `shard` for the shard's own) as attributes; a fleet's
  * batches go out as several exports, a bounded number at once.
  */
@@ -216,15 +231,7 @@ export class OtlpSink implements Sink {
     try {
       const meter = provider.getMeter(SERVICE_NAME);
       const byName = groupByName(batches);
-      for (const def of CATALOGUE) {
-        // Counters live in serve only; a push carries gauges.
-        if (def.type !== 'gauge') continue;
-        const entries = byName.get(def.name) ?? [];
-        const gauge = meter.createObservableGauge(def.name, { description: def.help, unit: def.unit });
-        gauge.addCallback((result) => {
-          for (const sample of entries) result.observe(sample.value, sample.labels);
-        });
-      }
+      for (const def of CATALOGUE) observeFamily(meter, def, byName.get(def.name) ?? []);
       const { resourceMetrics, errors } = await reader.collect({ timeoutMillis: options.timeoutMillis });
       if (errors.length > 0) throw new SinkError(this.name, `OTLP collection failed: ${String(errors[0])}`, { cause: errors[0] });
       const exported = await untilDeadline(exportOnce(exporter, resourceMetrics), {

@@ -121,6 +121,9 @@ export interface DecodedMetric {
   unit: string;
   kind: 'gauge' | 'sum' | 'histogram' | 'other';
   points: DecodedPoint[];
+  /** A Sum's aggregation temporality (1 delta, 2 cumulative) and whether it is monotonic. */
+  temporality?: number;
+  monotonic?: boolean;
 }
 
 export interface DecodedMetricsRequest {
@@ -164,7 +167,8 @@ function decodeNumberDataPoint(buf: Uint8Array): DecodedPoint {
 /**
  * opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest: 1 ResourceMetrics
  * {1 Resource {1 KeyValue}, 2 ScopeMetrics {1 scope {1 name}, 2 Metric {1 name, 2 description,
- * 3 unit, 5 Gauge {1 NumberDataPoint {7 attributes, 3 time, 4 as_double, 6 as_int}}, 7 Sum, 9 Histogram}}}.
+ * 3 unit, 5 Gauge {1 NumberDataPoint {7 attributes, 3 time, 4 as_double, 6 as_int}}, 7 Sum {1 NumberDataPoint,
+ * 2 aggregation_temporality, 3 is_monotonic}, 9 Histogram}}}.
  */
 export function decodeMetricsRequest(buf: Uint8Array): DecodedMetricsRequest[] {
   const out: DecodedMetricsRequest[] = [];
@@ -190,9 +194,19 @@ export function decodeMetricsRequest(buf: Uint8Array): DecodedMetricsRequest[] {
               if (h.field === 1) m.name = str(h);
               else if (h.field === 2) m.description = str(h);
               else if (h.field === 3) m.unit = str(h);
-              else if (h.field === 5 || h.field === 7) {
-                m.kind = h.field === 5 ? 'gauge' : 'sum';
+              else if (h.field === 5) {
+                m.kind = 'gauge';
                 for (const dp of decodeFields(h.bytes!)) if (dp.field === 1) m.points.push(decodeNumberDataPoint(dp.bytes!));
+              } else if (h.field === 7) {
+                // Sum {1 NumberDataPoint, 2 aggregation_temporality, 3 is_monotonic}.
+                m.kind = 'sum';
+                m.temporality = 0;
+                m.monotonic = false;
+                for (const dp of decodeFields(h.bytes!)) {
+                  if (dp.field === 1) m.points.push(decodeNumberDataPoint(dp.bytes!));
+                  else if (dp.field === 2) m.temporality = Number(dp.varint!);
+                  else if (dp.field === 3) m.monotonic = dp.varint! !== 0n;
+                }
               } else if (h.field === 9) m.kind = 'histogram';
             }
             scope.metrics.push(m);
@@ -225,6 +239,13 @@ function jsonAttr(v: JsonAnyValue): AttrValue {
   return '';
 }
 
+interface JsonDataPoint {
+  attributes?: JsonKeyValue[];
+  timeUnixNano?: string | number;
+  asDouble?: number;
+  asInt?: string | number;
+}
+
 /** The same request in OTLP/JSON (camelCase field names, int64 as strings). */
 export function decodeMetricsRequestJson(text: string): DecodedMetricsRequest[] {
   const body = JSON.parse(text) as {
@@ -236,8 +257,8 @@ export function decodeMetricsRequestJson(text: string): DecodedMetricsRequest[] 
           name: string;
           description?: string;
           unit?: string;
-          gauge?: { dataPoints?: Array<{ attributes?: JsonKeyValue[]; timeUnixNano?: string | number; asDouble?: number; asInt?: string | number }> };
-          sum?: unknown;
+          gauge?: { dataPoints?: JsonDataPoint[] };
+          sum?: { dataPoints?: JsonDataPoint[]; aggregationTemporality?: number; isMonotonic?: boolean };
           histogram?: unknown;
         }>;
       }>;
@@ -252,11 +273,12 @@ export function decodeMetricsRequestJson(text: string): DecodedMetricsRequest[] 
         description: m.description ?? '',
         unit: m.unit ?? '',
         kind: m.gauge ? ('gauge' as const) : m.sum ? ('sum' as const) : m.histogram ? ('histogram' as const) : ('other' as const),
-        points: (m.gauge?.dataPoints ?? []).map((p) => ({
+        points: (m.gauge?.dataPoints ?? m.sum?.dataPoints ?? []).map((p) => ({
           attributes: Object.fromEntries((p.attributes ?? []).map((a) => [a.key, jsonAttr(a.value)])),
           value: p.asDouble ?? Number(p.asInt),
           timeUnixNano: BigInt(p.timeUnixNano ?? 0),
         })),
+        ...(m.sum ? { temporality: m.sum.aggregationTemporality ?? 0, monotonic: m.sum.isMonotonic ?? false } : {}),
       })),
     })),
   }));
