@@ -1,5 +1,6 @@
 import snappy from 'snappyjs';
 import { CATALOGUE, METRICS } from '../collect/catalogue.js';
+import type { MetricDef } from '../metrics/definition.js';
 import { renderedSeries } from '../metrics/series.js';
 import { batchLabels } from './batch.js';
 import { DEFAULT_CONCURRENCY, poolError, sendAll } from './pool.js';
@@ -18,16 +19,17 @@ export interface RemoteWriteSeries {
   timestamp: number;
 }
 
-/** Family metadata sent alongside the series (type GAUGE and HELP). */
+/** Family metadata sent alongside the series: its type (the catalogue's) and HELP. */
 export interface RemoteWriteMetadata {
   name: string;
+  type: MetricDef['type'];
   help: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_RETRIES = 3;
-/** prometheus.MetricMetadata.MetricType.GAUGE */
-const METRIC_TYPE_GAUGE = 2;
+/** prometheus.MetricMetadata.MetricType of each catalogue type (COUNTER 1, GAUGE 2). */
+const METRIC_TYPE: Readonly<Record<MetricDef['type'], number>> = { counter: 1, gauge: 2 };
 
 function byName(a: readonly [string, string], b: readonly [string, string]): number {
   return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
@@ -60,7 +62,8 @@ export function metadataOf(batches: readonly Batch[]): RemoteWriteMetadata[] {
 function metadataOfNames(names: Iterable<string>): RemoteWriteMetadata[] {
   const seen = new Map<string, RemoteWriteMetadata>();
   for (const name of names) {
-    if (!seen.has(name)) seen.set(name, { name, help: METRICS[name]?.help ?? '' });
+    const def = METRICS[name];
+    if (!seen.has(name)) seen.set(name, { name, type: def?.type ?? 'gauge', help: def?.help ?? '' });
   }
   return [...seen.values()];
 }
@@ -97,7 +100,7 @@ export function encodeWriteRequest(series: readonly RemoteWriteSeries[], metadat
   }
   for (const m of metadata) {
     w.message(3, (md) => {
-      md.varint(1, METRIC_TYPE_GAUGE).string(2, m.name);
+      md.varint(1, METRIC_TYPE[m.type]).string(2, m.name);
       if (m.help) md.string(4, m.help);
     });
   }
