@@ -60,6 +60,29 @@ describe('basic values', () => {
     ['posture_alerts_oldest_unacknowledged_timestamp_seconds', { severity: 'amber' }, Date.UTC(2026, 10, 22, 1) / 1000],
     ['posture_devices', { activity: 'active' }, 950],
     ['posture_devices', { activity: 'inactive' }, 50],
+    // The pass at 2026-11-22 12:00: red resolved after 26 h (4 h ago) and 2 h (1 h ago), amber after
+    // 5 d exactly 7 d ago (not later than now - 7d: in 30d only), green with no creation time 2 d ago.
+    ['posture_alerts_resolved', { severity: 'red', window: '1d' }, 2],
+    ['posture_alerts_resolved', { severity: 'amber', window: '7d' }, 0],
+    ['posture_alerts_resolved', { severity: 'amber', window: '30d' }, 1],
+    ['posture_alerts_resolved', { severity: 'green', window: '7d' }, 1],
+    // Red: 7200 and 93600 s; p50 the 1st of 2 (⌈0.5·2⌉), p90 the 2nd (⌈0.9·2⌉).
+    ['posture_alerts_time_to_resolve_seconds', { severity: 'red', window: '1d', percentile: '50' }, 7200],
+    ['posture_alerts_time_to_resolve_seconds', { severity: 'red', window: '1d', percentile: '90' }, 93600],
+    ['posture_alerts_time_to_resolve_mean_seconds', { severity: 'red', window: '7d' }, (7200 + 93600) / 2],
+    ['posture_alerts_time_to_resolve_alerts', { severity: 'red', window: '30d' }, 2],
+    ['posture_alerts_time_to_resolve_seconds', { severity: 'amber', window: '30d', percentile: '90' }, 5 * 86_400],
+    ['posture_alerts_time_to_resolve_alerts', { severity: 'green', window: '7d' }, 0],
+    // Over the red SLA of 1d: the 26 h one.
+    ['posture_alerts_resolved_over_sla', { severity: 'red', window: '1d' }, 1],
+    ['posture_alerts_resolved_over_sla', { severity: 'amber', window: '30d' }, 0],
+    // Acknowledged red: 1800 s (resolved, 2.5 h ago), 3600 s (resolved, 29 h ago) and 3599.5 s (open, 26 h ago).
+    ['posture_alerts_time_to_acknowledge_seconds', { severity: 'red', window: '1d', percentile: '90' }, 1800],
+    ['posture_alerts_time_to_acknowledge_seconds', { severity: 'red', window: '7d', percentile: '50' }, 3599.5],
+    ['posture_alerts_time_to_acknowledge_seconds', { severity: 'red', window: '7d', percentile: '90' }, 3600],
+    ['posture_alerts_time_to_acknowledge_mean_seconds', { severity: 'red', window: '7d' }, (1800 + 3600 + 3599.5) / 3],
+    ['posture_alerts_time_to_acknowledge_alerts', { severity: 'red', window: '7d' }, 3],
+    ['posture_alerts_time_to_acknowledge_alerts', { severity: 'amber', window: '30d' }, 0],
   ] as const)('%s %j = %d', (name, labels, value) => {
     const s = samplesOf(input);
     expect(valueOf(s, name, { ...p, ...labels })).toBe(value);
@@ -68,6 +91,15 @@ describe('basic values', () => {
   it('leaves the health ratio out when nothing is eligible (no division by zero)', () => {
     const s = samplesOf(input);
     expect(valueOf(s, 'posture_vitals_health_ratio', { ...p, integration: 'jamf' })).toBeUndefined();
+  });
+
+  it('has no percentile or mean of the time to resolve or to acknowledge where there is no duration', () => {
+    const s = samplesOf(input);
+    for (const action of ['resolve', 'acknowledge']) {
+      expect(valueOf(s, `posture_alerts_time_to_${action}_mean_seconds`, { ...p, severity: 'green', window: '30d' }), action).toBeUndefined();
+      expect(valueOf(s, `posture_alerts_time_to_${action}_seconds`, { ...p, severity: 'green', window: '30d', percentile: '50' }), action).toBeUndefined();
+    }
+    expect(valueOf(s, 'posture_alerts_time_to_resolve_mean_seconds', { ...p, severity: 'amber', window: '7d' })).toBeUndefined();
   });
 
   it('has no oldest-alert series for a severity with no open alerts', () => {
