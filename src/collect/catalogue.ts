@@ -25,6 +25,12 @@ const EXPORTER_FAMILIES = [
     doc: 'Unix time of the last successful collection of the source (absent until the first success).',
   },
   {
+    name: 'posture_collection_interval_seconds',
+    help: 'Configured interval of a source (the resolved-alerts pass included): how often it is collected, the time its freshness is judged against.',
+    type: 'gauge', unit: 's', labels: ['source'], origin: 'exporter', combine: 'max',
+    doc: 'The configured interval of `source` ∈ vitals, alerts, devices (`POSTURE_<SOURCE>_INTERVAL_SECONDS`) and resolved (`POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS`), from the start and in every output; `PostureCollectionFailing` fires when a last success is older than twice it plus 10 minutes ([docs/alerting.md](docs/alerting.md#staleness-per-source)).',
+  },
+  {
     name: 'posture_collection_duration_seconds',
     help: 'Wall time of the last run of a source, waits for the rate budget included.',
     type: 'gauge', unit: 's', labels: ['source'], origin: 'exporter', combine: 'max',

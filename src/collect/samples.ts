@@ -60,6 +60,8 @@ export interface PortalView extends SourceViews {
   readonly cycle?: CycleFacts;
   /** Most series each label-valued family may have for this portal. @default DEFAULT_MAX_SERIES_PER_FAMILY */
   readonly maxSeriesPerFamily?: number;
+  /** The configured interval of each source and of the resolved-alerts pass, in seconds (whether it has run or not). */
+  readonly intervals?: Readonly<Partial<Record<Job, number>>>;
 }
 
 /** Exporter-wide facts. */
@@ -91,6 +93,10 @@ export function toSamples(views: readonly PortalView[], exporter: ExporterFacts)
       if (s.success === undefined) continue;
       add('posture_collection_success', { source }, s.success ? 1 : 0);
       if (s.lastSuccessAt !== undefined) add('posture_collection_last_success_timestamp_seconds', { source }, s.lastSuccessAt / 1000);
+    }
+    for (const source of JOBS) {
+      const seconds = view.intervals?.[source];
+      if (seconds !== undefined) add('posture_collection_interval_seconds', { source }, seconds);
     }
     for (const [source, s] of jobs) {
       if (s.invalid !== undefined) add('posture_collection_invalid_records', { source }, s.invalid);

@@ -369,14 +369,14 @@ export class Exporter {
    */
   samples(facts: Partial<ExporterFacts> = {}): Sample[] {
     const now = this.deps.clock.monotonic();
-    const views = this.portals.map((p) => ({ ...p.state.view(now, stalenessMs(this.config, p.config), this.budgetOf(p), p.requestTotals), maxSeriesPerFamily: p.config.maxSeriesPerFamily }));
+    const views = this.portals.map((p) => ({ ...p.state.view(now, stalenessMs(this.config, p.config), this.budgetOf(p), p.requestTotals), maxSeriesPerFamily: p.config.maxSeriesPerFamily, intervals: intervalsOf(p.config) }));
     return this.checked(toSamples(views, { version: VERSION, runtime: this.deps.runtime, shard: this.config.shard, ...facts }));
   }
 
   /** Samples of one-shot runs only (once, Lambda): nothing from earlier runs, each portal's series cap applied. */
   samplesOf(results: readonly CycleResult[], facts: ExporterFacts): Sample[] {
-    const cap = new Map(this.config.portals.map((p) => [p.name, p.maxSeriesPerFamily]));
-    return this.checked(toSamples(results.map((r) => ({ ...viewOfCycle(r), maxSeriesPerFamily: cap.get(r.portal) })), facts));
+    const entries = new Map(this.config.portals.map((p) => [p.name, p]));
+    return this.checked(toSamples(results.map((r) => ({ ...viewOfCycle(r), maxSeriesPerFamily: entries.get(r.portal)?.maxSeriesPerFamily, intervals: intervalsOf(entries.get(r.portal)) })), facts));
   }
 
   private checked(samples: Sample[]): Sample[] {
@@ -388,6 +388,11 @@ export class Exporter {
   get ready(): boolean {
     return this.portals.every((p) => p.state.collected);
   }
+}
+
+/** The configured interval of every source and of the resolved-alerts pass of an entry, in seconds (none for an entry not configured). */
+function intervalsOf(portal: PortalConfig | undefined): Partial<Record<Job, number>> {
+  return portal ? Object.fromEntries(JOBS.map((j) => [j, intervalOf(portal, j)])) : {};
 }
 
 /** Requests of a run, all endpoints and codes together. */

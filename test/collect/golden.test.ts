@@ -83,6 +83,8 @@ describe('basic values', () => {
     ['posture_alerts_time_to_acknowledge_mean_seconds', { severity: 'red', window: '7d' }, (1800 + 3600 + 3599.5) / 3],
     ['posture_alerts_time_to_acknowledge_alerts', { severity: 'red', window: '7d' }, 3],
     ['posture_alerts_time_to_acknowledge_alerts', { severity: 'amber', window: '30d' }, 0],
+    ['posture_collection_interval_seconds', { source: 'resolved' }, 3600],
+    ['posture_collection_interval_seconds', { source: 'vitals' }, 300],
   ] as const)('%s %j = %d', (name, labels, value) => {
     const s = samplesOf(input);
     expect(valueOf(s, name, { ...p, ...labels })).toBe(value);

@@ -33,6 +33,7 @@ export function samplesOf(input: FixtureInput): Sample[] {
     devices: { value: input.devices, success: true, lastSuccessAt: now, invalid: 0 },
     // The pass beside the open alerts it was read with, as serve and once join them.
     ...(pass ? { resolved: { value: withOpenAlerts(pass, alerts), success: true, lastSuccessAt: now, invalid: pass.invalid } } : {}),
+    intervals: { vitals: 300, alerts: 300, devices: 300, resolved: 3600 },
     cycle: {
       durations: { vitals: 250, devices: 400, alerts: 1250, ...(pass ? { resolved: 900 } : {}) },
       requests: new Map([

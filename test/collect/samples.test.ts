@@ -28,6 +28,17 @@ describe('toSamples: the collection series', () => {
     ]);
   });
 
+  it('gives the configured interval of every source and of the resolved-alerts pass, whether it has run or not', () => {
+    const intervals = { vitals: 300, alerts: 120, devices: 900, resolved: 3600 };
+    expect(seriesOf(render({ ...view(), intervals }), 'posture_collection_interval_seconds')).toEqual([
+      { portal: 'acme', source: 'vitals', value: 300 },
+      { portal: 'acme', source: 'alerts', value: 120 },
+      { portal: 'acme', source: 'devices', value: 900 },
+      { portal: 'acme', source: 'resolved', value: 3600 },
+    ]);
+    expect(seriesOf(render(view()), 'posture_collection_interval_seconds')).toEqual([]);
+  });
+
   it('gives each source\'s last run duration in seconds', () => {
     const s = render(view({ durations: { vitals: 250, alerts: 61_500, devices: 4 }, requests: new Map() }));
     expect(seriesOf(s, 'posture_collection_duration_seconds')).toEqual([

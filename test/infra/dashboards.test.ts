@@ -214,6 +214,20 @@ describe('panels', () => {
     expect(panel.fieldConfig.defaults.thresholds.steps.map((x) => x.value)).toEqual([null, threshold]);
   });
 
+  it('shows each source\'s age against the threshold PostureCollectionFailing judges it by (twice its interval plus the rule\'s margin)', () => {
+    const stale = loadRuleExpressions().find((r) => r.name === 'PostureCollectionFailing' && r.labels.reason === 'stale')!;
+    const [, factor, margin] = /> on \(portal, source\) (\d+) \* portal_source:posture_collection_interval_seconds:last1d \+ (\d+)/.exec(stale.expr)!;
+    const records = new Map(loadRuleExpressions().filter((r) => r.kind === 'record').map((r) => [r.name, r.expr]));
+    const selected = (expr: string) => expr.replace('posture_collection_last_success_timestamp_seconds[', 'posture_collection_last_success_timestamp_seconds{portal=~"$portal"}[').replace('posture_collection_interval_seconds[', 'posture_collection_interval_seconds{portal=~"$portal"}[');
+    const age = `time() - ${selected(records.get('portal_source:posture_collection_last_success_timestamp_seconds:max1d')!)}`;
+    const threshold = `${factor} * ${selected(records.get('portal_source:posture_collection_interval_seconds:last1d')!)} + ${margin}`;
+    const q = allDashboardQueries().filter((x) => x.dashboard === EXPORTER_UID && x.source === 'Age of the last successful collection');
+    expect(q.map((x) => x.expr)).toEqual([`(${age}) / on (portal, source) (${threshold})`]);
+    const panel = flatPanels(byUid(EXPORTER_UID)).find((p) => p.title === 'Age of the last successful collection') as Panel & { fieldConfig: { defaults: { unit: string; thresholds: { steps: Array<{ value: number | null }> } } } };
+    expect(panel.fieldConfig.defaults.unit).toBe('percentunit');
+    expect(panel.fieldConfig.defaults.thresholds.steps.map((x) => x.value)).toEqual([null, 1]);
+  });
+
   it('computes the oldest red alert age from its creation timestamp', () => {
     const q = allDashboardQueries().find((x) => x.source === 'Oldest open red alert')!;
     expect(q.expr).toMatch(/^time\(\) - min by \(portal\) \(posture_alerts_oldest_open_timestamp_seconds\{[^}]*severity="red"[^}]*\}\)$/);

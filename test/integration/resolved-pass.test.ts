@@ -110,7 +110,8 @@ describe('the resolved-alerts pass in once', () => {
     expect(passRequests(sim)).toHaveLength(1);
     expect(second.stdout).toContain('posture_collection_success{portal="test",source="alerts"} 1');
     expect(second.stdout).not.toContain('posture_alerts_resolved');
-    expect(second.stdout).not.toContain('source="resolved"');
+    // Of the pass's series, only its configured interval.
+    expect(second.stdout.split('\n').filter((l) => l.includes('source="resolved"'))).toEqual(['posture_collection_interval_seconds{portal="test",source="resolved"} 3600']);
 
     // An hour after the first: it runs again.
     clock.advance(51 * MINUTE);

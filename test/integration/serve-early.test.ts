@@ -40,7 +40,8 @@ describe('serve before every source has run', () => {
     const text = await get(`${serving.url}/metrics`);
     expect(text).toMatch(/posture_exporter_build_info\{[^}]*runtime="serve"[^}]*\} 1/);
     expect(text).toMatch(/posture_budget_share\{portal="test",kind="configured"\} 5/);
-    expect(has(text, 'posture_collection_')).toBe(false);
+    // Of the collection series, only each source's configured interval (known before any run).
+    expect(lines(text).filter((l) => l.startsWith('posture_collection_') && !l.startsWith('posture_collection_interval_seconds{'))).toEqual([]);
     expect(has(text, 'posture_vitals_') || has(text, 'posture_devices') || has(text, 'posture_alerts_')).toBe(false);
     expect(await get(`${serving.url}/healthz`)).toBe('ok (first collection pending)\n');
   });
@@ -62,7 +63,7 @@ describe('serve before every source has run', () => {
     expect(text).toMatch(/posture_collection_success\{portal="test",source="vitals"\} 1/);
     expect(text).toMatch(/posture_collection_success\{portal="test",source="devices"\} 1/);
     expect(text).toMatch(/posture_exporter_build_info\{[^}]*runtime="serve"[^}]*\} 1/);
-    expect(text).not.toMatch(/source="alerts"/);
+    expect(lines(text).filter((l) => l.includes('source="alerts"'))).toEqual(['posture_collection_interval_seconds{portal="test",source="alerts"} 300']);
     expect(has(text, 'posture_alerts_')).toBe(false);
     expect(await get(`${serving.url}/healthz`)).toBe('ok (first collection pending)\n');
 

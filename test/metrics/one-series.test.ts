@@ -39,6 +39,7 @@ const NOT_SUMMED: Partial<Record<MetricName, 'min' | 'max'>> = {
   posture_collection_success: 'min',
   posture_collection_last_success_timestamp_seconds: 'min',
   posture_collection_duration_seconds: 'max',
+  posture_collection_interval_seconds: 'max',
   posture_collection_alerts_page_size: 'max',
   posture_alerts_time_to_resolve_seconds: 'max',
   posture_alerts_time_to_resolve_mean_seconds: 'max',

@@ -24,8 +24,9 @@ import {
 /** Stable uid of the exporter health dashboard. */
 export const EXPORTER_UID = 'posture-exporter-health';
 
-// Age after which PostureCollectionFailing fires (infra/prometheus/rules/posture.rules.yml).
-const COLLECTION_STALE_SECONDS = 1800;
+// PostureCollectionFailing fires when a source's last success is older than twice its own interval
+// plus this margin (infra/prometheus/rules/posture.rules.yml).
+const COLLECTION_STALE_MARGIN_SECONDS = 600;
 
 const OK_FAILED = valueMapping({ '0': { text: 'failed', color: 'red' }, '1': { text: 'ok', color: 'green' } });
 
@@ -44,15 +45,21 @@ function successTimeline(spec: PanelSpec): statetimeline.PanelBuilder {
 const collectionSuccess = () =>
   successTimeline(gaugeSpec({ title: 'Collection success per source', description: 'Whether the last collection of each source (vitals, alerts, devices) succeeded.', metric: 'posture_collection_success', by: 'source', size: { h: 7, w: 12 } }, 'min'));
 
+/**
+ * Each source's age against its own alert threshold, as PostureCollectionFailing reads it: the
+ * newest last success and the interval seen in the past day (a source whose samples come once a
+ * pass, or that stopped, keeps its line), the age over twice the interval plus the margin.
+ */
 function lastSuccessAge(): timeseries.PanelBuilder {
-  const expr = `time() - max by (portal, source) (posture_collection_last_success_timestamp_seconds{${PORTAL}})`;
+  const age = `time() - max by (portal, source) (max_over_time(posture_collection_last_success_timestamp_seconds{${PORTAL}}[1d]))`;
+  const threshold = `2 * max by (portal, source) (last_over_time(posture_collection_interval_seconds{${PORTAL}}[1d])) + ${COLLECTION_STALE_MARGIN_SECONDS}`;
   const panel = timeSeriesPanel({
     title: 'Age of the last successful collection',
-    description: 'Seconds since each source was last collected successfully. Above the dashed line, PostureCollectionFailing fires.',
-    targets: [promQuery('A', expr, '{{portal}} · {{source}}')],
+    description: 'How old each source\'s last successful collection is, as a share of the age at which PostureCollectionFailing fires: twice the source\'s own interval (posture_collection_interval_seconds: 5 min by default, the resolved-alerts pass 1 h) plus 10 minutes. A source on time stays below about half; above the dashed line (100 %) the alert fires.',
+    targets: [promQuery('A', `(${age}) / on (portal, source) (${threshold})`, '{{portal}} · {{source}}')],
     size: { h: 7, w: 12 },
   });
-  return withAlertLine(panel.unit('s').min(0), thresholds('green', [COLLECTION_STALE_SECONDS, 'red']));
+  return withAlertLine(panel.unit('percentunit').min(0), thresholds('green', [1, 'red']));
 }
 
 function apiRequests(): timeseries.PanelBuilder {
