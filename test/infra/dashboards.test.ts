@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CATALOGUE } from '../../src/collect/catalogue.js';
 import { DASHBOARDS, EXPORTER_UID, OBJECTIVES_UID, OVERVIEW_UID, renderDashboard } from '../../infra/grafana/src/index.js';
-import { PASS_BRIDGE } from '../../infra/grafana/src/overview.js';
+import { PASS_BRIDGE, SPAN_NULLS_MS } from '../../infra/grafana/src/common.js';
 import {
   DEFAULT_VARIABLE_VALUES,
   allDashboardQueries,
@@ -226,6 +226,21 @@ describe('panels', () => {
     const panel = flatPanels(byUid(EXPORTER_UID)).find((p) => p.title === 'Age of the last successful collection') as Panel & { fieldConfig: { defaults: { unit: string; thresholds: { steps: Array<{ value: number | null }> } } } };
     expect(panel.fieldConfig.defaults.unit).toBe('percentunit');
     expect(panel.fieldConfig.defaults.thresholds.steps.map((x) => x.value)).toEqual([null, 1]);
+  });
+
+  it('reads the per-source health gauges of a source slower than 15 min (pushed once a run) within the bridge, and the others raw', () => {
+    const slow = '(max by (portal, source) (last_over_time(posture_collection_interval_seconds{portal=~"$portal"}[2h])) > 900)';
+    const exporterQueries = (title: string) => allDashboardQueries().filter((x) => x.dashboard === EXPORTER_UID && x.source === title).map((x) => x.expr);
+    for (const [title, metric, agg] of [
+      ['Collection success per source', 'posture_collection_success', 'min'],
+      ['Run duration per source', 'posture_collection_duration_seconds', 'max'],
+      ['Invalid records per source', 'posture_collection_invalid_records', 'max'],
+    ] as const) {
+      expect(exporterQueries(title), title).toEqual([
+        `(${agg} by (portal, source) (${metric}{portal=~"$portal"}) unless on (portal, source) ${slow}) or (${agg} by (portal, source) (last_over_time(${metric}{portal=~"$portal"}[2h])) and on (portal, source) ${slow})`,
+      ]);
+    }
+    expect(SPAN_NULLS_MS).toBe(900_000);
   });
 
   it('computes the oldest red alert age from its creation timestamp', () => {

@@ -148,6 +148,14 @@ const SEVERITY_COLORS: ReadonlyArray<readonly [string, string]> = [
 /** How long a push-mode gap may be drawn across (one push every 5 min; a missed push leaves 10). */
 export const SPAN_NULLS_MS = 15 * 60 * 1000;
 
+/**
+ * How far back a panel of a slow source reads its last value: the resolved-alerts pass's interval
+ * (an hour by default) and one missed run, as the response recordings do (infra/prometheus/rules).
+ * Pushed (remote write, OTLP), a slow source's samples come once a run, not with every push: a raw
+ * query would show a blip after each run.
+ */
+export const PASS_BRIDGE = '2h';
+
 /** Thresholds drawn as a dashed line on a time series: where an alert rule fires. */
 function dashedThresholds(): common.GraphThresholdsStyleConfigBuilder {
   return new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Dashed);

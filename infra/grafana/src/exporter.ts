@@ -6,7 +6,9 @@ import type * as stat from '@grafana/grafana-foundation-sdk/stat';
 import type * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
 import {
   DASHBOARD_TAG,
+  PASS_BRIDGE,
   PORTAL,
+  SPAN_NULLS_MS,
   normalStacking,
   postureDashboard,
   promQuery,
@@ -43,7 +45,7 @@ function successTimeline(spec: PanelSpec): statetimeline.PanelBuilder {
 }
 
 const collectionSuccess = () =>
-  successTimeline(gaugeSpec({ title: 'Collection success per source', description: 'Whether the last collection of each source (vitals, alerts, devices) succeeded.', metric: 'posture_collection_success', by: 'source', size: { h: 7, w: 12 } }, 'min'));
+  successTimeline(gaugeSpec({ title: 'Collection success per source', description: 'Whether the last collection of each source (vitals, alerts, devices, and resolved: the hourly resolved-alerts pass) succeeded.' + SLOW_NOTE, metric: 'posture_collection_success', by: 'source', size: { h: 7, w: 12 } }, 'min'));
 
 /**
  * Each source's age against its own alert threshold, as PostureCollectionFailing reads it: the
@@ -105,11 +107,28 @@ function rateLimitedInRange(): stat.PanelBuilder {
   );
 }
 
-/** An exporter gauge per portal (and per `by` label): `agg by (portal, by) (metric)`, legend to match. */
+/** Said of every per-source panel: how it draws a slow source between its runs. */
+const SLOW_NOTE = ' A source whose interval is longer than 15 minutes (the pass) shows its last run for up to 2 h: pushed, its samples come once a run.';
+
+/** Sources slower than a push-mode gap a time series spans (the resolved-alerts pass), by their interval gauge. */
+const SLOW_SOURCES = `(max by (portal, source) (last_over_time(posture_collection_interval_seconds{${PORTAL}}[${PASS_BRIDGE}])) > ${SPAN_NULLS_MS / 1000})`;
+
+/**
+ * A per-source exporter gauge per portal and source. Pushed, a slow source's samples come once a
+ * run (the pass's hourly), so it reads its last value within PASS_BRIDGE; every other source its
+ * raw series, so that a source that stops reporting leaves the panel within minutes.
+ */
+function perSource(metric: string, agg: 'max' | 'min'): string {
+  const raw = `${agg} by (portal, source) (${metric}{${PORTAL}})`;
+  const last = `${agg} by (portal, source) (last_over_time(${metric}{${PORTAL}}[${PASS_BRIDGE}]))`;
+  return `(${raw} unless on (portal, source) ${SLOW_SOURCES}) or (${last} and on (portal, source) ${SLOW_SOURCES})`;
+}
+
+/** An exporter gauge per portal (and per `by` label): `agg by (portal, by) (metric)`, per source as perSource says, legend to match. */
 function gauge(metric: string, by?: string, agg: 'max' | 'min' = 'max'): prometheus.DataqueryBuilder {
   const labels = by === undefined ? 'portal' : `portal, ${by}`;
   const legend = by === undefined ? '{{portal}}' : `{{portal}} · {{${by}}}`;
-  return promQuery('A', `${agg} by (${labels}) (${metric}{${PORTAL}})`, legend);
+  return promQuery('A', by === 'source' ? perSource(metric, agg) : `${agg} by (${labels}) (${metric}{${PORTAL}})`, legend);
 }
 
 /** A panel of one exporter gauge: title, the (i) text, the gauge and its label, size. */
@@ -140,10 +159,10 @@ const budgetShare = () => gaugeOverTime({ title: 'Share of the portal budget (re
 const throttledLastHour = () =>
   gaugeOverTime({ title: '429 responses in the last hour', description: 'Rate-limit answers the exporter received from the portal in the hour before each scrape (in Lambda: by the container).', metric: 'posture_budget_rate_limited_responses_last_hour' }, 'short');
 const invalidRecords = () =>
-  gaugeOverTime({ title: 'Invalid records per source', description: 'Records the last collection skipped because they did not match the API contract (logged by the exporter, never counted as zeros).', metric: 'posture_collection_invalid_records', by: 'source' }, 'short');
+  gaugeOverTime({ title: 'Invalid records per source', description: 'Records the last collection skipped because they did not match the API contract (logged by the exporter, never counted as zeros).' + SLOW_NOTE, metric: 'posture_collection_invalid_records', by: 'source' }, 'short');
 const seriesFolded = () => gaugeOverTime({ title: 'Series folded by the series cap', description: SERIES_FOLDED, metric: 'posture_series_folded', by: 'family' }, 'short');
 const alertsPageSize = () => gaugeOverTime({ title: 'Alerts page size', description: PAGE_SIZE, metric: 'posture_collection_alerts_page_size' }, 'short');
-const cycleDuration = () => gaugeOverTime({ title: 'Run duration per source', description: 'Wall time of the last run of each source, waits for the budget included.', metric: 'posture_collection_duration_seconds', by: 'source' }, 's');
+const cycleDuration = () => gaugeOverTime({ title: 'Run duration per source', description: 'Wall time of the last run of each source, waits for the budget included.' + SLOW_NOTE, metric: 'posture_collection_duration_seconds', by: 'source' }, 's');
 const pushSuccess = () => successTimeline(gaugeSpec({ title: 'Push success per sink (push mode)', description: PUSH_SUCCESS, metric: 'posture_push_success', by: 'sink', size: { h: 7, w: 12 } }, 'min'));
 const pushDuration = () => gaugeOverTime({ title: 'Push duration per sink (push mode)', metric: 'posture_push_duration_seconds', by: 'sink', size: { h: 7, w: 12 } }, 's');
 

@@ -8,6 +8,7 @@ import {
   DASHBOARD_TAG,
   DATASOURCE,
   PORTAL,
+  PASS_BRIDGE,
   SPAN_NULLS_MS,
   VITALS,
   alertAgeStat,
@@ -185,14 +186,6 @@ function redAlertWork(): timeseries.PanelBuilder {
     'short',
   );
 }
-
-/**
- * How far back a panel of the resolved-alerts pass reads the last pass: its interval (an hour by
- * default) and one missed pass, as the response recordings do (infra/prometheus/rules). Pushed
- * (remote write, OTLP), the pass's samples come once a pass, not with every push: a raw query
- * would show a blip after each pass.
- */
-export const PASS_BRIDGE = '2h';
 
 /** The last pass's figure per portal and severity (each portal's exporters deduplicated), within PASS_BRIDGE. */
 const lastPass = (metric: string, matchers: string = RESPONSE): string => `max by (portal, severity) (last_over_time(${metric}{${matchers}}[${PASS_BRIDGE}]))`;
