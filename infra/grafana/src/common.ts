@@ -185,6 +185,11 @@ export interface PanelSpec {
   readonly size: PanelSize;
 }
 
+/** A panel's spec in one line: its title, the text behind its (i) (undefined: none), its size and its queries. */
+export function panelSpec(title: string, description: string | undefined, size: PanelSize, ...targets: prometheus.DataqueryBuilder[]): PanelSpec {
+  return { title, description, targets, size };
+}
+
 /** The builder methods the SDK's panel builders share (they have no common base type). */
 interface QueryPanelBuilder<B> {
   title(title: string): B;
@@ -265,44 +270,47 @@ export interface ValueFormat {
   readonly thresholds?: dashboard.ThresholdsConfigBuilder;
 }
 
+/** How a stat shows its value beside the name: colour mode and text mode (Grafana's defaults when unset). */
+export interface StatLook {
+  readonly color?: common.BigValueColorMode;
+  readonly text?: common.BigValueTextMode;
+}
+
 /**
- * A stat of each series' latest value, without a sparkline, at its size; callers choose colour
- * and text modes. The format is a parameter, not a refinement, because field settings have to
- * be set before the options (and a stat without any has no fieldConfig at all).
+ * A stat of each series' latest value, without a sparkline, at its size, its colour and text modes
+ * as `look` says. The format is a parameter, not a refinement, because field settings have to be
+ * set before the options (and a stat without any has no fieldConfig at all).
  */
-export function statPanel(spec: PanelSpec, format: ValueFormat = {}): stat.PanelBuilder {
+export function statPanel(spec: PanelSpec, format: ValueFormat = {}, look: StatLook = {}): stat.PanelBuilder {
   const panel = queryPanel(new stat.PanelBuilder(), spec);
   if (format.unit !== undefined) panel.unit(format.unit);
   if (format.noValue !== undefined) panel.noValue(format.noValue);
   if (format.mappings !== undefined) panel.mappings(format.mappings);
   if (format.thresholds !== undefined) panel.thresholds(format.thresholds);
-  return panel
-    .graphMode(common.BigValueGraphMode.None)
-    .reduceOptions(lastNotNull())
-    .height(spec.size.h)
-    .span(spec.size.w);
+  panel.graphMode(common.BigValueGraphMode.None).reduceOptions(lastNotNull()).height(spec.size.h).span(spec.size.w);
+  if (look.color !== undefined) panel.colorMode(look.color);
+  if (look.text !== undefined) panel.textMode(look.text);
+  return panel;
 }
 
 /**
  * How long ago the oldest of some alerts was created (`time() - min(...timestamp...)` queries):
  * orange after an hour, red after a day, `noValue` when there is none.
  */
-export function alertAgeStat(spec: PanelSpec, noValue: string): stat.PanelBuilder {
-  return statPanel(spec, { unit: 's', noValue, thresholds: thresholds('green', [3600, 'orange'], [86400, 'red']) }).colorMode(common.BigValueColorMode.Value);
+export function alertAgeStat(spec: PanelSpec, noValue: string, text?: common.BigValueTextMode): stat.PanelBuilder {
+  return statPanel(spec, { unit: 's', noValue, thresholds: thresholds('green', [3600, 'orange'], [86400, 'red']) }, { color: common.BigValueColorMode.Value, text });
 }
 
-/**
- * Horizontal bars of each series' latest count, from zero, at its size; callers choose the
- * display mode.
- */
-export function barGaugePanel(spec: PanelSpec): bargauge.PanelBuilder {
+/** Horizontal bars of each series' latest count, from zero, at its size, drawn as `display` says. */
+export function barGaugePanel(spec: PanelSpec, display: common.BarGaugeDisplayMode = common.BarGaugeDisplayMode.Basic): bargauge.PanelBuilder {
   return queryPanel(new bargauge.PanelBuilder(), spec)
     .orientation(common.VizOrientation.Horizontal)
     .reduceOptions(lastNotNull())
     .min(0)
     .unit('short')
     .height(spec.size.h)
-    .span(spec.size.w);
+    .span(spec.size.w)
+    .displayMode(display);
 }
 
 /** What sets one posture-exporter dashboard apart from the other: name, uid, (i) text, tags, time. */

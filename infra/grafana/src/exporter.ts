@@ -10,6 +10,7 @@ import {
   PORTAL,
   SPAN_NULLS_MS,
   normalStacking,
+  panelSpec,
   postureDashboard,
   promQuery,
   quantityOverTime,
@@ -166,28 +167,17 @@ const cycleDuration = () => gaugeOverTime({ title: 'Run duration per source', de
 const pushSuccess = () => successTimeline(gaugeSpec({ title: 'Push success per sink (push mode)', description: PUSH_SUCCESS, metric: 'posture_push_success', by: 'sink', size: { h: 7, w: 12 } }, 'min'));
 const pushDuration = () => gaugeOverTime({ title: 'Push duration per sink (push mode)', metric: 'posture_push_duration_seconds', by: 'sink', size: { h: 7, w: 12 } }, 's');
 
-function buildInfo(): stat.PanelBuilder {
-  return statPanel({
-    title: 'Exporter version',
-    targets: [promQuery('A', `max by (portal, version, runtime) (posture_exporter_build_info{${PORTAL}})`, '{{portal}}: {{version}} ({{runtime}})', true)],
-    size: { h: 4, w: 16 },
-  })
-    .textMode(common.BigValueTextMode.Name)
-    .colorMode(common.BigValueColorMode.None);
-}
+const buildInfo = (): stat.PanelBuilder =>
+  statPanel(panelSpec('Exporter version', undefined, { h: 4, w: 16 }, promQuery('A', `max by (portal, version, runtime) (posture_exporter_build_info{${PORTAL}})`, '{{portal}}: {{version}} ({{runtime}})', true)), {}, { color: common.BigValueColorMode.None, text: common.BigValueTextMode.Name });
 
 /** serve's shards: how many report, and how many there should be (1 and 1 unsharded); docs/sharding.md. */
-function shards(): stat.PanelBuilder {
-  return statPanel({
-    title: 'Shards up / total',
-    description: 'Shards (serve processes) that report posture_exporter_shard_ordinal, and the shard count they were given (POSTURE_TOTAL_SHARDS). Fewer up than the total, or shards that disagree on the total, are alerts; see docs/sharding.md.',
-    targets: [
-      promQuery('A', 'count(count by (instance) (posture_exporter_shard_ordinal))', 'up', true),
-      promQuery('B', 'max(posture_exporter_total_shards)', 'total', true),
-    ],
-    size: { h: 4, w: 8 },
-  }).colorMode(common.BigValueColorMode.None);
-}
+const SHARDS = 'Shards (serve processes) that report posture_exporter_shard_ordinal, and the shard count they were given (POSTURE_TOTAL_SHARDS). Fewer up than the total, or shards that disagree on the total, are alerts; see docs/sharding.md.';
+const shards = (): stat.PanelBuilder =>
+  statPanel(
+    panelSpec('Shards up / total', SHARDS, { h: 4, w: 8 }, promQuery('A', 'count(count by (instance) (posture_exporter_shard_ordinal))', 'up', true), promQuery('B', 'max(posture_exporter_total_shards)', 'total', true)),
+    {},
+    { color: common.BigValueColorMode.None },
+  );
 
 /** The exporter's own health: collection per source, portal API budget, data quality, pushes. */
 export function exporterDashboard(): dashboard.Dashboard {

@@ -14,6 +14,7 @@ import {
   fixedColor,
   integrationVariable,
   objectiveVariable,
+  panelSpec,
   postureDashboard,
   promQuery,
   severityStack,
@@ -49,7 +50,6 @@ function budgetNow(): bargauge.PanelBuilder {
     targets: [promQuery('A', `sort(${budgetLeft})`, '{{objective}} · {{portal}} · {{integration}}', true)],
     size: { h: 9, w: 10 },
   })
-    .displayMode(common.BarGaugeDisplayMode.Basic)
     .unit('percentunit')
     .min(-1)
     .max(1)
@@ -87,7 +87,6 @@ function burnRateNow(): bargauge.PanelBuilder {
     targets: ALERT_WINDOWS.map((w, i) => promQuery(refId(i), `max by (objective) (${burnRate(w)})`, `{{objective}} · ${w}`, true)),
     size: { h: 9, w: 8 },
   })
-    .displayMode(common.BarGaugeDisplayMode.Basic)
     .unit('none')
     .decimals(2)
     .thresholds(thresholds('green', [1, 'orange']));
@@ -119,43 +118,27 @@ function sliLastDay(): bargauge.PanelBuilder {
     targets: [promQuery('A', `sort(1 - max by (objective, portal, integration) (${errorRatioName('1d')}{${OBJECTIVE}}))`, '{{objective}} · {{portal}} · {{integration}}', true)],
     size: { h: 9, w: 8 },
   })
-    .displayMode(common.BarGaugeDisplayMode.Basic)
     .unit('percentunit')
     .max(1);
 }
 
-function alertsOverSla(): timeseries.PanelBuilder {
-  return severityStack({
-    title: 'Alerts over SLA',
-    description: 'Unresolved, unsnoozed alerts open longer than their severity\'s SLA (the exporter\'s alert_slas, default red 1d, amber 7d, green 30d), stacked by severity. PostureAlertsOverSla fires after 15 minutes above 0.',
-    targets: [promQuery('A', `sum by (severity) (max by (portal, severity) (posture_alerts_over_sla{${PORTAL}}))`, '{{severity}}')],
-    size: { h: 9, w: 10 },
-  });
-}
+const OVER_SLA = 'Unresolved, unsnoozed alerts open longer than their severity\'s SLA (the exporter\'s alert_slas, default red 1d, amber 7d, green 30d), stacked by severity. PostureAlertsOverSla fires after 15 minutes above 0.';
+const alertsOverSla = (): timeseries.PanelBuilder =>
+  severityStack(panelSpec('Alerts over SLA', OVER_SLA, { h: 9, w: 10 }, promQuery('A', `sum by (severity) (max by (portal, severity) (posture_alerts_over_sla{${PORTAL}}))`, '{{severity}}')));
 
-function alertsByAge(): bargauge.PanelBuilder {
-  const older = (age: string) => `sum by (severity) (max by (portal, severity) (posture_alerts_open_older_than{${PORTAL},age="${age}"}))`;
-  return barGaugePanel({
-    title: 'Open alerts by age',
-    description: 'Unresolved alerts (snoozed ones included) created more than 1 hour, 1 day, 7, 30 and 90 days ago, by severity; each bucket holds the older ones too.',
-    targets: ALERT_AGES.map(([age], i) => promQuery(refId(i), older(age), `{{severity}} · older than ${age}`, true)),
-    size: { h: 9, w: 8 },
-  })
-    .displayMode(common.BarGaugeDisplayMode.Basic)
-    .thresholds(thresholds('blue'));
-}
+/** Open alerts older than `age` per severity over the chosen portals. */
+const olderThan = (age: string): string => `sum by (severity) (max by (portal, severity) (posture_alerts_open_older_than{${PORTAL},age="${age}"}))`;
+const BY_AGE = 'Unresolved alerts (snoozed ones included) created more than 1 hour, 1 day, 7, 30 and 90 days ago, by severity; each bucket holds the older ones too.';
+const alertsByAge = (): bargauge.PanelBuilder =>
+  barGaugePanel(panelSpec('Open alerts by age', BY_AGE, { h: 9, w: 8 }, ...ALERT_AGES.map(([age], i) => promQuery(refId(i), olderThan(age), `{{severity}} · older than ${age}`, true)))).thresholds(thresholds('blue'));
 
-function oldestUnacknowledged(): stat.PanelBuilder {
-  return alertAgeStat(
-    {
-      title: 'Oldest unacknowledged alert',
-      description: 'How long ago the oldest unresolved alert nobody has acknowledged was created, by severity.',
-      targets: [promQuery('A', `time() - min by (severity) (posture_alerts_oldest_unacknowledged_timestamp_seconds{${PORTAL}})`, '{{severity}}', true)],
-      size: { h: 9, w: 6 },
-    },
+const UNACKNOWLEDGED = 'How long ago the oldest unresolved alert nobody has acknowledged was created, by severity.';
+const oldestUnacknowledged = (): stat.PanelBuilder =>
+  alertAgeStat(
+    panelSpec('Oldest unacknowledged alert', UNACKNOWLEDGED, { h: 9, w: 6 }, promQuery('A', `time() - min by (severity) (posture_alerts_oldest_unacknowledged_timestamp_seconds{${PORTAL}})`, '{{severity}}', true)),
     'none unacknowledged',
-  ).textMode(common.BigValueTextMode.ValueAndName);
-}
+    common.BigValueTextMode.ValueAndName,
+  );
 
 /** Posture objectives: error budget, burn rates and compliance per objective, and the alert SLAs. */
 export function objectivesDashboard(): dashboard.Dashboard {

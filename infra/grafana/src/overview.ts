@@ -16,6 +16,7 @@ import {
   fixedColor,
   integrationVariable,
   lastNotNull,
+  panelSpec,
   postureDashboard,
   promQuery,
   quantityOverTime,
@@ -113,61 +114,34 @@ function stageCompliance(): timeseries.PanelBuilder {
     .spanNulls(SPAN_NULLS_MS);
 }
 
-function funnelConsistency(): stat.PanelBuilder {
-  return statPanel(
-    {
-      title: 'Funnel consistency',
-      description: 'Whether each stage\'s eligible count equals the previous stage\'s compliant count (PostureVitalsFunnelInconsistent).',
-      targets: [promQuery('A', `min by (portal, integration) (posture_vitals_funnel_consistent{${VITALS}})`, '{{integration}}', true)],
-      size: { h: 9, w: 6 },
-    },
-    { mappings: [valueMapping({ '0': { text: 'inconsistent', color: 'red' }, '1': { text: 'consistent', color: 'green' } })] },
-  )
-    .colorMode(common.BigValueColorMode.Background)
-    .textMode(common.BigValueTextMode.ValueAndName);
-}
+const CONSISTENT = valueMapping({ '0': { text: 'inconsistent', color: 'red' }, '1': { text: 'consistent', color: 'green' } });
 
-function activeAgents(): bargauge.PanelBuilder {
-  return barGaugePanel({
-    title: 'Integrations without Vitals: devices',
-    description: 'activeAgents for integrations whose Vitals monitoring is disabled (no funnel for them, so the integration variable, which lists Vitals integrations, does not apply).',
-    targets: [promQuery('A', `max by (portal, integration) (posture_vitals_active_agents{portal=~"$portal",tag=~"$tag"})`, '{{portal}} · {{integration}}', true)],
-    size: { h: 9, w: 6 },
-  }).displayMode(common.BarGaugeDisplayMode.Basic);
-}
+const funnelConsistency = (): stat.PanelBuilder =>
+  statPanel(
+    panelSpec('Funnel consistency', 'Whether each stage\'s eligible count equals the previous stage\'s compliant count (PostureVitalsFunnelInconsistent).', { h: 9, w: 6 }, promQuery('A', `min by (portal, integration) (posture_vitals_funnel_consistent{${VITALS}})`, '{{integration}}', true)),
+    { mappings: [CONSISTENT] },
+    { color: common.BigValueColorMode.Background, text: common.BigValueTextMode.ValueAndName },
+  );
 
-function alertsBySeverity(): timeseries.PanelBuilder {
-  return severityStack({
-    title: 'Open alerts by severity',
-    description: 'Unresolved alerts, stacked by severity, summed over the chosen portals.',
-    targets: [promQuery('A', `sum by (severity) (max by (portal, severity) (posture_alerts_open{${PORTAL}}))`, '{{severity}}')],
-    size: { h: 9, w: 12 },
-  });
-}
+const ACTIVE_AGENTS = 'activeAgents for integrations whose Vitals monitoring is disabled (no funnel for them, so the integration variable, which lists Vitals integrations, does not apply).';
+const activeAgents = (): bargauge.PanelBuilder =>
+  barGaugePanel(panelSpec('Integrations without Vitals: devices', ACTIVE_AGENTS, { h: 9, w: 6 }, promQuery('A', `max by (portal, integration) (posture_vitals_active_agents{portal=~"$portal",tag=~"$tag"})`, '{{portal}} · {{integration}}', true)));
 
-function alertsByIntegration(): bargauge.PanelBuilder {
-  const expr = `sort_desc(sum by (integration) (max by (portal, integration, severity, type) (posture_alerts_open_by_integration{${PORTAL}})))`;
-  return barGaugePanel({
-    title: 'Open alerts by integration',
-    description: 'Unresolved alerts by the integration named in the alert\'s product (not filtered by the integration variable: alert products and Vitals keys are named differently).',
-    targets: [promQuery('A', expr, '{{integration}}', true)],
-    size: { h: 9, w: 12 },
-  })
-    .displayMode(common.BarGaugeDisplayMode.Gradient)
-    .thresholds(thresholds('orange'));
-}
+const alertsBySeverity = (): timeseries.PanelBuilder =>
+  severityStack(panelSpec('Open alerts by severity', 'Unresolved alerts, stacked by severity, summed over the chosen portals.', { h: 9, w: 12 }, promQuery('A', `sum by (severity) (max by (portal, severity) (posture_alerts_open{${PORTAL}}))`, '{{severity}}')));
 
-function oldestRedAlert(): stat.PanelBuilder {
-  return alertAgeStat(
-    {
-      title: 'Oldest open red alert',
-      description: 'Age of the oldest unresolved red alert per portal (its creation time).',
-      targets: [promQuery('A', `time() - min by (portal) (posture_alerts_oldest_open_timestamp_seconds{${PORTAL},severity="red"})`, '{{portal}}', true)],
-      size: { h: 9, w: 6 },
-    },
+const BY_INTEGRATION = 'Unresolved alerts by the integration named in the alert\'s product (not filtered by the integration variable: alert products and Vitals keys are named differently).';
+const alertsByIntegration = (): bargauge.PanelBuilder =>
+  barGaugePanel(
+    panelSpec('Open alerts by integration', BY_INTEGRATION, { h: 9, w: 12 }, promQuery('A', `sort_desc(sum by (integration) (max by (portal, integration, severity, type) (posture_alerts_open_by_integration{${PORTAL}})))`, '{{integration}}', true)),
+    common.BarGaugeDisplayMode.Gradient,
+  ).thresholds(thresholds('orange'));
+
+const oldestRedAlert = (): stat.PanelBuilder =>
+  alertAgeStat(
+    panelSpec('Oldest open red alert', 'Age of the oldest unresolved red alert per portal (its creation time).', { h: 9, w: 6 }, promQuery('A', `time() - min by (portal) (posture_alerts_oldest_open_timestamp_seconds{${PORTAL},severity="red"})`, '{{portal}}', true)),
     'no open red alert',
   );
-}
 
 function redAlertWork(): timeseries.PanelBuilder {
   const red = (metric: string): string => `sum(max by (portal) (${metric}{${PORTAL},severity="red"}))`;
@@ -262,29 +236,16 @@ function resolvedOverSla(): timeseries.PanelBuilder {
     .overrideByRegexp('.* (over SLA|resolved)$', [{ id: 'unit', value: 'short' }, { id: 'custom.axisPlacement', value: 'right' }]);
 }
 
-function devices(): timeseries.PanelBuilder {
-  return stackedCounts({
-    title: 'Active and inactive devices',
-    description: 'Devices online within the portal\'s activity threshold (default 30 days) and the rest, stacked.',
-    targets: [promQuery('A', `sum by (activity) (max by (portal, activity) (posture_devices{${PORTAL}}))`, '{{activity}}')],
-    size: { h: 8, w: 18 },
-  })
+/** Devices per activity over the chosen portals (each portal's exporters deduplicated). */
+const DEVICES = `sum by (activity) (max by (portal, activity) (posture_devices{${PORTAL}}))`;
+
+const devices = (): timeseries.PanelBuilder =>
+  stackedCounts(panelSpec('Active and inactive devices', 'Devices online within the portal\'s activity threshold (default 30 days) and the rest, stacked.', { h: 8, w: 18 }, promQuery('A', DEVICES, '{{activity}}')))
     .overrideByName('active', fixedColor('green'))
     .overrideByName('inactive', fixedColor('gray'));
-}
 
-function devicesNow(): stat.PanelBuilder {
-  return statPanel(
-    {
-      title: 'Devices now',
-      targets: [promQuery('A', `sum by (activity) (max by (portal, activity) (posture_devices{${PORTAL}}))`, '{{activity}}', true)],
-      size: { h: 8, w: 6 },
-    },
-    { unit: 'short' },
-  )
-    .colorMode(common.BigValueColorMode.None)
-    .textMode(common.BigValueTextMode.ValueAndName);
-}
+const devicesNow = (): stat.PanelBuilder =>
+  statPanel(panelSpec('Devices now', undefined, { h: 8, w: 6 }, promQuery('A', DEVICES, '{{activity}}', true)), { unit: 'short' }, { color: common.BigValueColorMode.None, text: common.BigValueTextMode.ValueAndName });
 
 /** The posture overview: Vitals health and funnel, open alerts, response times, devices. */
 export function overviewDashboard(): dashboard.Dashboard {
