@@ -10,32 +10,21 @@ import { SOURCES } from '../domain.js';
 import type { MetricDef } from '../metrics/definition.js';
 import { resolved, SOURCE_MODULES, type SourceFamilyOf } from '../sources/index.js';
 
+/**
+ * The exporter's own families of each source's runs (label `source`: vitals, alerts, devices, and
+ * `resolved`, the resolved-alerts pass, once it has run): name, unit, how two samples written as
+ * one series combine, help, and the README's line.
+ */
+const PER_SOURCE = [
+  ['posture_collection_success', '1', 'min', 'Whether the last collection of a source from the portal succeeded (1) or failed (0).', '1 when the last collection of `source` ∈ vitals, alerts, devices (and `resolved`, the resolved-alerts pass, once it has run) succeeded, else 0.'],
+  ['posture_collection_last_success_timestamp_seconds', 's', 'min', 'Unix time of the last successful collection of a source.', 'Unix time of the last successful collection of the source (absent until the first success).'],
+  ['posture_collection_interval_seconds', 's', 'max', 'Configured interval of a source (the resolved-alerts pass included): how often it is collected, the time its freshness is judged against.', 'The configured interval of `source` ∈ vitals, alerts, devices (`POSTURE_<SOURCE>_INTERVAL_SECONDS`) and resolved (`POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS`), from the start and in every output; `PostureCollectionFailing` fires when a last success is older than twice it plus 10 minutes ([docs/alerting.md](docs/alerting.md#staleness-per-source)).'],
+  ['posture_collection_duration_seconds', 's', 'max', 'Wall time of the last run of a source, waits for the rate budget included.', 'Wall time of the last run of `source`, including waits for the budget.'],
+] as const;
+
 /** The exporter's own families (collection, budget, cap, push and build facts). */
 const EXPORTER_FAMILIES = [
-  {
-    name: 'posture_collection_success',
-    help: 'Whether the last collection of a source from the portal succeeded (1) or failed (0).',
-    type: 'gauge', unit: '1', labels: ['source'], origin: 'exporter', combine: 'min',
-    doc: '1 when the last collection of `source` ∈ vitals, alerts, devices (and `resolved`, the resolved-alerts pass, once it has run) succeeded, else 0.',
-  },
-  {
-    name: 'posture_collection_last_success_timestamp_seconds',
-    help: 'Unix time of the last successful collection of a source.',
-    type: 'gauge', unit: 's', labels: ['source'], origin: 'exporter', combine: 'min',
-    doc: 'Unix time of the last successful collection of the source (absent until the first success).',
-  },
-  {
-    name: 'posture_collection_interval_seconds',
-    help: 'Configured interval of a source (the resolved-alerts pass included): how often it is collected, the time its freshness is judged against.',
-    type: 'gauge', unit: 's', labels: ['source'], origin: 'exporter', combine: 'max',
-    doc: 'The configured interval of `source` ∈ vitals, alerts, devices (`POSTURE_<SOURCE>_INTERVAL_SECONDS`) and resolved (`POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS`), from the start and in every output; `PostureCollectionFailing` fires when a last success is older than twice it plus 10 minutes ([docs/alerting.md](docs/alerting.md#staleness-per-source)).',
-  },
-  {
-    name: 'posture_collection_duration_seconds',
-    help: 'Wall time of the last run of a source, waits for the rate budget included.',
-    type: 'gauge', unit: 's', labels: ['source'], origin: 'exporter', combine: 'max',
-    doc: 'Wall time of the last run of `source`, including waits for the budget.',
-  },
+  ...PER_SOURCE.map(([name, unit, combine, help, doc]) => ({ name, help, type: 'gauge', unit, labels: ['source'], origin: 'exporter', combine, doc }) as const),
   {
     name: 'posture_collection_api_requests',
     help: 'Requests the last run of each source sent to the portal, by endpoint and HTTP status (error when no response).',
