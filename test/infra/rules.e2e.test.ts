@@ -127,6 +127,9 @@ describe('alert conventions', () => {
   });
 });
 
+/** PostureCollectionFailing's stale threshold as the rules write it. */
+const STALE_THRESHOLD = '2 * portal_source:posture_collection_interval_seconds:last1d + 600';
+
 describe('the promtool tests catch broken rules', () => {
   const dirs: string[] = [];
   afterAll(() => {
@@ -144,10 +147,13 @@ describe('the promtool tests catch broken rules', () => {
     ['exporters of one portal added up in the SLA alert', 'alert-sla.test.yml', (s) => s.replace('max by (portal, severity) (last_over_time(posture_alerts_over_sla[15m]))', 'sum by (portal, severity) (last_over_time(posture_alerts_over_sla[15m]))')],
     ['no push-gap bridge in the SLA alert', 'alert-sla.test.yml', (s) => s.replace('max by (portal, severity) (last_over_time(posture_alerts_over_sla[15m]))', 'max by (portal, severity) (posture_alerts_over_sla)')],
     ['no memory for series that stopped arriving', 'collection.test.yml', (s) => s.replace('max_over_time(posture_collection_last_success_timestamp_seconds[1d])', 'posture_collection_last_success_timestamp_seconds')],
-    ['one staleness threshold for every source (the hourly pass fires between its runs)', 'collection.test.yml', (s) => s.replace('> on (portal, source) 2 * portal_source:posture_collection_interval_seconds:last1d + 600', '> on (portal, source) 0 * portal_source:posture_collection_interval_seconds:last1d + 1800')],
-    ['no margin over two intervals (a run\'s length, a push\'s delay)', 'collection.test.yml', (s) => s.replace('2 * portal_source:posture_collection_interval_seconds:last1d + 600', '2 * portal_source:posture_collection_interval_seconds:last1d')],
-    ['a margin that lets a stopped source wait past two intervals and 15 minutes', 'collection.test.yml', (s) => s.replace('2 * portal_source:posture_collection_interval_seconds:last1d + 600', '2 * portal_source:posture_collection_interval_seconds:last1d + 900')],
-    ['three intervals instead of two', 'collection.test.yml', (s) => s.replace('2 * portal_source:posture_collection_interval_seconds:last1d + 600', '3 * portal_source:posture_collection_interval_seconds:last1d + 600')],
+    // The stale rule's threshold, twice the interval plus a margin, changed four ways.
+    ...([
+      ['one staleness threshold for every source (the hourly pass fires between its runs)', '0 * portal_source:posture_collection_interval_seconds:last1d + 1800'],
+      ['no margin over two intervals (a run\'s length, a push\'s delay)', '2 * portal_source:posture_collection_interval_seconds:last1d'],
+      ['a margin that lets a stopped source wait past two intervals and 15 minutes', '2 * portal_source:posture_collection_interval_seconds:last1d + 900'],
+      ['three intervals instead of two', '3 * portal_source:posture_collection_interval_seconds:last1d + 600'],
+    ] as const).map(([what, to]): [string, string, (rules: string) => string] => [what, 'collection.test.yml', (s) => s.replace(STALE_THRESHOLD, to)]),
     ['no interval memory for series that stopped arriving', 'collection.test.yml', (s) => s.replace('last_over_time(posture_collection_interval_seconds[1d])', 'posture_collection_interval_seconds')],
     ['a resolved-over-SLA share at the threshold that fires', 'response.test.yml', (s) => s.replace('ratio{window="7d"}) > 0.20', 'ratio{window="7d"}) >= 0.20')],
     ['the over-SLA share of every window', 'response.test.yml', (s) => s.replace('ratio{window="7d"}) > 0.20', 'ratio) > 0.20')],
