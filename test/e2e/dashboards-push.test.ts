@@ -22,6 +22,7 @@ import { FakeClock } from '../../src/core/clock.js';
 import { createHandler, type InvocationSummary } from '../../src/runtime/lambda.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { loadRuleExpressions } from '../infra/support.js';
+import { readingQueries } from '../metrics/reading.js';
 import { queryPrometheusApi, startPrometheus, type Peer } from '../support/peers.js';
 
 const PORTAL = 'dash';
@@ -154,6 +155,19 @@ describe('the shipped dashboards in push mode, fed by remote write at the Lambda
     }
     expect(problems).toEqual([]);
     expect(ran).toBeGreaterThan(30);
+  });
+
+  it('runs every query of docs/metrics.md\'s "Reading each family", each with data unless it is a filter or reads a counter (serve only)', async () => {
+    const queries = readingQueries(readFileSync(new URL('../../docs/metrics.md', import.meta.url), 'utf8'));
+    expect(queries.size).toBeGreaterThan(30);
+    const empty: string[] = [];
+    // Between passes: ten minutes before the last push, well after the last pass.
+    for (const [family, promql] of queries) {
+      const rows = await queryPrometheusApi(prom.url, promql, end - 10 * 60);
+      const filter = /(== 0|> [01]|< on \(portal\) .*)$/.test(promql);
+      if (rows.length === 0 && !filter && !/_total\b/.test(promql)) empty.push(`${family}: ${promql}`);
+    }
+    expect(empty).toEqual([]);
   });
 
   it('shows the last pass\'s figures between passes, as pushed', async () => {
