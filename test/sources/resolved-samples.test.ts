@@ -7,7 +7,7 @@ import { CATALOGUE } from '../../src/collect/catalogue.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { renderText } from '../../src/metrics/render.js';
 import { foldAlerts } from '../../src/sources/alerts/fold.js';
-import { foldResolved, withOpenAlerts } from '../../src/sources/resolved/fold.js';
+import { foldResolved, withOpenAlerts, type ResolvedAggregate } from '../../src/sources/resolved/fold.js';
 import { resolvedSamples } from '../../src/sources/resolved/samples.js';
 import { mulberry32 } from '../support/prng.js';
 
@@ -95,6 +95,28 @@ describe('the samples of a resolved-alerts pass', () => {
     expect(value('posture_alerts_time_to_resolve_seconds', { severity: 'amber', window: '1d', percentile: '90' })).toBe(sorted[Math.ceil(0.9 * 37) - 1]);
     expect(value('posture_alerts_time_to_resolve_mean_seconds', { severity: 'amber', window: '1d' })).toBe(durations.reduce((a, b) => a + b, 0) / 37);
     expect(value('posture_alerts_time_to_resolve_alerts', { severity: 'amber', window: '1d' })).toBe(37);
+  });
+
+  it('reads the aggregate it is given without assuming it whole: a severity or a window missing is a count of 0 and no figure, other severities after red, amber, green in order', () => {
+    const one = { count: 2, sum: 300, quantiles: [100, 200], overSla: 1 };
+    // Red with its 1d window only, no amber or green at all, two other severities out of order.
+    const aggregate: ResolvedAggregate = {
+      nowSeconds: NOW,
+      resolution: { red: [{ ...one, resolved: 2 }], zeta: [{ ...one, resolved: 2 }, { ...one, resolved: 2 }, { ...one, resolved: 2 }], unknown: [] },
+      resolvedAcknowledgements: {},
+      acknowledgement: { red: [one] },
+      invalid: 0,
+    };
+    const samples: Sample[] = [];
+    resolvedSamples(aggregate, (name, labels, v) => samples.push({ name, labels, value: v }));
+    const of = (family: string) => lines(samples, family);
+    expect(of('posture_alerts_resolved')).toEqual(['red', 'amber', 'green', 'unknown', 'zeta'].flatMap((severity) =>
+      WINDOWS.map((w) => `posture_alerts_resolved{severity=${severity},window=${w}} ${(severity === 'red' && w === '1d') || severity === 'zeta' ? 2 : 0}`),
+    ));
+    expect(of('posture_alerts_resolved_over_sla')).toEqual(SEVERITIES.flatMap((severity) => WINDOWS.map((w) => `posture_alerts_resolved_over_sla{severity=${severity},window=${w}} ${severity === 'red' && w === '1d' ? 1 : 0}`)));
+    expect(of('posture_alerts_time_to_resolve_mean_seconds')).toEqual(['posture_alerts_time_to_resolve_mean_seconds{severity=red,window=1d} 150', ...WINDOWS.map((w) => `posture_alerts_time_to_resolve_mean_seconds{severity=zeta,window=${w}} 150`)]);
+    expect(of('posture_alerts_time_to_acknowledge_alerts')).toEqual(SEVERITIES.flatMap((severity) => WINDOWS.map((w) => `posture_alerts_time_to_acknowledge_alerts{severity=${severity},window=${w}} ${severity === 'red' && w === '1d' ? 2 : 0}`)));
+    expect(of('posture_alerts_time_to_acknowledge_seconds')).toEqual(['posture_alerts_time_to_acknowledge_seconds{severity=red,window=1d,percentile=50} 100', 'posture_alerts_time_to_acknowledge_seconds{severity=red,window=1d,percentile=90} 200']);
   });
 
   it('renders every family as a gauge, none named or labelled as a summary or a histogram would be', async () => {
