@@ -83,7 +83,10 @@ describe('serve on real time through the built CLI', () => {
     expect(text).toMatch(/^posture_collection_success\{portal="e2e",source="vitals"\} 1$/m);
     expect(text).toMatch(/^posture_collection_success\{portal="e2e",source="devices"\} 1$/m);
     expect(text).not.toContain('posture_alerts_open{');
-    expect(text).not.toContain('source="alerts"');
+    // Only the configured interval is served for /alerts before its first answer: no success, no
+    // age, no figure.
+    const alertsLines = text.split('\n').filter((l) => l.includes('source="alerts"'));
+    expect(alertsLines).toEqual(['posture_collection_interval_seconds{portal="e2e",source="alerts"} 300']);
     expect(sim.requests.filter((q) => q.path === '/alerts').map((q) => q.status)).toEqual([429]);
     expect(await (await fetch(healthz)).text()).toBe('ok (first collection pending)\n');
   }, 30_000);
