@@ -31,6 +31,9 @@ import { VERSION } from '../version.js';
 import { failureLine } from './failures.js';
 import { forgetSecret, resolveSecret, type KeyStoreOptions } from '../config/secrets.js';
 
+/** Beyond the reader's timeouts, how long a request may take to begin its answer (the event loop, DNS): part of each claim's flight. */
+const FLIGHT_SLACK_MS = 5_000;
+
 /** What the exporter needs from outside. */
 export interface ExporterDeps {
   clock: Clock;
@@ -111,6 +114,8 @@ export class Exporter {
         logger: deps.logger.child(entries.length > 1 ? { portal: p.name, entries } : { portal: p.name }),
         maxRetryAfterMs: config.maxRetryAfterSeconds * 1000,
         ledger: deps.ledgerOf?.(identity),
+        // A request's answer begins within the reader's connect and headers timeouts, or it fails; the ledger counts one never said to have arrived until then.
+        flightMs: (config.connectTimeoutSeconds + config.requestTimeoutSeconds) * 1000 + FLIGHT_SLACK_MS,
       });
       schedulers.set(identity, scheduler);
       return scheduler;
@@ -162,13 +167,16 @@ export class Exporter {
     const passes = new Map(await Promise.all(this.portals.map(async (p) => [p, await this.claimPass(p, clearAt.get(p.scheduler)!)] as const)));
     this.passing.clear();
     for (const [p, check] of passes) if (check?.due) this.passing.add(p);
-    return Promise.all(
+    const results = await Promise.all(
       this.portals.map((p) => {
         const clear = clearAt.get(p.scheduler)!;
         const pass = passes.get(p);
         return clear instanceof Error ? this.collectPortal(p, { deadline: now, signal: options.signal }, pass, clear) : this.collectPortal(p, { deadline: Math.min(clear + this.oneShotMs(p), cap), cap, signal: options.signal }, pass);
       }),
     );
+    // The run ends once the ledger holds when each request could last have reached the portal (a later run counts from there).
+    await Promise.all([...clearAt.keys()].map((s) => s.flush()));
+    return results;
   }
 
   /**

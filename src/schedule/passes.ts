@@ -43,7 +43,7 @@ export function dueAfterMs(intervalMs: number): number {
 }
 
 /** Whether a pass last started `elapsedMs` ago (undefined: never) is due at `intervalMs`. */
-export function passDue(elapsedMs: number | undefined, intervalMs: number): boolean {
+function passDue(elapsedMs: number | undefined, intervalMs: number): boolean {
   return elapsedMs === undefined || elapsedMs >= dueAfterMs(intervalMs);
 }
 

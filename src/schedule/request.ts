@@ -143,7 +143,12 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
       }
       const release = ctx.clock.hold?.();
       try {
-        const res = await ctx.reader.read(r, newSink, ctx.deadline.signal);
+        // The portal has counted the request by the time its answer begins: it counts in the window from then (a 2xx body may take long).
+        const sink = () => {
+          permit.arrived();
+          return newSink();
+        };
+        const res = await ctx.reader.read(r, sink, ctx.deadline.signal);
         count(r.endpoint, '200');
         ctx.scheduler.answered();
         return res;
@@ -152,12 +157,15 @@ export function request<T>(ctx: RunContext, req: (attempt: number) => ListReques
         count(r.endpoint, PortalReader.codeOf(err));
         // No connection was made, so the portal counted nothing: the slot goes back to the budget.
         if (reachedNoPortal(err)) permit.refund();
-        else if (err instanceof RateLimitedError) {
-          ctx.scheduler.rateLimited(err.retryAfterMs, rateLimitedBackoffMs(n, ctx.random));
-          // One-shot runs wait for as many windows as the lowered share needs.
-          ctx.replan?.();
+        else {
+          // Otherwise it could have reached the portal until now.
+          permit.arrived();
+          if (err instanceof RateLimitedError) {
+            ctx.scheduler.rateLimited(err.retryAfterMs, rateLimitedBackoffMs(n, ctx.random));
+            // One-shot runs wait for as many windows as the lowered share needs.
+            ctx.replan?.();
+          } else if (err instanceof UpstreamHttpError) ctx.scheduler.answered();
         }
-        else if (err instanceof UpstreamHttpError) ctx.scheduler.answered();
         throw err;
       } finally {
         permit.done();

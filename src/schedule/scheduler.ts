@@ -56,10 +56,22 @@ export interface SlotRequest {
 /** A granted slot: call `done` when the response has been read (the next request waits for it). */
 export interface Permit {
   readonly startedAt: number;
+  /**
+   * The request could last have reached the portal now: its response began, or it failed. It
+   * counts in the window until a window and the margin after this (the first call counts; `done`
+   * says it when nothing did).
+   */
+  arrived(): void;
   /** The request reached no portal (refused, unresolvable): its slot goes back to the window. Call before `done`. */
   refund(): void;
   done(): void;
 }
+
+/**
+ * The longest a request stays in flight before its response begins, when the scheduler is not told
+ * (the reader's default timeouts: 10 s to connect, 30 s for the headers, and 5 s more).
+ */
+const DEFAULT_FLIGHT_MS = 45_000;
 
 interface Waiter extends SlotRequest {
   resolve(permit: Permit): void;
@@ -78,6 +90,12 @@ export interface SchedulerOptions {
   maxRetryAfterMs?: number;
   /** Where every process claims its requests' slots (the state directory, a DynamoDB table); unset: this process's only. */
   ledger?: SendLedger;
+  /**
+   * The longest a request may stay in flight before its response begins (the reader's connect and
+   * headers timeouts, and a little more): the ledger counts a request whose arrival is never
+   * recorded (its process killed) as arriving then. @default 45_000
+   */
+  flightMs?: number;
 }
 
 /**
@@ -105,6 +123,9 @@ export class PortalScheduler {
   private throttledTotal = 0;
   /** Whether the first request was granted, or its wait for other processes' requests was logged: that line comes once. */
   private firstSettled = false;
+  private readonly flightMs: number;
+  /** Arrivals and releases being recorded in the ledger (see `flush`). */
+  private readonly marks = new Set<Promise<void>>();
 
   constructor(options: SchedulerOptions) {
     const windowMs = options.windowMs ?? WINDOW_MS;
@@ -114,6 +135,19 @@ export class PortalScheduler {
     this.logger = options.logger ?? silentLogger;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 120_000;
     this.ledger = options.ledger;
+    this.flightMs = options.flightMs ?? DEFAULT_FLIGHT_MS;
+  }
+
+  /** Resolves once every arrival and release said so far is recorded in the ledger (a one-shot run awaits it before it ends). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.marks]);
+  }
+
+  /** Records a change of a claim in the ledger in the background; `flush` waits for it. */
+  private mark(change: Promise<void> | undefined): void {
+    if (!change) return;
+    const p = change.finally(() => this.marks.delete(p));
+    this.marks.add(p);
   }
 
   /**
@@ -178,7 +212,7 @@ export class PortalScheduler {
     const own = this.window.countAt(now);
     const before = this.share.effective;
     if (this.share.rateLimited(now, own >= PORTAL_LIMIT)) {
-      // `own` counts every entry of this portal and the requests other processes recorded in the state directory.
+      // `own` counts every entry of this portal and the requests other processes recorded in the ledger.
       this.logger.warn('the portal answered 429 although this exporter (every entry of the portal, and its other processes that share the state directory) stayed within its share: other clients are using the budget, so the share is lowered', {
         share: this.share.effective,
         was: before,
@@ -242,16 +276,29 @@ export class PortalScheduler {
     this.inFlight++;
     let released = false;
     let refunded = false;
+    /** The request's entry in the window: its start, then when it could last have arrived. */
+    let entry = now;
+    let arrived = false;
+    const arrive = () => {
+      if (arrived || refunded) return;
+      arrived = true;
+      const at = this.clock.monotonic();
+      this.window.arrived(entry, at);
+      entry = at;
+      this.mark(claim?.arrived?.());
+    };
     waiter.resolve({
       startedAt: now,
+      arrived: arrive,
       refund: () => {
         if (refunded || released) return;
         refunded = true;
-        this.window.release(now);
-        void claim?.release?.();
+        this.window.release(entry);
+        this.mark(claim?.release?.());
       },
       done: () => {
         if (released) return;
+        arrive();
         released = true;
         this.inFlight--;
         // After the caller's own follow-up (the next page, the next tag) has queued: it goes first.
@@ -277,7 +324,7 @@ export class PortalScheduler {
     // Held: the claim is real I/O (a clock that advances by itself must not jump past it).
     const release = this.clock.hold?.();
     try {
-      const result = await ledger.claim(this.share.effective);
+      const result = await ledger.claim(this.share.effective, this.flightMs);
       this.observe(result.others);
       return result.granted ? { claim: result, waitMs: 0 } : { waitMs: Math.max(1, result.waitMs) };
     } catch (err) {
@@ -355,7 +402,7 @@ export class PortalScheduler {
             // Granted to whoever heads the queue now (an abort or a higher priority may have come meanwhile).
             this.firstSettled = true;
             if (current) this.grant(current, at, claimed.claim);
-            else void claimed.claim.release?.();
+            else this.mark(claimed.claim.release?.());
             continue;
           }
           if (!current) continue;

@@ -1,7 +1,10 @@
 /**
- * The portal's sliding window as this exporter sees it: when its requests started (this process's,
- * and those other processes recorded in the state directory), and when the next one may start
- * under a share of N requests per window. Pure bookkeeping on numbers; the scheduler owns the clock.
+ * The portal's sliding window as this exporter sees it: when its requests could last have reached
+ * the portal (this process's, and those other processes recorded in the ledger), and when the next
+ * one may start under a share of N requests per window. A request is entered when it is granted and
+ * moved to the moment it could last have arrived once that is known (its response began, or it
+ * failed), as the ledger records it (src/schedule/ledger.ts). Pure bookkeeping on numbers; the
+ * scheduler owns the clock.
  */
 import { nextStart } from './ledger.js';
 
@@ -12,9 +15,9 @@ import { nextStart } from './ledger.js';
 export const WINDOW_MARGIN_MS = 1_000;
 
 export class SlidingWindow {
-  /** Start times of this process's requests still inside the window, oldest first. */
+  /** When this process's requests still inside the window could last have reached the portal, oldest first. */
   private starts: number[] = [];
-  /** Start times other processes recorded (see `observe`), in any order: `inWindow` sorts them in with this process's. */
+  /** The same times of the requests other processes recorded (see `observe`), in any order: `inWindow` sorts them in with this process's. */
   private others: number[] = [];
 
   /**
@@ -33,6 +36,16 @@ export class SlidingWindow {
   /** Records a request that started at `at` (never earlier than the last one). */
   record(at: number): void {
     this.starts.push(at);
+  }
+
+  /** The request recorded at `from` could last have reached the portal at `to` (later): it counts from then. */
+  arrived(from: number, to: number): void {
+    const i = this.starts.lastIndexOf(from);
+    if (i < 0) return;
+    this.starts.splice(i, 1);
+    let at = this.starts.length;
+    while (at > 0 && this.starts[at - 1]! > to) at--;
+    this.starts.splice(at, 0, to);
   }
 
   /** Forgets a start recorded at `at` (a request that reached no portal spent none of its budget). */

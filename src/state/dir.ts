@@ -31,6 +31,7 @@ const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | con
 /** Flags of a file read: never through a symlink. */
 const READ_FILE = constants.O_RDONLY | constants.O_NOFOLLOW;
 
+
 /** A state directory: `writable` until a write has failed (then everything stays in memory). */
 export class StateDir {
   private failedOnce = false;
@@ -123,28 +124,32 @@ export class StateDir {
   }
 }
 
-/** The system's code of an error (EACCES), else its message. */
 /**
  * Writes `text` to a new temporary file of `folder` (`.t-<pid>-<hex>`, 0600, created exclusively and
- * never through a symlink), for a claim to link(2) under its name; returns its path.
+ * never through a symlink), stamped by `stamp` (its descriptor), for a claim to link(2) under its
+ * name; returns its path. A failed write leaves no file behind.
  */
-export function writeTempFile(folder: string, text: string): string {
+export function writeTempFile(folder: string, text: string, stamp?: (fd: number) => void): string {
   const path = join(folder, `.t-${process.pid}-${randomBytes(6).toString('hex')}`);
   const fd = openSync(path, NEW_FILE, 0o600);
   try {
     writeSync(fd, text);
-  } finally {
+    stamp?.(fd);
+  } catch (err) {
     closeSync(fd);
+    removeFile(path);
+    throw err;
   }
+  closeSync(fd);
   return path;
 }
 
 /**
  * A JSON file of ours, opened without following a symlink: undefined when there is none, else its
- * value or why it holds none (a symlink, not a file, not JSON, the open's error code). A read
- * that fails once the file is open throws.
+ * value and when it was last written (mtime, ms), or why it holds none (a symlink, not a file, not
+ * JSON, the open's error code). A read that fails once the file is open throws.
  */
-export function readJsonFile(path: string): { value: unknown } | { problem: string } | undefined {
+export function readJsonFile(path: string): { value: unknown; mtimeMs: number } | { problem: string } | undefined {
   let fd: number;
   try {
     fd = openSync(path, READ_FILE);
@@ -153,14 +158,17 @@ export function readJsonFile(path: string): { value: unknown } | { problem: stri
     return { problem: codeOf(err) === 'ELOOP' ? 'a symlink' : codeOf(err) };
   }
   let text: string;
+  let mtimeMs: number;
   try {
-    if (!fstatSync(fd).isFile()) return { problem: 'not a file' };
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { problem: 'not a file' };
+    mtimeMs = st.mtimeMs;
     text = readFileSync(fd, 'utf8');
   } finally {
     closeSync(fd);
   }
   try {
-    return { value: JSON.parse(text) as unknown };
+    return { value: JSON.parse(text) as unknown, mtimeMs };
   } catch {
     return { problem: 'not JSON' };
   }
@@ -175,6 +183,7 @@ export function removeFile(path: string): void {
   }
 }
 
+/** The system's code of an error (EACCES), else its message. */
 export function codeOf(err: unknown): string {
   return (err as NodeJS.ErrnoException | undefined)?.code ?? (err instanceof Error ? err.message : String(err));
 }

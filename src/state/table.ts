@@ -1,41 +1,33 @@
 /**
- * The ledger on a DynamoDB table (POSTURE_STATE_TABLE): the scheduler's SendLedger port with the
- * state directory's semantics, shared by every process, Lambda container and host that uses the
- * table.
+ * The ledger on a DynamoDB table (POSTURE_STATE_TABLE): the claim protocol of src/state/claims.ts,
+ * shared by every process, Lambda container and host that uses the table.
  *
- * The table (serverless.yml declares it): partition key `portal` (S, the portal identity, its
- * normalised base URL), sort key `n` (N), TTL on `expiresAt` (N, epoch seconds). Each item is one
- * request, numbered 1, 2, 3… per portal: `at` (N, its start on the writer's wall clock, epoch ms),
- * `writer` (S), `released` (BOOL, set when it reached no portal), `expiring` (BOOL, see below) and
- * `expiresAt`.
+ * The table (serverless.yml declares it; docs/serverless.md gives the commands): partition key
+ * `portal` (S), sort key `n` (N), TTL on `expiresAt` (N, epoch seconds). A chain per partition: a
+ * portal's requests under its identity (its normalised base URL), an entry's resolved-alerts
+ * passes under `resolved-pass ["<portal>","<entry>"]` (no identity, a URL, has a space or a quote).
+ * Each item is one claim, numbered 1, 2, 3…: `at` (N, the claim, on DynamoDB's clock, epoch ms),
+ * `writer` (S), `flightMs` (N, a request's longest flight) or `intervalMs` (N, a pass's interval),
+ * `arrivedBy` (N, when the request could last have reached the portal, once known), `released`
+ * (BOOL, given back), `reach` (N, the lowest number that counted when it was claimed: the next
+ * claimer reads back no further), `expiring` (BOOL, below) and `expiresAt`.
  *
- * A slot is granted by one atomic step, as in the state directory: a writer reads the portal's
- * newest items (a strongly consistent Query, newest first, as far back as the window reaches),
- * decides against the share, and writes item n + 1 with the condition that it does not exist. A
- * writer that loses reads again. So every request n was decided by a writer that saw requests up
- * to n − 1, and no window holds more than the share. A process killed anywhere leaves at most a
- * request counted that it never sent.
+ * A number is claimed by a PutItem on the condition that it does not exist, after a strongly
+ * consistent Query of the chain, newest first, back to the newest item's `reach`: every record that
+ * can count, released or not.
  *
- * DynamoDB has no clock a condition can read: times compare on the writers' wall clocks, assumed
- * synchronised by NTP (as on Lambda, EC2 and most hosts, within milliseconds). Any two clocks may
- * differ by up to SKEW_MS: it is added to the window's margin, so a skew within it never lets a
- * request start early; a record from a clock ahead of the reader's counts as now.
+ * Times are on DynamoDB's clock, read from the Date header of its answers (src/state/server-clock.ts),
+ * never the host's: writers whose wall clocks differ, or run under libfaketime, keep one window. A
+ * reader at most SKEW_MS (1 s and a round trip) behind DynamoDB; it is added to the window's
+ * margin. A record dated more than SKEW_MS ahead (a clock that stepped, an earlier version's host
+ * clock) is dated now by the first reader that sees it, so it counts a window and the margin from
+ * then, no longer.
  *
- * Items expire by TTL an hour after their start. TTL deletes them in any order and late, so a
- * writer whose read found the portal's chain empty or about to expire (two writers might then see
- * different newest numbers) marks its request `expiring`, reads again after its write, and gives
- * the slot back if a request appeared meanwhile that it had not seen and whose writer may not have
- * seen its own.
- *
- * The last resolved-alerts pass of each portal entry is one item of its own beside the requests
- * (the PassLedger port): partition key `resolved-pass ["<portal>","<entry>"]` (no portal identity,
- * a URL, has a space or a quote), `n` 0, `at` (N, the pass's start on the writer's wall clock,
- * epoch ms), `writer` and `expiresAt`. A run claims the pass with one conditional write: the item
- * is absent or its `at` is at least the interval (less the early margin) before now, so of two
- * invocations at once only one makes the pass. A failed pass is given back by restoring the `at`
- * it replaced (0 when none), on the condition that the item is still this claim. A record from a
- * clock ahead of the writer's counts as now (it is not due); clocks within SKEW_MS of each other
- * move a pass by at most that much. The item expires (TTL) an hour after the pass is due again.
+ * Items expire (TTL) an hour after they stop counting. TTL deletes them in any order and late, so a
+ * writer whose read found the chain empty or its newest item about to expire (two writers might
+ * then see different newest numbers) marks its claim `expiring`, reads again after its write, and
+ * gives the number back if a record appeared meanwhile that it had not seen and whose writer may not
+ * have seen its own.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -43,63 +35,71 @@ import type { AttributeValue, DynamoDBClient, QueryCommandOutput } from '@aws-sd
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { LedgerError } from '../errors.js';
-import { nextStart, type ClaimResult, type SendLedger } from '../schedule/ledger.js';
-import { dueAfterMs, NOT_DUE, type PassClaim, type PassLedger } from '../schedule/passes.js';
-import { WINDOW_MS } from '../schedule/scheduler.js';
-import { WINDOW_MARGIN_MS } from '../schedule/window.js';
+import type { SendLedger } from '../schedule/ledger.js';
+import type { PassLedger } from '../schedule/passes.js';
+import { BACK_OFF_MS, counts, DEFAULT_FLIGHT_MS, IDLE_MS, LEGACY_PASS_INTERVAL_MS, lowestCounting, MAX_FLIGHT_MS, passLedger, REQUEST_SPAN_MS, sendLedger, type Chain, type Claimed, type Look, type Mark, type Rec } from './claims.js';
+import { ServerClock } from './server-clock.js';
 
-/** The most two writers' wall clocks may differ (NTP keeps them within milliseconds): added to the window's margin. */
+/** How far behind DynamoDB's clock a reader may be (the Date header's whole seconds, a round trip): added to the window's margin. */
 const SKEW_MS = 1_000;
-/** How long after its start a request's item expires (TTL): far past the window, so TTL never removes a request that counts. */
-const EXPIRY_SECONDS = 3_600;
-/** Items read per page, newest first: a window's requests (at most 10, the portal's limit) and a few released ones in one page. */
-const PAGE = 16;
-/** Items read at most per look: more in one window means the chain is flooded; the claim waits rather than decide blind. */
-const MAX_ITEMS = 256;
-/** Writes lost to other writers in a row before the claimer lets them go first. */
-const MAX_RACES = 10;
+/** How long a request counts after it arrived, on the table: the window, its margin and the skew. */
+const TABLE_SPAN_MS = REQUEST_SPAN_MS + SKEW_MS;
+/** Items read per page, newest first. */
+const PAGE = 64;
+/** Items read at most per look: more means the chain is flooded; the claim waits rather than decide blind. */
+const MAX_ITEMS = 512;
 /** A chain whose newest item expires within this long may be being deleted by TTL: a claim on it is checked after its write. */
 const EXPIRING_MS = 60_000;
-/** The wait after MAX_RACES lost writes, or when the chain could not be read to the window's start. */
-const BACK_OFF_MS = 250;
 
 /** The DynamoDB API as this module calls it, loaded on first use. */
 type Sdk = typeof import('@aws-sdk/client-dynamodb');
 
-/** One request as the table holds it. */
-interface Item {
-  readonly n: number;
-  readonly at: number;
-  readonly writer: string;
-  readonly released: boolean;
-  /** Epoch s; undefined when the item has none (TTL never deletes it). */
-  readonly expiresAt: number | undefined;
+/** One claim as the table holds it, its times on DynamoDB's clock. */
+interface Item extends Rec {
   /** Its writer decided on a chain TTL may have been deleting (empty, or its newest item about to expire). */
   readonly expiring: boolean;
 }
 
-/** What a writer read of the portal's chain. */
-interface Look {
-  /** The requests, newest first. */
-  readonly items: readonly Item[];
-  /** The newest number in the chain (0: none), also when its item is not a request record. */
-  readonly newest: number;
-  /** The read stopped before reaching the window's start (MAX_ITEMS). */
-  readonly incomplete: boolean;
+/** What a writer read of a chain. */
+interface TableLook extends Look {
+  readonly records: readonly Item[];
   /** The chain is empty, or its newest item expires soon: TTL may be removing it. */
   readonly expiring: boolean;
 }
+
+/** The two kinds of chain in the table. */
+type Kind = 'requests' | 'passes';
 
 /** The error names of a request DynamoDB refused for its credentials or permissions. */
 const REFUSED = new Set(['AccessDeniedException', 'UnrecognizedClientException', 'InvalidSignatureException', 'ExpiredTokenException', 'MissingAuthenticationTokenException', 'IncompleteSignatureException', 'InvalidClientTokenId', 'SignatureDoesNotMatch']);
 const THROTTLED = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
 const NETWORK = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE)$/;
 
-/** The table of a process: one client, loaded on first use, for the ledgers of every portal. */
+/** The DynamoDB client of the ledger: the SDK's standard settings for region, endpoint and credentials; bounded, so a table that does not answer fails the run within seconds (the SDK retries twice). */
+function dynamoClient(sdk: Sdk): DynamoDBClient {
+  return new sdk.DynamoDBClient({ requestHandler: { connectionTimeout: 3_000, requestTimeout: 5_000 } });
+}
+
+/** Reads DynamoDB's clock from the Date header of every answer `client` receives (see ServerClock). */
+function watchServerTime(client: DynamoDBClient, clock: ServerClock, monotonic: () => number): void {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const sent = monotonic();
+      const out = await next(args);
+      clock.observe((out.response as { headers?: Record<string, string | undefined> }).headers?.date, sent, monotonic());
+      return out;
+    },
+    // Next to the answer, before it is parsed: an error answer (a lost condition) carries the header too.
+    { step: 'deserialize', priority: 'low', name: 'postureLedgerServerTime' },
+  );
+}
+
+/** The table of a process: one client, loaded on first use, for every chain. */
 class LedgerTable {
   private sdk?: Promise<{ sdk: Sdk; client: DynamoDBClient }>;
   /** Items already warned about (once each per process). */
   private readonly warned = new Set<string>();
+  private readonly server = new ServerClock();
 
   constructor(
     readonly table: string,
@@ -107,22 +107,27 @@ class LedgerTable {
     readonly clock: Clock,
   ) {}
 
-  /** The SDK and its client: the SDK is loaded only now (it is large), with the SDK's standard settings for region, endpoint and credentials. */
+  /** DynamoDB's time now (epoch ms), as its answers so far prove it. */
+  now(): number {
+    return this.server.now(this.clock.monotonic());
+  }
+
+  /** The SDK and its client: the SDK is loaded only now (it is large). */
   private api(): Promise<{ sdk: Sdk; client: DynamoDBClient }> {
     this.sdk ??= (async () => {
       // The SDK's notice about Node versions it will drop is no news about this run: one log line less.
       process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
       const sdk = await import('@aws-sdk/client-dynamodb');
-      // Bounded: a table that does not answer fails the run within seconds (the SDK retries twice).
-      const client = new sdk.DynamoDBClient({ requestHandler: { connectionTimeout: 3_000, requestTimeout: 5_000 } });
+      const client = dynamoClient(sdk);
+      watchServerTime(client, this.server, () => this.clock.monotonic());
       return { sdk, client };
     })();
     this.sdk.catch(() => (this.sdk = undefined));
     return this.sdk;
   }
 
-  /** Reads one page of the portal's chain, newest first (strongly consistent). Throws LedgerError. */
-  async query(identity: string, start: Record<string, AttributeValue> | undefined): Promise<QueryCommandOutput> {
+  /** Reads one page of a chain, newest first (strongly consistent). Throws LedgerError. */
+  async query(key: string, start: Record<string, AttributeValue> | undefined): Promise<QueryCommandOutput> {
     const { sdk, client } = await this.loaded();
     try {
       return await client.send(
@@ -130,7 +135,7 @@ class LedgerTable {
           TableName: this.table,
           KeyConditionExpression: '#p = :p',
           ExpressionAttributeNames: { '#p': 'portal' },
-          ExpressionAttributeValues: { ':p': { S: identity } },
+          ExpressionAttributeValues: { ':p': { S: key } },
           ConsistentRead: true,
           ScanIndexForward: false,
           Limit: PAGE,
@@ -142,25 +147,11 @@ class LedgerTable {
     }
   }
 
-  /** Writes request `n` unless it exists; false when another writer wrote it first. Throws LedgerError. */
-  async put(identity: string, item: Item): Promise<boolean> {
+  /** Writes claim `n` of chain `key` unless it exists; false when another writer wrote it first. Throws LedgerError. */
+  async put(key: string, item: Record<string, AttributeValue>): Promise<boolean> {
     const { sdk, client } = await this.loaded();
     try {
-      await client.send(
-        new sdk.PutItemCommand({
-          TableName: this.table,
-          Item: {
-            portal: { S: identity },
-            n: { N: String(item.n) },
-            at: { N: String(item.at) },
-            writer: { S: item.writer },
-            expiresAt: { N: String(item.expiresAt) },
-            ...(item.expiring ? { expiring: { BOOL: true } } : {}),
-          },
-          ConditionExpression: 'attribute_not_exists(#p)',
-          ExpressionAttributeNames: { '#p': 'portal' },
-        }),
-      );
+      await client.send(new sdk.PutItemCommand({ TableName: this.table, Item: { portal: { S: key }, ...item }, ConditionExpression: 'attribute_not_exists(#p)', ExpressionAttributeNames: { '#p': 'portal' } }));
       return true;
     } catch (err) {
       if ((err as Error)?.name === 'ConditionalCheckFailedException') return false;
@@ -168,66 +159,42 @@ class LedgerTable {
     }
   }
 
-  /** Marks `writer`'s request `n` as never sent. Never throws: a request that stays counted is the careful side. */
-  async release(identity: string, n: number, writer: string): Promise<void> {
+  /** Sets `set` on claim `n` of chain `key` when `condition` (on `at` and `writer`) holds; whether it did. Never throws. */
+  async update(key: string, n: number, set: Record<string, AttributeValue>, condition: { at?: number; writer?: string }): Promise<boolean> {
+    const names: Record<string, string> = {};
+    const values: Record<string, AttributeValue> = {};
+    const sets = Object.entries(set).map(([k, v], i) => {
+      names[`#s${i}`] = k;
+      values[`:s${i}`] = v;
+      return `#s${i} = :s${i}`;
+    });
+    const conditions: string[] = [];
+    if (condition.at !== undefined) {
+      names['#at'] = 'at';
+      values[':at'] = { N: String(condition.at) };
+      conditions.push('#at = :at');
+    }
+    if (condition.writer !== undefined) {
+      names['#w'] = 'writer';
+      values[':w'] = { S: condition.writer };
+      conditions.push('#w = :w');
+    }
     try {
-      const { sdk, client } = await this.loaded();
+      const { sdk, client } = await this.api();
       await client.send(
         new sdk.UpdateItemCommand({
           TableName: this.table,
-          Key: { portal: { S: identity }, n: { N: String(n) } },
-          UpdateExpression: 'SET #r = :t',
-          ConditionExpression: '#w = :w',
-          ExpressionAttributeNames: { '#r': 'released', '#w': 'writer' },
-          ExpressionAttributeValues: { ':t': { BOOL: true }, ':w': { S: writer } },
+          Key: { portal: { S: key }, n: { N: String(n) } },
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: conditions.join(' AND '),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
         }),
       );
+      return true;
     } catch (err) {
-      this.logger.debug('a request that reached no portal could not be marked in the DynamoDB table: it stays counted', { table: this.table, n, error: (err as Error)?.name });
-    }
-  }
-
-  /**
-   * Claims the pass item `key` at `at` when it is absent or its `at` is at or before `dueAt`; the
-   * `at` it replaced (0: none), or undefined when the pass is not due. Throws LedgerError.
-   */
-  async claimPass(key: string, at: number, dueAt: number, writer: string, expiresAt: number): Promise<number | undefined> {
-    const { sdk, client } = await this.loaded();
-    try {
-      const out = await client.send(
-        new sdk.PutItemCommand({
-          TableName: this.table,
-          Item: { portal: { S: key }, n: { N: '0' }, at: { N: String(at) }, writer: { S: writer }, expiresAt: { N: String(expiresAt) } },
-          // An item whose `at` is not a number is no record: the pass runs.
-          ConditionExpression: 'attribute_not_exists(#p) OR NOT attribute_type(#at, :number) OR #at <= :due',
-          ExpressionAttributeNames: { '#p': 'portal', '#at': 'at' },
-          ExpressionAttributeValues: { ':number': { S: 'N' }, ':due': { N: String(dueAt) } },
-          ReturnValues: 'ALL_OLD',
-        }),
-      );
-      return numberOf(out.Attributes?.at) ?? 0;
-    } catch (err) {
-      if ((err as Error)?.name === 'ConditionalCheckFailedException') return undefined;
-      return this.fail(client, err);
-    }
-  }
-
-  /** Gives `writer`'s claim at `at` of the pass item `key` back: its `at` becomes `previous`. Never throws. */
-  async releasePass(key: string, at: number, previous: number, writer: string): Promise<void> {
-    try {
-      const { sdk, client } = await this.loaded();
-      await client.send(
-        new sdk.UpdateItemCommand({
-          TableName: this.table,
-          Key: { portal: { S: key }, n: { N: '0' } },
-          UpdateExpression: 'SET #at = :previous',
-          ConditionExpression: '#w = :w AND #at = :at',
-          ExpressionAttributeNames: { '#at': 'at', '#w': 'writer' },
-          ExpressionAttributeValues: { ':previous': { N: String(previous) }, ':w': { S: writer }, ':at': { N: String(at) } },
-        }),
-      );
-    } catch (err) {
-      this.logger.warn(`a failed resolved-alerts pass could not be given back in the DynamoDB table ${this.table}: it counts until its interval has passed`, { table: this.table, error: (err as Error)?.name });
+      this.logger.debug('a claim in the DynamoDB table could not be changed: it stays as it was', { table: this.table, n, error: (err as Error)?.name });
+      return false;
     }
   }
 
@@ -251,12 +218,12 @@ class LedgerTable {
     throw ledgerErrorOf(this.table, region, err);
   }
 
-  /** Warns once per item that is not a request record of the portal. */
-  warnItem(identity: string, n: string, why: string): void {
-    const key = `${identity}\u0000${n}`;
-    if (this.warned.has(key)) return;
-    this.warned.add(key);
-    this.logger.warn(`item n=${n} of portal ${identity} in the DynamoDB table ${this.table} is ${why}: it is ignored; delete it`, { table: this.table, portal: identity, n });
+  /** Warns once per item that is not a claim of its chain. */
+  warnItem(key: string, n: number, why: string): void {
+    const id = `${key}\u0000${n}`;
+    if (this.warned.has(id)) return;
+    this.warned.add(id);
+    this.logger.warn(`item n=${n} of ${key} in the DynamoDB table ${this.table} is ${why}: it is ignored; delete it`, { table: this.table, portal: key, n });
   }
 
   /** Closes the client's connections (tests; a process's exit does it too). */
@@ -273,8 +240,8 @@ function ledgerErrorOf(table: string, region: string | undefined, err: unknown):
   const code = typeof e.code === 'string' ? e.code : undefined;
   const detail = `${code ?? name}: ${message}`;
   let what: string;
-  if (name === 'ResourceNotFoundException') what = `does not exist${region ? ` in ${region}` : ''}: create it (docs/serverless.md, "The budget across invocations"), or correct POSTURE_STATE_TABLE or the region (AWS_REGION)`;
-  else if (REFUSED.has(name)) what = `refused the request (${detail}): give these credentials dynamodb:Query, dynamodb:PutItem and dynamodb:UpdateItem on the table`;
+  if (name === 'ResourceNotFoundException') what = `does not exist${region ? ` in ${region}` : ''}: create it with the two commands of docs/serverless.md, "Creating the ledger table" (aws dynamodb create-table, then update-time-to-live), or correct POSTURE_STATE_TABLE or the region (AWS_REGION)`;
+  else if (REFUSED.has(name)) what = `refused the request (${detail}): give these credentials dynamodb:Query, dynamodb:PutItem and dynamodb:UpdateItem on the table (docs/serverless.md, "Creating the ledger table")`;
   else if (name === 'CredentialsProviderError') what = `cannot be used without AWS credentials (${message}): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or AWS_PROFILE, or run where a role provides them`;
   else if (/region is missing/i.test(message)) what = 'cannot be found: no AWS region is set: set AWS_REGION';
   else if ((code !== undefined && NETWORK.test(code)) || name === 'TimeoutError') what = `cannot be reached (${detail}): check the network path to DynamoDB${process.env.AWS_ENDPOINT_URL_DYNAMODB || process.env.AWS_ENDPOINT_URL ? ' and AWS_ENDPOINT_URL_DYNAMODB' : ''}`;
@@ -291,138 +258,138 @@ function numberOf(v: AttributeValue | undefined): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-/** One portal's ledger in the table; each is a writer of its own. */
-class PortalTable implements SendLedger {
+/** One chain of the table, as one writer uses it. */
+class TableChain implements Chain {
   constructor(
     private readonly table: LedgerTable,
-    private readonly identity: string,
-    private readonly writer: string,
+    private readonly key: string,
+    private readonly kind: Kind,
+    readonly writer: string,
   ) {}
 
-  async others(): Promise<readonly number[]> {
-    const look = await this.look();
-    return this.decide(look, Infinity, this.table.clock.now()).others;
+  /** How long a record counts after it arrived, by its kind: a request's window (and skew), a pass's own interval. */
+  private keepOf(raw: Record<string, AttributeValue>): number {
+    return this.kind === 'passes' ? (numberOf(raw.intervalMs) ?? LEGACY_PASS_INTERVAL_MS) : TABLE_SPAN_MS;
   }
 
-  async claim(share: number): Promise<ClaimResult> {
-    for (let race = 0; race < MAX_RACES; race++) {
-      const look = await this.look();
-      const now = this.table.clock.now();
-      const decision = this.decide(look, share, now);
-      if (look.incomplete) return { granted: false, waitMs: BACK_OFF_MS, others: decision.others };
-      if (decision.waitMs > 0) return { granted: false, waitMs: decision.waitMs, others: decision.others };
-      const item: Item = { n: look.newest + 1, at: now, writer: this.writer, released: false, expiresAt: Math.floor(now / 1000) + EXPIRY_SECONDS, expiring: look.expiring };
-      if (!(await this.table.put(this.identity, item))) continue;
-      // TTL may be deleting the chain under another writer's read: give the slot back if one wrote unseen.
-      if (look.expiring && (await this.wroteUnseen(look, item))) {
-        await this.table.release(this.identity, item.n, this.writer);
-        continue;
-      }
-      return { granted: true, waitMs: 0, others: decision.others, release: () => this.table.release(this.identity, item.n, this.writer) };
+  /** A claim item, or undefined (warned once) when the item is not one. */
+  private itemOf(raw: Record<string, AttributeValue>, n: number): Item | undefined {
+    const at = numberOf(raw.at);
+    const writer = raw.writer?.S;
+    if (at === undefined || writer === undefined) {
+      this.table.warnItem(this.key, n, 'not a claim (no number `at` or string `writer`)');
+      return undefined;
     }
-    // Every write lost to another writer: let them go first.
-    return { granted: false, waitMs: BACK_OFF_MS, others: this.decide(await this.look(), Infinity, this.table.clock.now()).others };
+    const arrivedBy = numberOf(raw.arrivedBy);
+    return {
+      n,
+      writer,
+      released: raw.released?.BOOL === true,
+      claimed: at,
+      // A pass arrives as it is claimed.
+      arrived: this.kind === 'passes' ? at : arrivedBy,
+      flightMs: this.kind === 'passes' ? 0 : (numberOf(raw.flightMs) ?? DEFAULT_FLIGHT_MS),
+      keepMs: this.keepOf(raw),
+      expiring: raw.expiring?.BOOL === true,
+    };
   }
 
-  /**
-   * When one more request may start at `share` (waitMs 0: now), and the ages of the other writers'
-   * requests in the window, each read as late as the skew allows (so the scheduler's own window,
-   * without the skew, counts them as long as the table does).
-   */
-  private decide(look: Look, share: number, now: number): { waitMs: number; others: number[] } {
-    const margin = WINDOW_MARGIN_MS + SKEW_MS;
-    const cutoff = now - WINDOW_MS - margin;
-    const starts: number[] = [];
-    const others: number[] = [];
-    for (const item of look.items) {
-      if (item.released) continue;
-      // A record from a clock ahead of this one counts as now.
-      const start = Math.min(item.at, now);
-      if (start <= cutoff) continue;
-      starts.push(start);
-      if (item.writer !== this.writer) others.push(Math.max(0, now - start - SKEW_MS));
-    }
-    const waitMs = Number.isFinite(share) ? nextStart(starts, share, now, WINDOW_MS, margin) - now : 0;
-    return { waitMs, others };
-  }
-
-  /** Reads the portal's chain, newest first, back to where the window starts (allowing for the skew). */
-  private async look(): Promise<Look> {
+  /** Reads the chain, newest first, back to the newest claim's `reach` (without one: as far back as a request in flight could still count). */
+  async look(): Promise<TableLook> {
     const items: Item[] = [];
     let newest = 0;
     let newestExpiresAt: number | undefined;
+    let reach: number | undefined;
     let start: Record<string, AttributeValue> | undefined;
-    for (;;) {
-      const page = await this.table.query(this.identity, start);
+    let incomplete = false;
+    for (let first = true; ; ) {
+      const page = await this.table.query(this.key, start);
       for (const raw of page.Items ?? []) {
         const n = numberOf(raw.n);
         if (n === undefined) continue;
-        if (newest === 0) {
+        if (first) {
+          first = false;
           newest = n;
           newestExpiresAt = numberOf(raw.expiresAt);
+          reach = numberOf(raw.reach);
         }
         const item = this.itemOf(raw, n);
         if (item) items.push(item);
       }
       start = page.LastEvaluatedKey;
       if (!start) break;
-      // Requests were claimed in order: one this far out of the window (a skew's reach) has only older ones behind it.
       const oldest = items.at(-1);
-      if (oldest && oldest.at <= this.table.clock.now() - WINDOW_MS - WINDOW_MARGIN_MS - 2 * SKEW_MS) break;
-      if (items.length >= MAX_ITEMS) return { items, newest, incomplete: true, expiring: false };
+      if (oldest && (reach !== undefined ? oldest.n <= reach : this.kind === 'requests' && oldest.claimed < this.table.now() - MAX_FLIGHT_MS - TABLE_SPAN_MS - SKEW_MS)) break;
+      if (items.length >= MAX_ITEMS) {
+        incomplete = true;
+        break;
+      }
     }
-    const expiring = newest === 0 || (newestExpiresAt !== undefined && newestExpiresAt * 1000 - this.table.clock.now() < EXPIRING_MS);
-    return { items, newest, incomplete: false, expiring };
+    const now = this.table.now();
+    const expiring = newest === 0 || (newestExpiresAt !== undefined && newestExpiresAt * 1000 - now < EXPIRING_MS);
+    const records = await Promise.all(items.map((i) => this.redated(i, now)));
+    return { records, newest, now, busyMs: incomplete ? BACK_OFF_MS : 0, expiring };
   }
 
-  /** A request item, or undefined (warned once) when the item is not one. */
-  private itemOf(raw: Record<string, AttributeValue>, n: number): Item | undefined {
-    const at = numberOf(raw.at);
-    const writer = raw.writer?.S;
-    if (at === undefined || writer === undefined) {
-      this.table.warnItem(this.identity, String(n), 'not a request record (no number `at` or string `writer`)');
-      return undefined;
+  /** An item dated more than SKEW_MS ahead of `now`, dated now (in the table too, so it counts from here on for every reader). */
+  private async redated(item: Item, now: number): Promise<Item> {
+    const ahead = (t: number | undefined) => t !== undefined && t > now + SKEW_MS;
+    if (!ahead(item.claimed) && !(this.kind === 'requests' && ahead(item.arrived))) return item;
+    const set: Record<string, AttributeValue> = { at: { N: String(now) } };
+    if (item.arrived !== undefined && this.kind === 'requests') set.arrivedBy = { N: String(Math.min(item.arrived, now)) };
+    await this.table.update(this.key, item.n, set, { at: item.claimed });
+    return { ...item, claimed: Math.min(item.claimed, now), arrived: item.arrived === undefined ? undefined : Math.min(item.arrived, now) };
+  }
+
+  async put(look: Look, n: number, what: Claimed): Promise<'won' | 'lost' | 'void'> {
+    const seen = look as TableLook;
+    const at = this.table.now();
+    const keep = this.kind === 'passes' ? what.intervalMs! : TABLE_SPAN_MS;
+    const reach = this.kind === 'requests' ? (lowestCounting(seen.records, TABLE_SPAN_MS, at) ?? n) : undefined;
+    const item: Record<string, AttributeValue> = {
+      n: { N: String(n) },
+      at: { N: String(at) },
+      writer: { S: this.writer },
+      ...(this.kind === 'requests' ? { flightMs: { N: String(what.flightMs) }, reach: { N: String(reach) } } : { intervalMs: { N: String(what.intervalMs) } }),
+      expiresAt: { N: String(Math.floor((at + what.flightMs + keep + IDLE_MS) / 1000)) },
+      ...(seen.expiring ? { expiring: { BOOL: true } } : {}),
+    };
+    if (!(await this.table.put(this.key, item))) return 'lost';
+    // TTL may be deleting the chain under another writer's read: give the number back if one wrote unseen.
+    if (seen.expiring && (await this.wroteUnseen(seen, n))) {
+      await this.mark(n, 'released');
+      return 'void';
     }
-    return { n, at, writer, released: raw.released?.BOOL === true, expiresAt: numberOf(raw.expiresAt), expiring: raw.expiring?.BOOL === true };
+    return 'won';
   }
 
   /**
-   * Whether, after this writer wrote `mine`, the chain holds a request in the window that its
-   * decision did not see and whose writer may not have seen `mine`. A request numbered above
-   * `mine` by a writer that read a chain TTL was not deleting saw `mine` (it read an item that
-   * existed when `mine` was decided, so every item written since, `mine` included), so it is no
-   * conflict: only a lower number, or a writer that read an expiring chain too, is.
+   * Whether, after this writer claimed `n`, the chain holds a claim that counts, that its look did
+   * not see, and whose writer may not have seen `n`. A claim numbered above `n` by a writer that
+   * read a chain TTL was not deleting saw `n` (it read an item that existed when `n` was decided,
+   * so every item written since, `n` included), so it is no conflict: only a lower number, or a
+   * writer that read an expiring chain too, is.
    */
-  private async wroteUnseen(seen: Look, mine: Item): Promise<boolean> {
-    const key = (i: Item) => `${i.n}\u0000${i.writer}\u0000${i.at}`;
-    const known = new Set(seen.items.map(key));
+  private async wroteUnseen(seen: TableLook, n: number): Promise<boolean> {
+    const key = (i: Item) => `${i.n}\u0000${i.writer}\u0000${i.claimed}`;
+    const known = new Set(seen.records.map(key));
     const after = await this.look();
-    const now = this.table.clock.now();
-    const cutoff = now - WINDOW_MS - WINDOW_MARGIN_MS - SKEW_MS;
-    return after.items.some((i) => !i.released && !(i.n === mine.n && i.writer === mine.writer) && !known.has(key(i)) && (i.n < mine.n || i.expiring) && Math.min(i.at, now) > cutoff);
+    const span = this.kind === 'passes' ? 0 : TABLE_SPAN_MS;
+    return after.records.some((i) => !(i.n === n && i.writer === this.writer) && !known.has(key(i)) && (i.n < n || i.expiring) && (this.kind === 'passes' ? !i.released : counts(i, span, after.now)));
   }
+
+  async mark(n: number, how: Mark): Promise<void> {
+    const set: Record<string, AttributeValue> = how === 'released' ? { released: { BOOL: true } } : { arrivedBy: { N: String(this.table.now()) } };
+    await this.table.update(this.key, n, set, { writer: this.writer });
+  }
+
+  // TTL removes what no longer counts.
+  async prune(): Promise<void> {}
 }
 
-/** The partition key of an entry's pass item: never a portal identity, which is a URL (no space, no quote). */
+/** The partition key of an entry's passes: never a portal identity, which is a URL (no space, no quote). */
 function passKey(identity: string, entry: string): string {
   return `resolved-pass ${JSON.stringify([identity, entry])}`;
-}
-
-/** The last resolved-alerts pass of every portal entry, in the table. */
-class TablePasses implements PassLedger {
-  constructor(
-    private readonly table: LedgerTable,
-    private readonly writer: string,
-  ) {}
-
-  async claim(identity: string, entry: string, intervalMs: number): Promise<PassClaim> {
-    const key = passKey(identity, entry);
-    const at = this.table.clock.now();
-    const expiresAt = Math.floor((at + intervalMs) / 1000) + EXPIRY_SECONDS;
-    const previous = await this.table.claimPass(key, at, at - dueAfterMs(intervalMs), this.writer, expiresAt);
-    if (previous === undefined) return NOT_DUE;
-    return { due: true, release: () => this.table.releasePass(key, at, previous, this.writer) };
-  }
 }
 
 /** The ledgers of one table: the ledger of each portal, by identity (normalised base URL), the passes; `destroy` closes the connections. */
@@ -439,9 +406,10 @@ export interface TableLedgers {
 export function openTable(table: string, logger: Logger, clock: Clock): TableLedgers {
   const t = new LedgerTable(table, logger, clock);
   const writer = () => `${hostname()}/${process.pid}/${randomBytes(6).toString('hex')}`;
+  const passes = writer();
   return {
-    ledgerOf: (identity) => new PortalTable(t, identity, writer()),
-    passes: new TablePasses(t, writer()),
+    ledgerOf: (identity) => sendLedger(new TableChain(t, identity, 'requests', writer()), `the DynamoDB table ${table}`, TABLE_SPAN_MS),
+    passes: passLedger((identity, entry) => new TableChain(t, passKey(identity, entry), 'passes', passes)),
     destroy: () => t.destroy(),
   };
 }

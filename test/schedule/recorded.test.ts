@@ -47,7 +47,7 @@ describe('PortalScheduler and its ledger', () => {
   it('fails the request, sending nothing, when the ledger cannot be read', async () => {
     const clock = new FakeClock(WALL, { autoAdvance: true });
     const broken = new LedgerError('/state/sends/acme', 'cannot be read (EIO)');
-    const sched = new PortalScheduler({ share: 2, clock, ledger: { claim: () => Promise.reject(broken), others: () => Promise.reject(broken) } });
+    const sched = new PortalScheduler({ share: 2, clock, ledger: { where: 'a broken ledger', claim: () => Promise.reject(broken), others: () => Promise.reject(broken) } });
     await expect(sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity })).rejects.toBe(broken);
     expect(sched.window.countAt(WALL)).toBe(0);
   });

@@ -3,17 +3,19 @@
  * memory), on an injected host clock: a pass is claimed when none is recorded or its interval less
  * the early margin (a minute, or a tenth of a shorter interval) has passed; of several claims at
  * one instant only one wins; a failed pass given back counts as never made; records of another
- * boot compare by wall time.
+ * boot compare by wall time; pass records are pruned by their own interval, and an entry's folder
+ * removed an hour after its interval.
  */
-import { mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { futimesSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../src/core/log.js';
 import { PassMemory } from '../../src/schedule/passes.js';
 import { StateDir } from '../../src/state/dir.js';
+import { LedgerFiles } from '../../src/state/files.js';
 import type { HostClock } from '../../src/state/host-clock.js';
-import { PassFiles } from '../../src/state/passes.js';
+import { DirPasses } from '../../src/state/index.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const PORTAL = 'https://acme.example.com/public-api/v1';
@@ -35,6 +37,8 @@ function hostClock(boot = 'boot-1') {
     boot,
     monotonic: () => mono,
     wall: () => wall,
+    fileNow: () => wall,
+    stamp: (fd) => futimesSync(fd, wall / 1000, wall / 1000),
     advance(ms) {
       mono += ms;
       wall += ms;
@@ -44,8 +48,19 @@ function hostClock(boot = 'boot-1') {
 }
 
 /** The passes of the state directory `root/state`, as one process opens them. */
-function files(clock: HostClock, logger = memoryLogger()): PassFiles {
-  return new PassFiles(StateDir.open(join(root, 'state'), logger, 'lost'), { logger, clock });
+function files(clock: HostClock, logger = memoryLogger()): DirPasses {
+  return new DirPasses(new LedgerFiles(StateDir.open(join(root, 'state'), logger, 'lost'), { logger, clock }), () => clock.monotonic());
+}
+
+/** What a process opening the state directory does first: removes the idle folders. */
+function sweep(clock: HostClock): void {
+  const logger = memoryLogger();
+  new LedgerFiles(StateDir.open(join(root, 'state'), logger, 'lost'), { logger, clock }).sweep();
+}
+
+/** The entry folders of the passes. */
+function entries(): string[] {
+  return readdirSync(join(root, 'state', 'passes'));
 }
 
 /** The claim files of the one entry folder. */
@@ -136,14 +151,52 @@ describe('passes in the state directory', () => {
     expect((await files(behind).claim(PORTAL, 'acme-2', HOUR)).due).toBe(false);
   });
 
-  it('keeps the last eight claims of an entry', async () => {
+  it("prunes an entry's passes that no longer count: the last one, within its interval, stays, and the one before until a window past its own", async () => {
     const clock = hostClock();
     const passes = files(clock);
     for (let i = 0; i < 12; i++) {
       expect((await passes.claim(PORTAL, 'acme', HOUR)).due).toBe(true);
       clock.advance(HOUR);
     }
-    expect(claimsOnDisk()).toEqual(['p000000000005', 'p000000000006', 'p000000000007', 'p000000000008', 'p000000000009', 'p000000000010', 'p000000000011', 'p000000000012']);
+    expect(claimsOnDisk()).toEqual(['p000000000011', 'p000000000012']);
+  });
+
+  it('removes an entry folder an hour after its last pass stopped counting, by the interval that pass recorded', async () => {
+    const clock = hostClock();
+    const passes = files(clock);
+    expect((await passes.claim(PORTAL, 'hourly', HOUR)).due).toBe(true);
+    expect((await passes.claim(PORTAL, 'daily', 24 * HOUR)).due).toBe(true);
+    // Two hours exactly: the hourly pass counted an hour, and an hour has passed since.
+    clock.advance(2 * HOUR);
+    sweep(clock);
+    expect(entries()).toHaveLength(2);
+    clock.advance(1);
+    sweep(clock);
+    expect(entries()).toHaveLength(1);
+    // The daily one is due again only at 23 h 59 min: it stays until an hour after its day.
+    expect((await files(clock).claim(PORTAL, 'daily', 24 * HOUR)).due).toBe(false);
+    clock.advance(23 * HOUR - 1);
+    sweep(clock);
+    expect(entries()).toHaveLength(1);
+    clock.advance(1);
+    sweep(clock);
+    expect(entries()).toEqual([]);
+  });
+
+  it("keeps an earlier version's pass record, which holds no interval, a day and an hour", async () => {
+    const clock = hostClock();
+    const passes = files(clock);
+    expect((await passes.claim(PORTAL, 'acme', HOUR)).due).toBe(true);
+    const folder = join(root, 'state', 'passes', entries()[0]!);
+    const record = join(folder, 'p000000000001');
+    const { intervalMs: _dropped, writer: _none, ...earlier } = JSON.parse(readFileSync(record, 'utf8')) as Record<string, unknown>;
+    writeFileSync(record, JSON.stringify(earlier));
+    clock.advance(25 * HOUR);
+    sweep(clock);
+    expect(entries()).toHaveLength(1);
+    clock.advance(1);
+    sweep(clock);
+    expect(entries()).toEqual([]);
   });
 
   it('ignores a record that is not one (warned once), and never follows a symlink', async () => {
@@ -151,8 +204,7 @@ describe('passes in the state directory', () => {
     const logger = memoryLogger();
     const passes = files(clock, logger);
     expect((await passes.claim(PORTAL, 'acme', HOUR)).due).toBe(true);
-    const passesDir = join(root, 'state', 'passes');
-    const entry = join(passesDir, readdirSync(passesDir)[0]!);
+    const entry = join(root, 'state', 'passes', entries()[0]!);
     // A newer claim number that is not JSON, and one that is a symlink to a record elsewhere.
     writeFileSync(join(entry, 'p000000000002'), 'not json', { mode: 0o600 });
     writeFileSync(join(root, 'elsewhere'), '{}');
@@ -161,8 +213,11 @@ describe('passes in the state directory', () => {
     // The pass of a minute ago still counts: not due.
     expect((await passes.claim(PORTAL, 'acme', HOUR)).due).toBe(false);
     const warnings = logger.records().filter((r) => r.level === 'warn');
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]!.msg).toMatch(/^a record of the last resolved-alerts pass in the state directory is ignored \(.*p000000000003: a symlink\): delete it$/);
+    expect(warnings.map((w) => [w.file, w.reason])).toEqual([
+      [join(entry, 'p000000000003'), 'a symlink'],
+      [join(entry, 'p000000000002'), 'not JSON'],
+    ]);
+    expect(readFileSync(join(root, 'elsewhere'), 'utf8')).toBe('{}');
   });
 
   it('remembers passes in the memory of the process when the directory cannot be written', async () => {
@@ -171,11 +226,11 @@ describe('passes in the state directory', () => {
     // A path under a file cannot be created.
     writeFileSync(join(root, 'file'), '');
     const dir = StateDir.open(join(root, 'file', 'state'), logger, 'lost');
-    const passes = new PassFiles(dir, { logger, clock });
+    const passes = new DirPasses(new LedgerFiles(dir, { logger, clock }), () => clock.monotonic());
     expect((await passes.claim(PORTAL, 'acme', HOUR)).due).toBe(true);
     expect((await passes.claim(PORTAL, 'acme', HOUR)).due).toBe(false);
     // Another process has nothing to go by.
-    expect((await new PassFiles(dir, { logger, clock }).claim(PORTAL, 'acme', HOUR)).due).toBe(true);
+    expect((await new DirPasses(new LedgerFiles(dir, { logger, clock }), () => clock.monotonic()).claim(PORTAL, 'acme', HOUR)).due).toBe(true);
   });
 });
 

@@ -7,43 +7,25 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { portalIdentity } from '../../src/config/identity.js';
 import { createHandler, InvocationFailedError } from '../../src/runtime/lambda.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { lambdaContext, scheduledEvent } from '../lambda/support.js';
 import { startReceiver, type Receiver } from '../sinks/receiver.js';
 import { runMain } from '../support/cli.js';
-import { startDynalite, type Dynalite } from '../support/dynalite.js';
+import { useDynalite } from '../support/dynalite.js';
 
 const KEY = 'sim-table-runs-key-0123456789';
-const TABLE = 'posture-exporter-test-ledger';
 /** What the run's last line says when the table does not exist (the CLI's summary; the Lambda's error). */
 const MISSING =
-  'the DynamoDB table no-such-ledger (POSTURE_STATE_TABLE) does not exist in us-east-1: create it (docs/serverless.md, "The budget across invocations"), or correct POSTURE_STATE_TABLE or the region (AWS_REGION); no request goes to the portal while its share cannot be counted';
+  'the DynamoDB table no-such-ledger (POSTURE_STATE_TABLE) does not exist in us-east-1: create it with the two commands of docs/serverless.md, "Creating the ledger table" (aws dynamodb create-table, then update-time-to-live), or correct POSTURE_STATE_TABLE or the region (AWS_REGION); no request goes to the portal while its share cannot be counted';
 
-let db: Dynalite;
+const tables = useDynalite('posture-exporter-test-ledger');
 let sim: Simulator;
 let receiver: Receiver;
 let dir: string;
-const saved: Record<string, string | undefined> = {};
 
-beforeAll(async () => {
-  db = await startDynalite();
-  // The AWS SDK reads its settings from the process's environment.
-  for (const [k, v] of Object.entries(db.env)) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
-  await db.createTable(TABLE);
-});
-afterAll(async () => {
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  await db.close();
-});
 beforeEach(async () => {
   // A week of resolved history: the pass's pages (two of 500) and both runs' sources fit one window of 10.
   sim = await startSimulator({ keys: [{ key: KEY }], moving: false, resolvedHistoryDays: 7 });
@@ -63,18 +45,18 @@ const portalEnv = () => ({ POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, 
 
 describe('once with POSTURE_STATE_TABLE', () => {
   it('records its requests in the table, not in the state directory', async () => {
-    const ran = await runMain(['once'], { env: { ...portalEnv(), POSTURE_STATE_TABLE: TABLE } });
+    const ran = await runMain(['once'], { env: { ...portalEnv(), POSTURE_STATE_TABLE: tables.table } });
     expect(ran.code).toBe(0);
     // The three sources' 4 requests and the resolved-alerts pass's (the table holds no pass of this portal yet).
     expect(sim.requests).toHaveLength(5);
-    const items = await db.items(TABLE, portalIdentity(sim.baseUrl));
+    const items = await tables.db.items(tables.table, portalIdentity(sim.baseUrl));
     expect(items.map((i) => i.n)).toEqual([1, 2, 3, 4, 5]);
     expect(existsSync(join(dir, 'state'))).toBe(false);
   });
 
   it('remembers the resolved-alerts pass in the table: the next once within its interval skips it', async () => {
     // A share of 10: both runs' requests fit one window (the table counts the first run's against the second).
-    const env = { ...portalEnv(), POSTURE_STATE_TABLE: TABLE, POSTURE_REQUESTS_PER_MINUTE: '10' };
+    const env = { ...portalEnv(), POSTURE_STATE_TABLE: tables.table, POSTURE_REQUESTS_PER_MINUTE: '10' };
     const first = await runMain(['once'], { env });
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain('source="resolved"} 1');
@@ -103,9 +85,9 @@ describe('once with POSTURE_STATE_TABLE', () => {
   });
 
   it('is named by check-config', async () => {
-    const ran = await runMain(['check-config'], { env: { ...portalEnv(), POSTURE_STATE_TABLE: TABLE } });
+    const ran = await runMain(['check-config'], { env: { ...portalEnv(), POSTURE_STATE_TABLE: tables.table } });
     expect(ran.code).toBe(0);
-    expect(ran.stdout).toContain(`\nrequests recorded in the DynamoDB table ${TABLE} (POSTURE_STATE_TABLE), shared by every process that uses it\n`);
+    expect(ran.stdout).toContain(`\nrequests recorded in the DynamoDB table ${tables.table} (POSTURE_STATE_TABLE), shared by every process that uses it\n`);
   });
 });
 
@@ -114,10 +96,10 @@ describe('the Lambda handler with POSTURE_STATE_TABLE', () => {
     createHandler({ env: { ...portalEnv(), POSTURE_STATE_TABLE: table, POSTURE_PUSH: 'remote_write', POSTURE_REMOTE_WRITE_URL: `${receiver.url}/api/v1/write`, ...more }, write: () => undefined });
 
   it('records its requests in the table', async () => {
-    await handlerWith(TABLE)(scheduledEvent(Date.now()), lambdaContext(120_000, 'req-table-1'));
+    await handlerWith(tables.table)(scheduledEvent(Date.now()), lambdaContext(120_000, 'req-table-1'));
     // The sources' 4 and the resolved-alerts pass's (the table holds no pass of this portal yet).
     expect(sim.requests).toHaveLength(5);
-    const items = await db.items(TABLE, portalIdentity(sim.baseUrl));
+    const items = await tables.db.items(tables.table, portalIdentity(sim.baseUrl));
     expect(items.filter((i) => i.at! >= sim.requests[0]!.time - 1_000)).toHaveLength(5);
     expect(existsSync(join(dir, 'state'))).toBe(false);
   });
@@ -125,11 +107,11 @@ describe('the Lambda handler with POSTURE_STATE_TABLE', () => {
   it('remembers the resolved-alerts pass in the table: a cold container within its interval skips it', async () => {
     // A share of 10: both invocations' requests fit one window (the table counts the first's against the second).
     const share = { POSTURE_REQUESTS_PER_MINUTE: '10' };
-    const first = await handlerWith(TABLE, share)(scheduledEvent(Date.now()), lambdaContext(120_000, 'req-table-3'));
+    const first = await handlerWith(tables.table, share)(scheduledEvent(Date.now()), lambdaContext(120_000, 'req-table-3'));
     expect(first.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' });
     const [sent, passed] = [sim.requests.length, passRequests().length];
     // A second container (a handler of its own): it shares only the table with the first. The sources' 4 requests, no pass.
-    const second = await handlerWith(TABLE, share)(scheduledEvent(Date.now()), lambdaContext(120_000, 'req-table-4'));
+    const second = await handlerWith(tables.table, share)(scheduledEvent(Date.now()), lambdaContext(120_000, 'req-table-4'));
     expect(second.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
     expect(sim.requests).toHaveLength(sent + 4);
     expect(passRequests()).toHaveLength(passed);

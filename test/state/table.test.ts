@@ -1,123 +1,135 @@
 /**
  * The ledger on a DynamoDB table, against dynalite (a real DynamoDB API, in memory) with the table
- * created from serverless.yml's keys, on an injected clock: slots granted by conditional writes,
- * never more than the share in any window (60 s, its 1 s margin and the 1 s allowed for clock
- * skew: 62 s), released requests, records from clocks ahead, expiry by TTL, and every way the table
- * can fail, each one LedgerError naming the table.
+ * created from serverless.yml's keys, whose answers' Date header (DynamoDB's clock) reads the
+ * test's fake clock: slots granted by conditional writes, never more than the share in any window
+ * (60 s, its 1 s margin and the 1 s allowed for reading DynamoDB's clock: 62 s after each request
+ * arrived), requests in flight, released requests, writers whose own clocks are off, expiry by
+ * TTL, and every way the table can fail, each one LedgerError naming the table.
  */
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DeleteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { LedgerError } from '../../src/errors.js';
-import type { SendLedger } from '../../src/schedule/ledger.js';
-import { openTable, type TableLedgers } from '../../src/state/table.js';
-import { startDynalite, type Dynalite } from '../support/dynalite.js';
+import type { ClaimResult, SendLedger } from '../../src/schedule/ledger.js';
+import { openTable } from '../../src/state/table.js';
+import { useDynalite } from '../support/dynalite.js';
 import { mulberry32 } from '../support/prng.js';
 import { maxInAnyWindow } from '../support/window.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const PORTAL = 'https://acme.example.com/public-api/v1';
-/** 60 s window + 1 s margin + 1 s skew, written out. */
+/** 60 s window + 1 s margin + 1 s for DynamoDB's clock, written out. */
 const SPAN = 62_000;
 
-let db: Dynalite;
-const saved: Record<string, string | undefined> = {};
-let tables = 0;
-let table: string;
-let clock: FakeClock;
-const opened: TableLedgers[] = [];
+/** DynamoDB's clock: what dynalite's Date header reads (a new one for each test). */
+let clock = new FakeClock(T0);
+const tables = useDynalite('ledger', () => clock.now());
+beforeEach(() => {
+  clock = new FakeClock(T0);
+});
 
-/** The AWS SDK reads its settings from the process's environment: point it at `endpoint`. */
+/** `count` writers (each a process's ledger of the portal) on the table, on the clock `c` (DynamoDB's unless given). */
+function writers(count: number, c: FakeClock = clock, name = tables.table): SendLedger[] {
+  const t = tables.open(openTable(name, memoryLogger(), c));
+  return Array.from({ length: count }, () => t.ledgerOf(PORTAL));
+}
+
+/** Claims a slot that must be granted, and says its request arrived at once. */
+async function sent(w: SendLedger, share: number): Promise<ClaimResult> {
+  const r = await w.claim(share);
+  expect(r.granted).toBe(true);
+  await r.arrived!();
+  return r;
+}
+
+/** Points the AWS SDK of this process at `endpoint`. */
 function useEndpoint(endpoint: string): void {
   process.env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
 }
 
-beforeAll(async () => {
-  db = await startDynalite();
-  for (const [k, v] of Object.entries(db.env)) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
-});
-afterAll(async () => {
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  await db.close();
-});
-beforeEach(async () => {
-  table = `ledger-${++tables}`;
-  await db.createTable(table);
-  clock = new FakeClock(T0);
-  useEndpoint(db.endpoint);
-});
-afterEach(() => {
-  for (const t of opened.splice(0)) t.destroy();
-});
-
-/** `count` writers (each a process's ledger of the portal) on `table`, reading `c`. */
-function writers(count: number, c: FakeClock = clock, name = table): SendLedger[] {
-  const t = openTable(name, memoryLogger(), c);
-  opened.push(t);
-  return Array.from({ length: count }, () => t.ledgerOf(PORTAL));
-}
-
 describe('slots granted by conditional writes', () => {
-  it('gives eight writers claiming at one instant exactly the share of 5, numbered 1 to 5', async () => {
+  it('gives eight writers claiming at one instant exactly the share of 5, numbered 1 to 5, on DynamoDB\'s clock', async () => {
     const results = await Promise.all(writers(8).map((w) => w.claim(5)));
     expect(results.filter((r) => r.granted)).toHaveLength(5);
-    const items = await db.items(table, PORTAL);
+    const items = await tables.db.items(tables.table, PORTAL);
     expect(items.map((i) => i.n)).toEqual([1, 2, 3, 4, 5]);
-    expect(items.every((i) => i.at === T0 && i.released === undefined)).toBe(true);
+    expect(items.every((i) => i.at === T0 && i.released === undefined && i.arrivedBy === undefined)).toBe(true);
     // Each granted writer wrote one of them.
     expect(new Set(items.map((i) => i.writer)).size).toBe(5);
   });
 
-  it('lets the next request start 62 s after the first of the window: its 60 s, the 1 s margin and the 1 s skew', async () => {
+  it('lets the next request start 62 s after the first of the window arrived: its 60 s, the 1 s margin and the 1 s for the clock', async () => {
     const [a, b] = writers(2);
-    for (let i = 0; i < 5; i++) expect((await a!.claim(5)).granted).toBe(true);
+    for (let i = 0; i < 5; i++) await sent(a!, 5);
     clock.advance(10_000);
     expect(await b!.claim(5)).toMatchObject({ granted: false, waitMs: 52_000 });
     clock.set(T0 + 61_999);
     expect(await b!.claim(5)).toMatchObject({ granted: false, waitMs: 1 });
     clock.set(T0 + 62_000);
     expect((await b!.claim(5)).granted).toBe(true);
-    expect((await db.items(table, PORTAL)).map((i) => i.n)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect((await tables.db.items(tables.table, PORTAL)).map((i) => i.n)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('counts a request from when it could last have reached the portal: in flight it holds its slot, and 62 s after its answer began it frees it', async () => {
+    const [a, b] = writers(2);
+    const inFlight = await a!.claim(1);
+    expect(inFlight.granted).toBe(true);
+    // 40 s in flight (a relay held it): still counted, as arriving now.
+    clock.advance(40_000);
+    expect(await b!.claim(1)).toMatchObject({ granted: false, waitMs: SPAN });
+    await inFlight.arrived!();
+    expect((await tables.db.items(tables.table, PORTAL))[0]!.arrivedBy).toBe(T0 + 40_000);
+    clock.set(T0 + 40_000 + SPAN - 1);
+    expect(await b!.claim(1)).toMatchObject({ granted: false, waitMs: 1 });
+    clock.set(T0 + 40_000 + SPAN);
+    expect((await b!.claim(1)).granted).toBe(true);
+  });
+
+  it('counts a request whose writer never said it arrived until its flight has passed: the longest its answer could take to begin', async () => {
+    const [a, b] = writers(2);
+    // Its writer was killed in flight: the flight it declared (30 s) bounds when it could have arrived.
+    expect((await a!.claim(1, 30_000)).granted).toBe(true);
+    clock.set(T0 + 30_000 + SPAN - 1);
+    expect((await b!.claim(1)).granted).toBe(false);
+    clock.set(T0 + 30_000 + SPAN);
+    expect((await b!.claim(1)).granted).toBe(true);
   });
 
   it('never holds more than the share in any 62 s, whatever two writers claim, release and wait over 12 minutes', async () => {
     const random = mulberry32(30);
     const [a, b] = writers(2);
-    const starts = new Map<number, number>();
+    const arrivals: number[] = [];
     let claims = 0;
     while (clock.now() < T0 + 12 * 60_000) {
       const results = await Promise.all([a!.claim(3), b!.claim(3)]);
       claims += 2;
       for (const r of results) {
         if (!r.granted) continue;
-        // About one in five reaches no portal and is given back.
+        // About one in five reaches no portal and is given back; the others arrive up to 3 s later.
         if (random() < 0.2) await r.release!();
-        else starts.set(starts.size, clock.now());
+        else {
+          clock.advance(Math.floor(random() * 3_000));
+          await r.arrived!();
+          arrivals.push(clock.now());
+        }
       }
       clock.advance(Math.floor(random() * 9_000));
     }
-    const times = [...starts.values()].sort((x, y) => x - y);
     expect(claims).toBeGreaterThan(150);
-    expect(maxInAnyWindow(times, SPAN)).toBe(3);
-    // Counted from the table, independently of what the writers said: the same requests.
-    const items = await db.items(table, PORTAL);
-    expect(items.filter((i) => !i.released).map((i) => i.at)).toEqual(times);
+    expect(maxInAnyWindow(arrivals, SPAN)).toBe(3);
+    // Counted from the table, independently of what the writers said: the same arrivals.
+    const items = await tables.db.items(tables.table, PORTAL);
+    expect(items.filter((i) => !i.released).map((i) => i.arrivedBy!).sort((x, y) => x - y)).toEqual(arrivals);
   });
 });
 
 describe("the other writers' requests", () => {
-  it('reports their ages read a second late (the skew), never its own', async () => {
+  it('reports how long ago they arrived, read a second late (the clock), never its own', async () => {
     const [a, b] = writers(2);
-    await a!.claim(5);
+    await sent(a!, 5);
     clock.advance(10_000);
     expect(await b!.others()).toEqual([9_000]);
     expect(await a!.others()).toEqual([]);
@@ -127,12 +139,26 @@ describe("the other writers' requests", () => {
     expect(await b!.others()).toEqual([]);
   });
 
-  it('counts a request recorded by a clock 30 s ahead as now', async () => {
-    const ahead = new FakeClock(T0 + 30_000);
-    const [fast] = writers(1, ahead);
+  it('measures on DynamoDB\'s clock, not the writers\': a writer whose clock runs 30 s ahead holds the window as long as any', async () => {
+    const [fast] = writers(1, new FakeClock(T0 + 30_000));
     const [slow] = writers(1);
-    expect((await fast!.claim(1)).granted).toBe(true);
-    expect(await slow!.claim(1)).toMatchObject({ granted: false, waitMs: SPAN, others: [0] });
+    await sent(fast!, 1);
+    expect((await tables.db.items(tables.table, PORTAL)).map((i) => [i.at, i.arrivedBy])).toEqual([[T0, T0]]);
+    expect(await slow!.claim(1)).toMatchObject({ granted: false, waitMs: SPAN });
+    clock.set(T0 + SPAN);
+    expect((await slow!.claim(1)).granted).toBe(true);
+  });
+
+  it('dates a record written ahead of DynamoDB\'s clock (an earlier version\'s host clock) now: it counts a window from then, not from its date', async () => {
+    // Another writer's request, dated a day ahead.
+    await tables.db.client.send(new PutItemCommand({ TableName: tables.table, Item: { portal: { S: PORTAL }, n: { N: '1' }, at: { N: String(T0 + 86_400_000) }, writer: { S: 'ahead/1/abc' }, expiresAt: { N: String((T0 + 86_400_000) / 1000 + 3600) } } }));
+    const [a] = writers(1);
+    clock.advance(5_000);
+    // Dated now (T0 + 5 s), and in flight with an earlier version's flight of 45 s.
+    expect(await a!.claim(1)).toMatchObject({ granted: false, waitMs: SPAN });
+    expect((await tables.db.items(tables.table, PORTAL))[0]!.at).toBe(T0 + 5_000);
+    clock.set(T0 + 5_000 + 45_000 + SPAN);
+    expect((await a!.claim(1)).granted).toBe(true);
   });
 
   it('no longer counts a request given back, which stays in the table marked released', async () => {
@@ -141,50 +167,65 @@ describe("the other writers' requests", () => {
     expect(first.granted).toBe(true);
     await first.release!();
     expect((await b!.claim(1)).granted).toBe(true);
-    expect((await db.items(table, PORTAL)).map((i) => [i.n, i.released ?? false])).toEqual([
+    expect((await tables.db.items(tables.table, PORTAL)).map((i) => [i.n, i.released ?? false])).toEqual([
       [1, true],
       [2, false],
     ]);
   });
+
+  it('reads back to every request that can count, however many released ones came after it', async () => {
+    const [a, b] = writers(2);
+    for (let i = 0; i < 4; i++) await sent(a!, 5);
+    // 70 requests that reached no portal, each given back: more than a page of the table's answer.
+    for (let i = 0; i < 70; i++) {
+      const r = await a!.claim(5);
+      expect(r.granted).toBe(true);
+      await r.release!();
+    }
+    // 4 count: one slot is left, not five.
+    expect((await b!.claim(5)).granted).toBe(true);
+    expect(await b!.claim(5)).toMatchObject({ granted: false, waitMs: SPAN });
+  });
 });
 
 describe('expiry by TTL', () => {
-  it('sets expiresAt an hour after each request, in epoch seconds', async () => {
+  it('sets expiresAt an hour after a request stops counting at the latest (its flight and 62 s after its claim), in epoch seconds', async () => {
     const [a] = writers(1);
-    await a!.claim(5);
+    await a!.claim(5, 30_000);
     clock.advance(1_500);
-    await a!.claim(5);
-    expect((await db.items(table, PORTAL)).map((i) => i.expiresAt)).toEqual([Date.UTC(2026, 10, 22, 13, 0, 0) / 1000, Date.UTC(2026, 10, 22, 13, 0, 1) / 1000]);
+    await a!.claim(5, 30_000);
+    // T0 + 30 s + 62 s + 1 h, and 1.5 s later (rounded down).
+    expect((await tables.db.items(tables.table, PORTAL)).map((i) => i.expiresAt)).toEqual([Date.UTC(2026, 10, 22, 13, 1, 32) / 1000, Date.UTC(2026, 10, 22, 13, 1, 33) / 1000]);
   });
 
   it('continues the chain past expired items TTL has not deleted yet, and starts again at 1 once it has', async () => {
     const [a] = writers(1);
-    for (let i = 0; i < 3; i++) await a!.claim(3);
+    for (let i = 0; i < 3; i++) await sent(a!, 3);
     clock.advance(2 * 3_600_000);
     expect((await a!.claim(3)).granted).toBe(true);
-    expect((await db.items(table, PORTAL)).map((i) => i.n)).toEqual([1, 2, 3, 4]);
+    expect((await tables.db.items(tables.table, PORTAL)).map((i) => i.n)).toEqual([1, 2, 3, 4]);
     // TTL deletes them (dynalite does not run TTL: the test deletes what has expired).
     clock.advance(2 * 3_600_000);
-    for (const item of await db.items(table, PORTAL)) {
-      if (item.expiresAt! * 1000 <= clock.now()) await db.client.send(new DeleteItemCommand({ TableName: table, Key: { portal: { S: PORTAL }, n: { N: String(item.n) } } }));
+    for (const item of await tables.db.items(tables.table, PORTAL)) {
+      if (item.expiresAt! * 1000 <= clock.now()) await tables.db.client.send(new DeleteItemCommand({ TableName: tables.table, Key: { portal: { S: PORTAL }, n: { N: String(item.n) } } }));
     }
-    expect(await db.items(table, PORTAL)).toEqual([]);
+    expect(await tables.db.items(tables.table, PORTAL)).toEqual([]);
     expect((await a!.claim(3)).granted).toBe(true);
-    expect((await db.items(table, PORTAL)).map((i) => i.n)).toEqual([1]);
+    expect((await tables.db.items(tables.table, PORTAL)).map((i) => i.n)).toEqual([1]);
   });
 
   it('gives back a slot claimed on an expiring chain when a writer that saw another part of it claimed meanwhile', async () => {
     // Another host's writer whose read TTL had cut short (it saw newest 9, not 3) writes request 10
     // between this writer's read and its write: neither saw the other.
-    const proxy = await startProxy(db.endpoint, beforePutOf4(10, true));
+    const proxy = await startProxy(tables.db.endpoint, beforePutOf4(10, true));
     try {
       const [old] = writers(1);
-      for (let i = 0; i < 3; i++) await old!.claim(3);
+      for (let i = 0; i < 3; i++) await sent(old!, 3);
       clock.advance(2 * 3_600_000);
       useEndpoint(proxy.endpoint);
       const [a] = writers(1);
-      expect(await a!.claim(1)).toMatchObject({ granted: false, waitMs: SPAN, others: [0] });
-      expect((await db.items(table, PORTAL)).map((i) => [i.n, i.released ?? false])).toEqual([
+      expect(await a!.claim(1)).toMatchObject({ granted: false, waitMs: SPAN, others: [-1_000] });
+      expect((await tables.db.items(tables.table, PORTAL)).map((i) => [i.n, i.released ?? false])).toEqual([
         [1, false],
         [2, false],
         [3, false],
@@ -198,15 +239,15 @@ describe('expiry by TTL', () => {
 
   it('keeps a slot claimed on an expiring chain when the request written meanwhile is a later one by a writer that read a live chain', async () => {
     // Request 5 by a writer whose read was not cut short by TTL: it read request 4, so it counted it.
-    const proxy = await startProxy(db.endpoint, beforePutOf4(5, false));
+    const proxy = await startProxy(tables.db.endpoint, beforePutOf4(5, false));
     try {
       const [old] = writers(1);
-      for (let i = 0; i < 3; i++) await old!.claim(3);
+      for (let i = 0; i < 3; i++) await sent(old!, 3);
       clock.advance(2 * 3_600_000);
       useEndpoint(proxy.endpoint);
       const [a] = writers(1);
       expect((await a!.claim(2)).granted).toBe(true);
-      expect((await db.items(table, PORTAL)).map((i) => [i.n, i.released ?? false])).toEqual([
+      expect((await tables.db.items(tables.table, PORTAL)).map((i) => [i.n, i.released ?? false])).toEqual([
         [1, false],
         [2, false],
         [3, false],
@@ -224,9 +265,9 @@ function beforePutOf4(n: number, expiring: boolean): (target: string, body: Reco
   return async (target, body) => {
     if (target !== 'DynamoDB_20120810.PutItem' || (body.Item as { n: { N: string } }).n.N !== '4') return;
     const at = clock.now();
-    await db.client.send(
+    await tables.db.client.send(
       new PutItemCommand({
-        TableName: table,
+        TableName: tables.table,
         Item: { portal: { S: PORTAL }, n: { N: String(n) }, at: { N: String(at) }, writer: { S: 'other-host/1/abc' }, expiresAt: { N: String(Math.floor(at / 1000) + 3600) }, ...(expiring ? { expiring: { BOOL: true } } : {}) },
       }),
     );
@@ -249,7 +290,7 @@ describe('a table that cannot be used', () => {
     const err = await failure(writers(1, clock, 'no-such-table')[0]!);
     expect(err.ledger).toBe('no-such-table');
     expect(err.message).toBe(
-      'the DynamoDB table no-such-table (POSTURE_STATE_TABLE) does not exist in us-east-1: create it (docs/serverless.md, "The budget across invocations"), or correct POSTURE_STATE_TABLE or the region (AWS_REGION); no request goes to the portal while its share cannot be counted',
+      'the DynamoDB table no-such-table (POSTURE_STATE_TABLE) does not exist in us-east-1: create it with the two commands of docs/serverless.md, "Creating the ledger table" (aws dynamodb create-table, then update-time-to-live), or correct POSTURE_STATE_TABLE or the region (AWS_REGION); no request goes to the portal while its share cannot be counted',
     );
   });
 
@@ -260,7 +301,7 @@ describe('a table that cannot be used', () => {
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     useEndpoint(`http://127.0.0.1:${port}`);
     const err = await failure(writers(1)[0]!);
-    expect(err.message).toMatch(new RegExp(`^the DynamoDB table ${table} \\(POSTURE_STATE_TABLE\\) cannot be reached \\(ECONNREFUSED: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\): check the network path to DynamoDB and AWS_ENDPOINT_URL_DYNAMODB; no request goes to the portal`));
+    expect(err.message).toMatch(new RegExp(`^the DynamoDB table ${tables.table} \\(POSTURE_STATE_TABLE\\) cannot be reached \\(ECONNREFUSED: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\): check the network path to DynamoDB and AWS_ENDPOINT_URL_DYNAMODB; no request goes to the portal`));
   });
 
   it('says a refused request was refused, and which permissions the credentials need', async () => {
@@ -269,7 +310,7 @@ describe('a table that cannot be used', () => {
       useEndpoint(refusing.endpoint);
       const err = await failure(writers(1)[0]!);
       expect(err.message).toBe(
-        `the DynamoDB table ${table} (POSTURE_STATE_TABLE) refused the request (AccessDeniedException: User: arn:aws:sts::123456789012:assumed-role/other/x is not authorized to perform: dynamodb:Query): give these credentials dynamodb:Query, dynamodb:PutItem and dynamodb:UpdateItem on the table; no request goes to the portal while its share cannot be counted`,
+        `the DynamoDB table ${tables.table} (POSTURE_STATE_TABLE) refused the request (AccessDeniedException: User: arn:aws:sts::123456789012:assumed-role/other/x is not authorized to perform: dynamodb:Query): give these credentials dynamodb:Query, dynamodb:PutItem and dynamodb:UpdateItem on the table (docs/serverless.md, "Creating the ledger table"); no request goes to the portal while its share cannot be counted`,
       );
     } finally {
       await refusing.close();

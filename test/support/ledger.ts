@@ -1,7 +1,9 @@
 /**
- * A shared ledger in memory with the state directory's semantics (src/state/sends.ts): every
- * writer's requests on one clock, one claim decided at a time. For the scheduler's tests on the
- * fake clock; the state directory and the table are tested themselves, with real processes.
+ * A shared ledger in memory with the claim protocol's semantics (src/state/claims.ts): every
+ * writer's requests on one clock, one claim decided at a time, a request counting a window and the
+ * margin after it could last have reached the portal (in flight until its writer says it arrived).
+ * For the scheduler's tests on the fake clock; the state directory and the table are tested
+ * themselves, with real processes.
  */
 import type { Clock } from '../../src/core/clock.js';
 import { nextStart, type ClaimResult, type SendLedger } from '../../src/schedule/ledger.js';
@@ -10,7 +12,10 @@ const WINDOW = 60_000;
 const MARGIN = 1_000;
 
 interface Entry {
+  /** When it was claimed. */
   at: number;
+  /** When it could last have reached the portal: undefined while in flight. */
+  arrived?: number;
   writer: string;
   released: boolean;
 }
@@ -24,20 +29,23 @@ export class MemoryLedger {
 
   constructor(private readonly clock: Pick<Clock, 'monotonic'>) {}
 
-  /** A request another process recorded at `at` (monotonic ms of the test's clock). */
+  /** A request another process recorded, which arrived at `at` (monotonic ms of the test's clock). */
   add(at: number, writer = 'another process'): void {
-    this.entries.push({ at, writer, released: false });
+    this.entries.push({ at, arrived: at, writer, released: false });
   }
 
-  /** Start times of the requests that count (not released), by `writer` or everyone. */
+  /** When the requests that count (not released) were claimed, by `writer` or everyone. */
   starts(writer?: string): number[] {
     return this.entries.filter((e) => !e.released && (writer === undefined || e.writer === writer)).map((e) => e.at);
   }
 
   /** A writer of its own (one process's scheduler). */
   writer(name = 'this process'): SendLedger {
-    const agesOfOthers = (now: number) => this.entries.filter((e) => !e.released && e.writer !== name && e.at > now - WINDOW - MARGIN).map((e) => now - e.at);
+    // In flight: counts as arriving now.
+    const arrivals = (now: number, who?: string) => this.entries.filter((e) => !e.released && (who === undefined || e.writer !== who)).map((e) => e.arrived ?? now);
+    const agesOfOthers = (now: number) => arrivals(now, name).filter((t) => t > now - WINDOW - MARGIN).map((t) => now - t);
     return {
+      where: 'the memory ledger',
       others: () => {
         this.reads++;
         return Promise.resolve(agesOfOthers(this.clock.monotonic()));
@@ -45,11 +53,17 @@ export class MemoryLedger {
       claim: (share: number): Promise<ClaimResult> => {
         this.claims++;
         const now = this.clock.monotonic();
-        const next = nextStart(this.starts(), share, now, WINDOW, MARGIN);
+        const next = nextStart(arrivals(now), share, now, WINDOW, MARGIN);
         if (next > now) return Promise.resolve({ granted: false, waitMs: next - now, others: agesOfOthers(now) });
         const entry: Entry = { at: now, writer: name, released: false };
         this.entries.push(entry);
-        return Promise.resolve({ granted: true, waitMs: 0, others: agesOfOthers(now), release: () => Promise.resolve(void (entry.released = true)) });
+        return Promise.resolve({
+          granted: true,
+          waitMs: 0,
+          others: agesOfOthers(now),
+          release: () => Promise.resolve(void (entry.released = true)),
+          arrived: () => Promise.resolve(void (entry.arrived ??= this.clock.monotonic())),
+        });
       },
     };
   }

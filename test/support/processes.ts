@@ -1,8 +1,11 @@
 /**
  * The process tree under a PID, read from /proc: what a command really started, independent of
- * what it says it started, so a test can check every one of them is gone after a signal.
+ * what it says it started, so a test can check every one of them is gone after a signal; and the
+ * ledger's claimer processes (test/support/claimer.ts).
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import type { ClaimerOptions } from './claimer.js';
 
 /** Direct children of `pid`. */
 function childrenOf(pid: number): number[] {
@@ -61,4 +64,34 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined> | 
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}\n${detail()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** What a claimer printed: each request's arrival at the portal (virtual ms), and its last line. */
+export interface Claimed {
+  readonly arrivals: number[];
+  readonly result: { granted?: number; released?: number; claims?: number; due?: boolean } | undefined;
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stderr: string;
+}
+
+/** Starts a claimer process (test/support/claimer.ts) with `options` and `env`; `done` resolves when it ends, whatever way. */
+export function claimer(options: ClaimerOptions, env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Claimed> } {
+  const script = new URL('./claimer.ts', import.meta.url).pathname;
+  const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(options)], { cwd: new URL('../..', import.meta.url).pathname, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const done = new Promise<Claimed>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      // A process killed mid-write may leave half a line.
+      const lines = out.split('\n').filter((l) => l.endsWith('}')).map((l) => JSON.parse(l) as { arrival?: number });
+      const arrivals = lines.filter((l) => l.arrival !== undefined).map((l) => l.arrival!);
+      const last = lines.at(-1);
+      resolve({ arrivals, result: last && last.arrival === undefined ? (last as Claimed['result']) : undefined, code, signal, stderr });
+    });
+  });
+  return { child, done };
 }
