@@ -104,7 +104,8 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
   const latest = Math.max(...clearAt.values());
   if (latest > deps.clock.monotonic()) {
     waitingUntil = wallIso(deps.clock, latest);
-    deps.logger.info("the portal's window holds requests other processes (or an earlier run) recorded: serve starts collecting when they have left it", { waitingUntil });
+    const ledger = exporter.portals.map((p) => p.scheduler.ledgerWhere).find((w) => w !== undefined);
+    deps.logger.info(`waiting for the portal's budget until ${waitingUntil}: requests other processes (or an earlier run) recorded in ${ledger} fill its window, so serve starts collecting when they have left it`, { reason: 'others', until: waitingUntil, ledger });
   }
   const phases = phasesOf(config);
   const loops = Promise.all(exporter.portals.flatMap((p) => JOBS.map((s) => loop(p, s, clearAt.get(p.scheduler)! + phases.get(p.config)![s]))));

@@ -67,6 +67,11 @@ export interface Permit {
   done(): void;
 }
 
+/** Why a request waits for the budget: this process's own requests, other processes' (in the ledger), or a 429's pause. */
+type WaitReason = 'share' | 'others' | 'pause';
+
+/** A wait for the budget longer than this is said in the log (info). */
+const SAID_WAIT_MS = 5_000;
 /**
  * The longest a request stays in flight before its response begins, when the scheduler is not told
  * (the reader's default timeouts: 10 s to connect, 30 s for the headers, and 5 s more).
@@ -121,9 +126,9 @@ export class PortalScheduler {
   private throttled: number[] = [];
   /** 429s received since this scheduler was created. */
   private throttledTotal = 0;
-  /** Whether the first request was granted, or its wait for other processes' requests was logged: that line comes once. */
-  private firstSettled = false;
   private readonly flightMs: number;
+  /** The last wait said in the log (see `sayWait`). */
+  private said: { reason: WaitReason; until: number } | undefined;
   /** Arrivals and releases being recorded in the ledger (see `flush`). */
   private readonly marks = new Set<Promise<void>>();
 
@@ -232,6 +237,11 @@ export class PortalScheduler {
     }
   }
 
+  /** Where other processes' requests are recorded (the ledger's `where`), or undefined without a ledger. */
+  get ledgerWhere(): string | undefined {
+    return this.ledger?.where;
+  }
+
   /** Monotonic ms until which every request waits (0 when not paused). */
   get pausedUntilMs(): number {
     return this.pausedUntil;
@@ -337,17 +347,37 @@ export class PortalScheduler {
   }
 
   /**
-   * The process's first request must wait for the window: before it, only requests other
-   * processes (or an earlier run) recorded can fill it. One info line says so, with the wall time
-   * the request can go, or a run that waits up to a window prints nothing and looks hung.
+   * Says in one info line a wait for the budget longer than SAID_WAIT_MS, from `now` until `until`
+   * (monotonic): until when on the wall clock, and why. A wait looked at again (a new arrival, a
+   * claim another process won) is said again only when its reason changes or it ends more than a
+   * second later than said, so a run that waits a minute says so, and says every further wait.
    */
-  private announceFirstWait(now: number, slot: number): void {
-    this.firstSettled = true;
-    this.logger.info('the share of this window was already spent by requests other processes (or an earlier run) recorded in the state directory: the first request waits for its slot', {
+  private sayWait(now: number, until: number): void {
+    if (until - now <= SAID_WAIT_MS) return;
+    const reason = this.whyWait(now, until);
+    const said = this.said;
+    if (said !== undefined && said.reason === reason && until <= said.until + 1_000) return;
+    this.said = { reason, until };
+    const share = this.share.effective;
+    const why =
+      reason === 'pause'
+        ? 'the portal answered 429, and every request to it waits for the pause it asked for'
+        : reason === 'share'
+          ? `this process's own requests spent the share of ${share} per 60 s`
+          : `requests other processes (or an earlier run) recorded in ${this.ledger!.where} fill the share of ${share} per 60 s`;
+    this.logger.info(`waiting for the portal's budget until ${wallIso(this.clock, until)}: ${why}`, {
+      reason,
+      until: wallIso(this.clock, until),
       spentInWindow: this.window.countAt(now),
-      share: this.share.effective,
-      firstRequestAt: wallIso(this.clock, slot),
+      share,
+      ...(this.ledger ? { ledger: this.ledger.where } : {}),
     });
+  }
+
+  /** What holds a request until `until`: a 429's pause, else this process's own requests when they alone fill the share, else other processes'. */
+  private whyWait(now: number, until: number): WaitReason {
+    if (this.pausedUntil >= until) return 'pause';
+    return this.window.nextOwnSlot(now, this.share.effective) >= until ? 'share' : 'others';
   }
 
   /** Refuses `waiter` with LateError when `slot` is past its deadline; returns whether it did. */
@@ -389,7 +419,6 @@ export class PortalScheduler {
         }
         if (slot <= now) {
           if (!this.ledger) {
-            this.firstSettled = true;
             this.grant(head, now, undefined);
             continue;
           }
@@ -400,7 +429,6 @@ export class PortalScheduler {
           const current = this.head();
           if (claimed.claim) {
             // Granted to whoever heads the queue now (an abort or a higher priority may have come meanwhile).
-            this.firstSettled = true;
             if (current) this.grant(current, at, claimed.claim);
             else this.mark(claimed.claim.release?.());
             continue;
@@ -408,11 +436,11 @@ export class PortalScheduler {
           if (!current) continue;
           const retryAt = Math.max(this.nextSlot(at), at + claimed.waitMs);
           if (this.refusedLate(current, retryAt)) continue;
-          if (!this.firstSettled) this.announceFirstWait(at, retryAt);
+          this.sayWait(at, retryAt);
           await this.sleepUntil(retryAt, at);
           continue;
         }
-        if (!this.firstSettled && this.window.nextSlot(now, this.share.effective) > now) this.announceFirstWait(now, slot);
+        this.sayWait(now, slot);
         await this.sleepUntil(slot, now);
       }
     } finally {

@@ -72,6 +72,12 @@ export class SlidingWindow {
     return nextStart(this.inWindow(now), share, now, this.windowMs, this.marginMs);
   }
 
+  /** As `nextSlot`, counting this process's own requests only: whether they alone fill the share. */
+  nextOwnSlot(now: number, share: number): number {
+    this.inWindow(now);
+    return nextStart(this.starts, share, now, this.windowMs, this.marginMs);
+  }
+
   /** When the window ending at `now` holds no start any more (`now` when it holds none). */
   clearAt(now: number): number {
     const starts = this.inWindow(now);

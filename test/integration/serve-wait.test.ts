@@ -39,7 +39,15 @@ describe('serve behind a window another process filled', () => {
     // The window clears 61 s after T0.
     const until = new Date(T0 + 61_000).toISOString();
     expect(await (await fetch(`${serving.url}/healthz`)).text()).toBe(`ok (first collection pending: waiting for the portal's budget until ${until})\n`);
-    expect(logger.records().filter((l) => typeof l.msg === 'string' && l.msg.startsWith("the portal's window holds requests other processes"))).toEqual([expect.objectContaining({ level: 'info', waitingUntil: until })]);
+    expect(logger.records().filter((l) => typeof l.msg === 'string' && l.msg.startsWith("waiting for the portal's budget"))).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        msg: `waiting for the portal's budget until ${until}: requests other processes (or an earlier run) recorded in the state directory ${dir} fill its window, so serve starts collecting when they have left it`,
+        reason: 'others',
+        until,
+        ledger: `the state directory ${dir}`,
+      }),
+    ]);
     clock.advance(50_999);
     await new Promise((r) => setTimeout(r, 20));
     expect(sim.requests).toHaveLength(4);

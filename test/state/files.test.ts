@@ -103,21 +103,33 @@ describe('the share across processes, through the state directory', () => {
     expect(sim.requests.every((q) => q.status === 200)).toBe(true);
   });
 
-  it('a once started right after another says, in one line, that its first request waits for the window and when it goes', async () => {
+  it('a once started right after another says, in one line, that it waits for the requests the earlier run recorded, and until when', async () => {
     const { clock, sim, config } = await portalWithConfig(closing, [KEY], { moving: false }, { POSTURE_REQUESTS_PER_MINUTE: '4', POSTURE_STATE_DIR: dir });
     // Loggers that redact nothing: the key must not reach them at all.
     const firstLog = memoryLogger();
     await new Exporter(config, { clock, logger: firstLog, runtime: 'once', ledgerOf: openState(config.stateDir, firstLog, clock).ledgerOf }).collect();
     // vitals 1 + devices 2 + alerts 1 at T0 spend the share of 4; the first run waited for nothing.
     expect(sim.requests.map((q) => q.time)).toEqual([T0, T0, T0, T0]);
-    const waits = (log: ReturnType<typeof memoryLogger>) => log.records().filter((l) => String(l.msg).includes('the first request waits'));
+    const waits = (log: ReturnType<typeof memoryLogger>) => log.records().filter((l) => String(l.msg).startsWith("waiting for the portal's budget"));
     expect(waits(firstLog)).toEqual([]);
     clock.advance(15_000);
     const secondLog = memoryLogger();
     const [r] = await new Exporter(config, { clock, logger: secondLog, runtime: 'once', ledgerOf: openState(config.stateDir, secondLog, clock).ledgerOf }).collect();
     expect([r!.vitals.ok, r!.devices.ok, r!.alerts.ok]).toEqual([true, true, true]);
     expect(sim.requests.map((q) => q.time).slice(4)).toEqual([T0 + SLOT, T0 + SLOT, T0 + SLOT, T0 + SLOT]);
-    expect(waits(secondLog)).toEqual([expect.objectContaining({ level: 'info', portal: 'test', spentInWindow: 4, share: 4, firstRequestAt: new Date(T0 + SLOT).toISOString() })]);
+    const until = new Date(T0 + SLOT).toISOString();
+    expect(waits(secondLog)).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        portal: 'test',
+        msg: `waiting for the portal's budget until ${until}: requests other processes (or an earlier run) recorded in the state directory ${dir} fill the share of 4 per 60 s`,
+        reason: 'others',
+        until,
+        spentInWindow: 4,
+        share: 4,
+        ledger: `the state directory ${dir}`,
+      }),
+    ]);
     expect(secondLog.lines.join('\n')).not.toContain(KEY);
   });
 
