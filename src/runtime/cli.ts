@@ -309,10 +309,16 @@ async function runCheckConfig(flags: Partial<Record<SettingKey, string>>, io: Cl
   }
   const { shard } = config;
   const owned = shard.total > 1 ? `\nshard ${shard.ordinal} of ${shard.total} owns ${config.portals.length} of ${shard.portalsInAll} portal(s)${config.portals.length ? `: ${config.portals.map((p) => p.name).join(', ')}` : ''}` : '';
-  io.stdout(`configuration is valid: ${config.portals.length} portal(s)${config.push.sinks.length ? `; push to ${config.push.sinks.join(', ')}` : ''}${owned}\n${explainPlan(config).join('\n')}\nstate directory: ${config.stateDir}\n${config.stateTable !== undefined ? `requests recorded in the DynamoDB table ${config.stateTable} (POSTURE_STATE_TABLE), shared by every process that uses it\n` : ''}`);
+  io.stdout(`configuration is valid: ${config.portals.length} portal(s)${config.push.sinks.length ? `; push to ${config.push.sinks.join(', ')}` : ''}${owned}\n${explainPlan(config).join('\n')}\n${ledgerLine(config)}\n`);
   io.stdout(config.objectives.length ? `${config.objectives.flatMap((o) => [describeObjective(o), ...burnRateLines(o).map((l) => `  ${l}`)]).join('\n')}\n` : 'no objectives (the config file sets `objectives: []`)\n');
   io.stdout(alertSlaLines(config.portals).join('\n') + (config.portals.length ? '\n' : ''));
   return EXIT_OK;
+}
+
+/** The ledger `once`, `serve` and the Lambda record each request in: the table when set (the state directory then holds only backfill's progress), else the state directory. */
+function ledgerLine(config: Config): string {
+  if (config.stateTable === undefined) return `state directory: ${config.stateDir}`;
+  return `requests recorded in the DynamoDB table ${config.stateTable} (POSTURE_STATE_TABLE), shared by every process that uses it, with each entry's resolved-alerts passes (no state directory is used for them)`;
 }
 
 async function runDemo(flags: Partial<Record<SettingKey, string>>, sim: SimulatorOptions, io: CliIo, clock: Clock, unknown: readonly ConfigError[], regress?: string): Promise<number> {
