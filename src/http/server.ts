@@ -18,6 +18,8 @@ export interface MetricsSource {
   describe(): { portals: string[]; intervalSeconds: number; lastCycle?: string };
   /** While the first collection waits for the portal's budget (other processes' requests fill the window): until when, ISO 8601. */
   waitingUntil?(): string | undefined;
+  /** Why collection stopped, while it is stopped (the ledger cannot record a claim: a full disk); /metrics keeps the last values while fresh. */
+  stopped?(): string | undefined;
 }
 
 /** Picks OpenMetrics when the scraper asks for it (Prometheus does), else the classic text format. */
@@ -134,8 +136,10 @@ export async function startMetricsServer(source: MetricsSource, options: Metrics
       return;
     }
     if (path === '/healthz') {
+      const stopped = source.stopped?.();
       const waiting = source.ready ? undefined : source.waitingUntil?.();
-      res.writeHead(200, { 'content-type': 'text/plain' }).end(source.ready ? 'ok\n' : waiting ? `ok (first collection pending: waiting for the portal's budget until ${waiting})\n` : 'ok (first collection pending)\n');
+      // Still 200: the process serves its last values, and a restart would not free a disk.
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(stopped ? `ok (collection stopped: ${stopped})\n` : source.ready ? 'ok\n' : waiting ? `ok (first collection pending: waiting for the portal's budget until ${waiting})\n` : 'ok (first collection pending)\n');
       return;
     }
     if (path === '/') {

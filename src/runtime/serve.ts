@@ -5,6 +5,7 @@ import { JOBS, SOURCES, type Job } from '../domain.js';
 import { Exporter, totalRequests, type ExporterDeps, type PortalRuntime } from '../exporter/exporter.js';
 import { startMetricsServer } from '../http/server.js';
 import { wallIso } from '../core/clock.js';
+import { LedgerError } from '../errors.js';
 import { intervalOf, phasesOf } from '../schedule/fit.js';
 import type { PortalScheduler } from '../schedule/scheduler.js';
 
@@ -32,6 +33,8 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
   let lastCycle: string | undefined;
   /** While the first runs wait for a window other processes filled: when it clears (wall time). */
   let waitingUntil: string | undefined;
+  /** The runs whose last one failed because the ledger could not record a claim (a full disk), by `portal/source`: why. */
+  const stoppedBy = new Map<string, string>();
   const shortest = Math.min(...config.portals.flatMap((p) => SOURCES.map((s) => p.intervals[s])), config.intervalSeconds);
   const server = await startMetricsServer(
     {
@@ -41,6 +44,7 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
       },
       describe: () => ({ portals: config.portals.map((p) => p.name), intervalSeconds: shortest, lastCycle }),
       waitingUntil: () => waitingUntil,
+      stopped: () => stoppedBy.values().next().value,
     },
     { host: config.listen.host, port: config.listen.port, logger: deps.logger, webConfigFile: config.webConfigFile },
   );
@@ -76,6 +80,9 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
       const run = await exporter.runSource(p, source, { deadline, signal: stopper.signal });
       if (stopper.signal.aborted) break;
       p.state.recordRun(run);
+      // Nothing is sent while the ledger cannot record a claim: /healthz says why until a run goes through again.
+      if (!run.result.ok && run.result.error instanceof LedgerError) stoppedBy.set(`${p.config.name}/${source}`, run.result.error.message);
+      else stoppedBy.delete(`${p.config.name}/${source}`);
       deps.logger.info('run finished', {
         portal: p.config.name,
         source,

@@ -2,9 +2,13 @@
  * The state directory as a process uses it: the exporter's own. Created 0700 (files 0600); one
  * that another user owns, or that group or others may write, is refused at the start (exit 2),
  * before any request, because whoever can write it can steer what the exporter counts and deletes.
- * Inside it no symlink is followed. One that cannot be created or written (a read-only file
- * system) gives one warning, naming the setting and what is lost, and the process goes on from
- * memory; a later failed write (a full disk) does the same, once.
+ * Inside it no symlink is followed.
+ *
+ * One that cannot be created or written at the start (a read-only file system, a file in the way,
+ * no permission) gives one warning naming the setting and what is lost, and the process goes on
+ * from memory. A full disk is not that: a claim that cannot be recorded sends nothing (fail
+ * closed), and each run it stops says so in one line naming the directory and the disk, at the
+ * start (the probe writes a record's worth of data, which a full disk refuses) as later.
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
@@ -30,7 +34,14 @@ function unsafe(st: Stats): string | undefined {
 const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 /** Flags of a file read: never through a symlink. */
 const READ_FILE = constants.O_RDONLY | constants.O_NOFOLLOW;
+/** What the start-up probe writes: as much as a record. */
+const PROBE_BYTES = ' '.repeat(512);
 
+/** Whether `err` says the file system is full (no space, or the user's quota). */
+export function isFull(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
 
 /** A state directory: `writable` until a write has failed (then everything stays in memory). */
 export class StateDir {
@@ -74,10 +85,17 @@ export class StateDir {
     }
     try {
       const probe = join(path, `.probe-${process.pid}`);
-      closeSync(openSync(probe, NEW_FILE, 0o600));
-      unlinkSync(probe);
+      const fd = openSync(probe, NEW_FILE, 0o600);
+      try {
+        // Data, not an empty file: a full disk still has room for an inode.
+        writeSync(fd, PROBE_BYTES);
+      } finally {
+        closeSync(fd);
+        unlinkSync(probe);
+      }
     } catch (err) {
-      dir.failed(err);
+      // A full disk fails every claim closed, with its own line; the directory stays the ledger.
+      if (!isFull(err)) dir.failed(err);
     }
     return dir;
   }
@@ -106,7 +124,7 @@ export class StateDir {
     if ((st.mode & 0o077) !== 0) chmodSync(path, 0o700);
   }
 
-  /** A write failed: warn once, and write nothing more. */
+  /** The directory cannot be written at the start: warn once, and write nothing more. */
   failed(err: unknown): void {
     if (this.failedOnce) return;
     this.failedOnce = true;

@@ -29,7 +29,7 @@ import { basename, join } from 'node:path';
 import type { Logger } from '../core/log.js';
 import { LedgerError } from '../errors.js';
 import { DEFAULT_FLIGHT_MS, idle, LEGACY_PASS_INTERVAL_MS, prunable, REQUEST_SPAN_MS, STALE_TEMP_MS, type Chain, type Claimed, type Look, type Mark, type Rec } from './claims.js';
-import { codeOf, readJsonFile, removeFile, writeTempFile, type StateDir } from './dir.js';
+import { codeOf, isFull, readJsonFile, removeFile, writeTempFile, type StateDir } from './dir.js';
 import { place, readingOf, type HostClock, type Reading, type Times } from './host-clock.js';
 import { folderOf } from './portal-folder.js';
 
@@ -110,9 +110,13 @@ interface FolderId {
 const idOf = (st: Stats): FolderId => ({ dev: st.dev, ino: st.ino, birth: st.birthtimeMs });
 const sameFolder = (a: FolderId, b: FolderId): boolean => a.dev === b.dev && a.ino === b.ino && a.birth === b.birth;
 
-/** The error of a write that failed. */
+/** The error of a write that failed: a full disk named as such, with the fix. */
 function writeFailed(folder: string, err: unknown): LedgerError {
-  return new LedgerError(folder, `${folder} in the state directory cannot be written (${codeOf(err)})`, { cause: err });
+  const code = codeOf(err);
+  const message = isFull(err)
+    ? `${folder} in the state directory cannot record a claim: its disk is full (${code}); no request goes to the portal until one can be recorded: free space on that file system, or give POSTURE_STATE_DIR a directory on another`
+    : `${folder} in the state directory cannot be written (${code})`;
+  return new LedgerError(folder, message, { cause: err });
 }
 
 /** The options of the store. */
