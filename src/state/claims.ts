@@ -40,6 +40,8 @@ export const STALE_TEMP_MS = 10 * 60_000;
 const MAX_RACES = 20;
 /** The wait after MAX_RACES lost claims: the others go first. */
 export const BACK_OFF_MS = 250;
+/** How soon a claimer looks again while a request in flight counts: it may be given back, or arrive, at any moment. */
+const IN_FLIGHT_LOOK_MS = 1_000;
 
 /** One record of a chain, its times placed on the reader's clock (ms). */
 export interface Rec {
@@ -61,9 +63,9 @@ export function latestArrival(r: Rec): number {
   return r.arrived ?? r.claimed + r.flightMs;
 }
 
-/** The earliest it may stop counting, `spanMs` after it arrived, read at `now`: one in flight counts as arriving now, or at the end of its flight. */
-function earliestEnd(r: Rec, spanMs: number, now: number): number {
-  return (r.arrived ?? Math.min(Math.max(now, r.claimed), r.claimed + r.flightMs)) + spanMs;
+/** Whether a request is in flight at `now`: its writer has said neither that it arrived nor that it reached no portal, and its flight lasts. */
+function inFlight(r: Rec, now: number): boolean {
+  return r.arrived === undefined && !r.released && r.claimed + r.flightMs > now;
 }
 
 /** Whether a record counts at `now` for a claim whose records count `spanMs` after they arrived. */
@@ -85,15 +87,17 @@ export interface Decision {
 
 /**
  * The decision at `now` with at most `share` records counting `spanMs` after they arrived: the
- * wait until the one `share` places back may stop counting (one in flight then counts as arriving
- * now, so the claimer looks again), and each other writer's counting record as an age for the
- * scheduler's window (REQUEST_SPAN_MS), so that window counts it as long as `spanMs` does.
+ * wait until the one `share` places back stops counting, or, while a request in flight counts,
+ * IN_FLIGHT_LOOK_MS at most (its writer may give it back, or say it arrived, at any moment); and
+ * each other writer's counting record that has arrived (or whose flight has passed) as an age for
+ * the scheduler's window (REQUEST_SPAN_MS), so that window counts it as long as `spanMs` does.
  */
 export function decide(records: readonly Rec[], share: number, spanMs: number, now: number, writer: string): Decision {
   const counting = records.filter((r) => counts(r, spanMs, now));
-  const ends = counting.map((r) => earliestEnd(r, spanMs, now)).sort((a, b) => a - b);
-  const waitMs = counting.length < share ? 0 : ends[counting.length - share]! - now;
-  const others = counting.filter((r) => r.writer !== writer).map((r) => now + REQUEST_SPAN_MS - earliestEnd(r, spanMs, now));
+  const ends = counting.map((r) => latestArrival(r) + spanMs).sort((a, b) => a - b);
+  let waitMs = counting.length < share ? 0 : ends[counting.length - share]! - now;
+  if (waitMs > 0 && counting.some((r) => inFlight(r, now))) waitMs = Math.min(waitMs, IN_FLIGHT_LOOK_MS);
+  const others = counting.filter((r) => r.writer !== writer && !inFlight(r, now)).map((r) => now + REQUEST_SPAN_MS - (latestArrival(r) + spanMs));
   return { waitMs, others };
 }
 
