@@ -2,7 +2,8 @@
  * The plan as `serve` runs it, minute by minute: every source of every entry of one portal started
  * on its grid (its phase, then every interval), each run's requests through a model of the
  * portal's scheduler (src/schedule/scheduler.ts): one request in flight, the share in any window
- * of 60 s and its 1 s margin, the highest priority first (a run's follow-up requests before new
+ * of 60 s and its 1 s margin counted from when each request could last have reached the portal
+ * (the end of its time in flight, as the ledger counts it), the highest priority first (a run's follow-up requests before new
  * runs of its band, a slow source's after every live request), then in arrival order. Whether
  * every run ends in time is what check-config, `serve`, `once` and the Lambda all check
  * (src/schedule/fit.ts), so a plan they accept runs with no late source: including the first
@@ -13,7 +14,10 @@ import { WINDOW_MARGIN_MS } from './window.js';
 
 const WINDOW_MS = 60_000;
 
-/** How long the model holds a request in flight: the next request of the portal waits for it. */
+/**
+ * How long the model holds a request in flight: the next request of the portal waits for it, and
+ * the request counts in the window from the end of it (its answer may begin as late as that).
+ */
 const MODEL_REQUEST_MS = 1_000;
 /**
  * How long before its deadline a run's last request must go out: time to read it, and to retry it
@@ -54,7 +58,7 @@ export interface LateRun {
 export interface Timeline {
   /** The first run that would not end HEADROOM_MS before its deadline (none: the plan runs). */
   readonly late: readonly LateRun[];
-  /** Most requests started in any 60 s, and when the first such window starts (ms from the start). */
+  /** Most requests that reached the portal in any 60 s, and when the first such window starts (ms from the start). */
   readonly busiest: { readonly requests: number; readonly at: number };
   /** How long the model ran (ms). */
   readonly horizonMs: number;
@@ -116,7 +120,8 @@ function runTimeline(sources: readonly TimelineSource[], share: number, horizonM
   });
   starts.sort((a, b) => a.at - b.at || a.source - b.source);
   const queue: Pending[] = [];
-  const grants: number[] = [];
+  /** When each granted request could last have reached the portal: what the window counts. */
+  const arrivals: number[] = [];
   const late: LateRun[] = [];
   let next = 0;
   let seq = 0;
@@ -147,7 +152,7 @@ function runTimeline(sources: readonly TimelineSource[], share: number, horizonM
       continue;
     }
     // The window (and its margin) after the start `share` places back (the scheduler's nextStart).
-    const slot = grants.length >= share ? Math.max(now, grants[grants.length - share]! + WINDOW_MS + WINDOW_MARGIN_MS) : now;
+    const slot = arrivals.length >= share ? Math.max(now, arrivals[arrivals.length - share]! + WINDOW_MS + WINDOW_MARGIN_MS) : now;
     if (slot > now) {
       // Waiting for the window: whatever arrives meanwhile competes for the slot.
       now = slot;
@@ -159,8 +164,8 @@ function runTimeline(sources: readonly TimelineSource[], share: number, horizonM
       late.push({ name: sources[p.source]!.name, startsAt: p.startsAt, lastAt: Infinity, deadline: p.deadline });
       break;
     }
-    grants.push(now);
     busyUntil = now + MODEL_REQUEST_MS;
+    arrivals.push(busyUntil);
     p.left--;
     if (p.left > 0) {
       // Its next request (page, tag) follows when this one has been read, ahead of new runs of its band.
@@ -171,16 +176,16 @@ function runTimeline(sources: readonly TimelineSource[], share: number, horizonM
       if (now + HEADROOM_MS > p.deadline) late.push({ name: sources[p.source]!.name, startsAt: p.startsAt, lastAt: now, deadline: p.deadline });
     }
   }
-  return { late, busiest: busiestOf(grants), horizonMs };
+  return { late, busiest: busiestOf(arrivals), horizonMs };
 }
 
-/** Most starts in any 60 s window (a start 60 s after another is outside its window), and where. */
-function busiestOf(grants: readonly number[]): { requests: number; at: number } {
+/** Most arrivals in any 60 s window (one 60 s after another is outside its window), and where. */
+function busiestOf(arrivals: readonly number[]): { requests: number; at: number } {
   let best = { requests: 0, at: 0 };
   let j = 0;
-  for (let i = 0; i < grants.length; i++) {
-    while (grants[i]! - grants[j]! >= WINDOW_MS) j++;
-    if (i - j + 1 > best.requests) best = { requests: i - j + 1, at: grants[j]! };
+  for (let i = 0; i < arrivals.length; i++) {
+    while (arrivals[i]! - arrivals[j]! >= WINDOW_MS) j++;
+    if (i - j + 1 > best.requests) best = { requests: i - j + 1, at: arrivals[j]! };
   }
   return best;
 }

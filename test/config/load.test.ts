@@ -248,11 +248,12 @@ describe('serve checks', () => {
   it('refuses intervals whose plan does not fit the share, naming the settings and the smallest intervals that fit', () => {
     const c = loadConfig({ env: { ...base, POSTURE_REQUESTS_PER_MINUTE: '2', POSTURE_VITALS_TAGS: 'a,b', POSTURE_INTERVAL_SECONDS: '60', POSTURE_CYCLE_TIMEOUT_SECONDS: '30' } });
     // Per hour: Vitals 3 × 60 + devices 2 × 60 + alerts 1 × 60 = 360 against 2 × 60 = 120: three times too many;
-    // 180 s is exactly the share by the hour, which falls behind minute by minute: 190 s. The resolved-alerts pass
+    // 180 s is exactly the share by the hour, which falls behind minute by minute (each window counts from the end of a
+    // request's second in flight): 200 s. The resolved-alerts pass
     // adds 1 per hour (every 3600 s). Or a share of 7 (6 allows 360): 6 requests a minute fit 7 per 61 s.
     expect(planOf(c.portals[0]!).requestsPerHour).toBe(361);
     expect(checkServeConfig(c).map((e) => e.message)).toEqual([
-      'the intervals need 361 requests per hour but the share allows 120 (2/min): set POSTURE_INTERVAL_SECONDS=190, or raise POSTURE_REQUESTS_PER_MINUTE to 7.',
+      'the intervals need 361 requests per hour but the share allows 120 (2/min): set POSTURE_INTERVAL_SECONDS=200, or raise POSTURE_REQUESTS_PER_MINUTE to 7.',
     ]);
   });
 

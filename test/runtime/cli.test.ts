@@ -124,10 +124,11 @@ describe('posture-exporter check-config', () => {
     const r = await cli(['check-config', '--interval-seconds', '60', '--cycle-timeout-seconds', '30', '--requests-per-minute', '2', '--vitals-tags', 'a,b']);
     expect(r.code).toBe(2);
     // Named as given (a flag), so applying it alone fits. 6 requests per interval at 2 per 61 s: 180 s
-    // by the hour, exactly the share, which falls behind minute by minute; 190 s runs. The resolved-alerts pass's
+    // by the hour, exactly the share, which falls behind minute by minute (each window counts from the end of a request's
+    // second in flight); 200 s runs. The resolved-alerts pass's
     // request every hour leaves /alerts no room below 180 s. Or a share of 7 (6 allows 360 of the 361 per hour).
-    expect(r.stderr).toContain('set --interval-seconds=190, or raise --requests-per-minute to 7.');
-    expect(r.stdout).toContain('smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=190 POSTURE_ALERTS_INTERVAL_SECONDS=180 POSTURE_DEVICES_INTERVAL_SECONDS=180');
+    expect(r.stderr).toContain('set --interval-seconds=200, or raise --requests-per-minute to 7.');
+    expect(r.stdout).toContain('smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=200 POSTURE_ALERTS_INTERVAL_SECONDS=170 POSTURE_DEVICES_INTERVAL_SECONDS=200');
   });
 });
 

@@ -31,7 +31,7 @@ describe('explainPlan', () => {
       '  devices every    60 s: 2 request(s) per run (active and inactive totals), 120 per hour',
       '  resolved every  3600 s: 1 request(s) per run (the resolved-alerts pass: /alerts?filter=resolved paged as /alerts, 1 while its total is unknown, below every live source), 1 per hour',
       '  serve: 481 of 300 requests per hour — does NOT fit; once/Lambda: one run of every source and the resolved-alerts pass with 3 retries takes up to 212 s (give the Lambda a timeout of at least 222 s)',
-      '  smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=80 POSTURE_ALERTS_INTERVAL_SECONDS=80 POSTURE_DEVICES_INTERVAL_SECONDS=120',
+      '  smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=90 POSTURE_ALERTS_INTERVAL_SECONDS=80 POSTURE_DEVICES_INTERVAL_SECONDS=100',
     ]);
   });
 
@@ -98,7 +98,7 @@ describe('explainPlan', () => {
     const at = (share: number) => env({ POSTURE_REQUESTS_PER_MINUTE: String(share), POSTURE_VITALS_TAGS: 'a,b', POSTURE_VITALS_INTERVAL_SECONDS: '180', POSTURE_ALERTS_INTERVAL_SECONDS: '60', POSTURE_DEVICES_INTERVAL_SECONDS: '60' });
     expect(explainPlan(at(5))).toContain('  serve minute by minute: first runs at vitals +0 s, devices +15 s, alerts +30 s, resolved +45 s; busiest 60 s: 5 of 5 requests');
     expect(explainPlan(at(4)).find((l) => l.startsWith('  serve minute by minute'))).toBe(
-      '  serve minute by minute: first runs at vitals +0 s, devices +15 s, alerts +30 s, resolved +45 s; busiest 60 s: 4 of 4 requests — NOT on time: serve would run /alerts late: its run that starts at +150 s could not send all its requests before its deadline +210 s at 4/min',
+      '  serve minute by minute: first runs at vitals +0 s, devices +15 s, alerts +30 s, resolved +45 s; busiest 60 s: 4 of 4 requests — NOT on time: serve would run /devices late: its run that starts at +195 s could send its last request only at +248 s, less than 10 s before its deadline +255 s at 4/min',
     );
     // Where every source can start at once and run on time, it does: two entries every 110 s (every 100 s, their
     // resolved-alerts passes' requests make a run late, see fit.test.ts).

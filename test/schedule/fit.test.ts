@@ -19,11 +19,11 @@ describe('checkServeConfig', () => {
     // and POSTURE_INTERVAL_SECONDS (Vitals and devices): 6 × 3600 / x ≤ 180 → 120 s, each exactly 300
     // per hour, which 5 requests per 61 s cannot keep up with: every source changes.
     // The resolved-alerts pass (1 request per run, every 3600 s by default) is planned beside the sources: 481 per hour, and the
-    // stretched proportions are lowered around its hourly request minute by minute: 80, 80 and 120 s.
+    // stretched proportions are lowered around its hourly request minute by minute: 90, 80 and 100 s.
     // Or the share: 481 per hour needs 9/min (540 per hour; 8 allows 480), where a minute's 4 + 2 + 2 requests fit 9 per 61 s.
 
     expect(problems(env({ POSTURE_VITALS_TAGS: 'a,b,c', POSTURE_ALERTS_INTERVAL_SECONDS: '30', POSTURE_INTERVAL_SECONDS: '60' }))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 481 requests per hour but the share allows 300 (5/min): set POSTURE_VITALS_INTERVAL_SECONDS=80 POSTURE_ALERTS_INTERVAL_SECONDS=80 POSTURE_DEVICES_INTERVAL_SECONDS=120, or raise POSTURE_REQUESTS_PER_MINUTE to 9.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 481 requests per hour but the share allows 300 (5/min): set POSTURE_VITALS_INTERVAL_SECONDS=90 POSTURE_ALERTS_INTERVAL_SECONDS=80 POSTURE_DEVICES_INTERVAL_SECONDS=100, or raise POSTURE_REQUESTS_PER_MINUTE to 9.'],
     ]);
   });
 
@@ -31,10 +31,10 @@ describe('checkServeConfig', () => {
     // Share 1 (60 per hour), 10 tags, every source at the default 300 s: 132 + 12 + 24. Vitals alone
     // by the hour: 39600 / x ≤ 24 → 1,650 s, but a run of 11 requests then holds the share for 610 s
     // and the other sources' runs wait past their deadlines. All three: 14 × 3600 / x ≤ 60 → 840 s by
-    // the hour, 850 s minute by minute; with the resolved-alerts pass's hourly request (169 per hour) 870 s.
+    // the hour, more minute by minute; with the resolved-alerts pass's hourly request (169 per hour) 880 s.
     // Or the share: 2/min allows 120 per hour; 3/min 180, and the 14 requests of every 300 s fit 3 per 61 s (14.75 in 300 s).
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_TAGS: tags(10) }))).toEqual([
-      ['POSTURE_INTERVAL_SECONDS', 'the intervals need 169 requests per hour but the share allows 60 (1/min): set POSTURE_INTERVAL_SECONDS=870, or raise POSTURE_REQUESTS_PER_MINUTE to 3.'],
+      ['POSTURE_INTERVAL_SECONDS', 'the intervals need 169 requests per hour but the share allows 60 (1/min): set POSTURE_INTERVAL_SECONDS=880, or raise POSTURE_REQUESTS_PER_MINUTE to 3.'],
     ]);
   });
 
@@ -48,20 +48,21 @@ describe('checkServeConfig', () => {
 
   it('says when a run outlasts its interval within the hourly share', () => {
     // 70 tags at 10 a window: 71 requests span 8 windows, 7 × 61 = 427 s; 598.6 + 0.1 per hour of 600.
-    // The share is the portal's 10 already: no raise is named.
+    // In serve's model each window counts from the end of a request's second in flight, 62 s apart: the
+    // last request goes at 7 × 62 = 434 s. The share is the portal's 10 already: no raise is named.
     const c = env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '427', POSTURE_INTERVAL_SECONDS: '86400' });
     expect(problems(c)).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'a run of vitals (71 requests at 10/min) takes at least 427 s, not less than its interval of 427 s: set POSTURE_VITALS_INTERVAL_SECONDS=440.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'a run of vitals (71 requests at 10/min) takes at least 427 s, not less than its interval of 427 s: set POSTURE_VITALS_INTERVAL_SECONDS=450.'],
     ]);
-    // At 428 s the run fits its interval, but its last request leaves less than 10 s to be read or retried.
-    expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '428', POSTURE_INTERVAL_SECONDS: '86400' }))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +0 s could send its last request only at +427 s, less than 10 s before its deadline +428 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=440.'],
-    ]);
-    // At 437 s a Vitals run meets the resolved-alerts pass's hourly request (+2622 s is 6 × 437) and its last request is late: 440 s runs.
+    // At 437 s the run fits its interval by the hour, but its last request (434 s) leaves less than 10 s to be read or retried.
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '437', POSTURE_INTERVAL_SECONDS: '86400' }))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +2622 s could send its last request only at +3050 s, less than 10 s before its deadline +3059 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=440.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +0 s could send its last request only at +434 s, less than 10 s before its deadline +437 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=450.'],
     ]);
-    expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '440', POSTURE_INTERVAL_SECONDS: '86400' }))).toEqual([]);
+    // At 444 s a Vitals run meets the resolved-alerts pass's hourly request (+2664 s is 6 × 444) and its last request is late: 450 s runs.
+    expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '444', POSTURE_INTERVAL_SECONDS: '86400' }))).toEqual([
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +2664 s could send its last request only at +3100 s, less than 10 s before its deadline +3108 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=450.'],
+    ]);
+    expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '450', POSTURE_INTERVAL_SECONDS: '86400' }))).toEqual([]);
   });
 
   it('says the hour is too full before the run is too long, and names the interval that fixes both', () => {
@@ -71,8 +72,9 @@ describe('checkServeConfig', () => {
     // portal's 10 already: no raise is named.
     const c = env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(100), POSTURE_VITALS_INTERVAL_SECONDS: '610', POSTURE_INTERVAL_SECONDS: '2745' });
     expect(problems(c)).toEqual([
-      // 620 s by the run's length, 630 s for the 10 s a last request needs to be read or retried.
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 601 requests per hour but the share allows 600 (10/min): set POSTURE_VITALS_INTERVAL_SECONDS=630.'],
+      // In serve's model each window counts from the end of a request's second in flight: 10 × 62 = 620 s, and 10 s
+      // for the last request to be read or retried: 640 s.
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 601 requests per hour but the share allows 600 (10/min): set POSTURE_VITALS_INTERVAL_SECONDS=640.'],
     ]);
   });
 
@@ -153,10 +155,10 @@ describe('checkServeConfig at the capacity exactly, and minute by minute', () =>
     const at = (share: number) => env({ POSTURE_REQUESTS_PER_MINUTE: String(share), POSTURE_VITALS_TAGS: 'a,b', POSTURE_VITALS_INTERVAL_SECONDS: '180', POSTURE_ALERTS_INTERVAL_SECONDS: '60', POSTURE_DEVICES_INTERVAL_SECONDS: '60' });
     // 3 Vitals requests every 180 s, 2 device totals and 1 /alerts page every 60 s: 240 per hour, 6 in a
     // minute where every source is due, and 1 of the resolved-alerts pass: 241. At 4 per 61 s that is more than the hour
-    // holds (240): /alerts every 90 s fits, or the share of 5 accepted above.
+    // holds (240): the devices every 80 s fit, or the share of 5 accepted above.
     expect(problems(at(5))).toEqual([]);
     expect(problems(at(4))).toEqual([
-      ['POSTURE_ALERTS_INTERVAL_SECONDS', 'the intervals need 241 requests per hour but the share allows 240 (4/min): set POSTURE_ALERTS_INTERVAL_SECONDS=90, or raise POSTURE_REQUESTS_PER_MINUTE to 5.'],
+      ['POSTURE_DEVICES_INTERVAL_SECONDS', 'the intervals need 241 requests per hour but the share allows 240 (4/min): set POSTURE_DEVICES_INTERVAL_SECONDS=80, or raise POSTURE_REQUESTS_PER_MINUTE to 5.'],
     ]);
   });
 });

@@ -14,12 +14,13 @@ describe('the least interval change', () => {
     expect(plan.sources.map((s) => s.requestsPerRun)).toEqual([2, 8, 2]);
     expect(plan.fits).toBe(false);
     // All three at 60 s: 12·60 = 720, the whole hour, which one window's 1 s margin cannot keep up
-    // with; 70 s: 617 per hour runs. /alerts alone at 80 s: 160 + 360 + 160 = 680 (70 s: 731 does not).
+    // with; 70 s: 617 per hour runs. /alerts alone at 90 s: 160 + 320 + 160 = 640, within 12 requests per 62 s (each
+    // window counts from the end of a request's second in flight: 696.8 per hour); 80 s: 680 does not keep up.
     expect(plan.intervalAlone).toBe(70);
-    expect(plan.change).toEqual({ sources: { alerts: 80 }, intervals: { vitals: 45, alerts: 80, devices: 45 } });
+    expect(plan.change).toEqual({ sources: { alerts: 90 }, intervals: { vitals: 45, alerts: 90, devices: 45 } });
     const at = (alerts: number) => planPortal({ requestsPerMinute: 12, pageSize: 50, vitalsTags: ['t0'], intervals: { vitals: 45, alerts, devices: 45 }, alertsTotal: 393, pageCap: 50 });
-    expect(at(70).fits).toBe(false);
-    expect(at(80).fits).toBe(true);
+    expect(at(80).fits).toBe(false);
+    expect(at(90).fits).toBe(true);
   });
 
   it('when no single setting fixes it, names only the sources whose interval changes, and has no POSTURE_INTERVAL_SECONDS value when none inherits it', () => {

@@ -78,10 +78,10 @@ describe('planPortal: the docs\' worked examples (share 5, 300 requests per hour
     const plan = planPortal(input({ alertsTotal: 20_000, pageCap: 100 }));
     // 2,436 per hour over 300: no single source fixes it (/alerts alone needs 200 pages every
     // 2,730 s, and then 200 requests in a row hold every window for 40 windows, past the other
-    // sources' 300 s). The same proportions, 2,440 s by the hour, need 2,470 s minute by minute,
-    // and no source can go lower.
-    expect(plan.suggested).toEqual({ vitals: 2_470, alerts: 2_470, devices: 2_470 });
-    expect(plan.change).toEqual({ sources: { vitals: 2_470, alerts: 2_470, devices: 2_470 }, intervals: { vitals: 2_470, alerts: 2_470, devices: 2_470 } });
+    // sources' 300 s). The same proportions, 2,440 s by the hour, need 2,510 s minute by minute (40
+    // windows that each count from the end of a request's second in flight, 62 s apart), and no source can go lower.
+    expect(plan.suggested).toEqual({ vitals: 2_510, alerts: 2_510, devices: 2_510 });
+    expect(plan.change).toEqual({ sources: { vitals: 2_510, alerts: 2_510, devices: 2_510 }, intervals: { vitals: 2_510, alerts: 2_510, devices: 2_510 } });
     expect(planPortal(input({ alertsTotal: 20_000, pageCap: 100, intervals: plan.suggested! })).fits).toBe(true);
     expect(plan.intervalAlone).toBeUndefined();
   });
@@ -106,17 +106,18 @@ describe('planPortal: the docs\' worked examples (share 5, 300 requests per hour
     expect(minute.requestsPerHour).toBe(240);
   });
 
-  it('refuses a load of exactly the share\'s capacity: each window\'s 1 s margin makes the share 5 per 61 s, and the runs fall behind', () => {
+  it('refuses a load of exactly the share\'s capacity: each window\'s 1 s margin, counted from the end of a request\'s second in flight, makes the share 5 per 62 s, and the runs fall behind', () => {
     // 3600 × (1/60 + 2/60 + 1/30) = 60 + 120 + 120 = 300 per hour: 5 every 60 s, where at most 5 can
-    // start every 61 s. Every minute the runs fall a second further behind, until /alerts (every
+    // start every 62 s. Every minute the runs fall two seconds further behind, until /alerts (every
     // 30 s, the lowest priority) has no slot before its deadline.
     const at = planPortal(input({ intervals: { vitals: 60, devices: 60, alerts: 30 }, inherited: [] }));
     expect(at.requestsPerHour).toBe(300);
     expect(at.fits).toBe(false);
     expect(at.late).toMatchObject({ name: 'alerts', lastAt: Infinity });
-    // Vitals every 70 s: 5 every 60 s at most in any minute, less over the hour.
-    expect(at.change).toEqual({ sources: { vitals: 70 }, intervals: { vitals: 70, devices: 60, alerts: 30 } });
-    expect(planPortal(input({ intervals: { vitals: 70, devices: 60, alerts: 30 }, inherited: [] })).fits).toBe(true);
+    // Vitals every 70 s: 51.4 + 240 = 291.4 per hour, more than 5 per 62 s (290.3); every 80 s: 285, which runs.
+    expect(at.change).toEqual({ sources: { vitals: 80 }, intervals: { vitals: 80, devices: 60, alerts: 30 } });
+    expect(planPortal(input({ intervals: { vitals: 70, devices: 60, alerts: 30 }, inherited: [] })).fits).toBe(false);
+    expect(planPortal(input({ intervals: { vitals: 80, devices: 60, alerts: 30 }, inherited: [] })).fits).toBe(true);
   });
 
   it('refuses a load of exactly the capacity that floating point sums a hair above it', () => {
@@ -128,18 +129,19 @@ describe('planPortal: the docs\' worked examples (share 5, 300 requests per hour
   });
 
   it('refuses a run that does not end 10 s before its source is due again, even within the hourly share', () => {
-    // 70 tags at 10 a window: 71 Vitals requests span 8 windows, 7 × 61 s = 427 s; 71 per 427 s is
-    // 598.6 per hour of 600. The last request goes at 427 s and must leave 10 s (HEADROOM_MS) to be
-    // read or retried: an interval of at least 437 s, 440 s in multiples of 10.
+    // 70 tags at 10 a window: 71 Vitals requests span 8 windows, 7 × 61 s = 427 s by the one-shot rule; 71
+    // per 427 s is 598.6 per hour of 600. In serve's model each window counts from the end of a request's
+    // second in flight, 62 s apart: the last request goes at 7 × 62 = 434 s and must leave 10 s
+    // (HEADROOM_MS) to be read or retried: an interval of at least 444 s, 450 s in multiples of 10.
     const base = { requestsPerMinute: 10, vitalsTags: tags(70) };
     const long = { alerts: 86_400, devices: 86_400 };
     expect(runSeconds(71, 10)).toBe(427);
     const at = planPortal(input({ ...base, intervals: { vitals: 427, ...long } }));
     expect(at.requestsPerHour).toBeLessThan(600);
     expect(at.fits).toBe(false);
-    expect(at.change).toEqual({ sources: { vitals: 440 }, intervals: { vitals: 440, ...long } });
-    expect(planPortal(input({ ...base, intervals: { vitals: 436, ...long } })).late).toMatchObject({ name: 'vitals', startsAt: 0, lastAt: 427_000, deadline: 436_000 });
-    expect(planPortal(input({ ...base, intervals: { vitals: 437, ...long } })).fits).toBe(true);
+    expect(at.change).toEqual({ sources: { vitals: 450 }, intervals: { vitals: 450, ...long } });
+    expect(planPortal(input({ ...base, intervals: { vitals: 443, ...long } })).late).toMatchObject({ name: 'vitals', startsAt: 0, lastAt: 434_000, deadline: 443_000 });
+    expect(planPortal(input({ ...base, intervals: { vitals: 444, ...long } })).fits).toBe(true);
   });
 
   it('names POSTURE_INTERVAL_SECONDS alone for the inheriting sources at the smallest multiple of 10 s that fits', () => {
@@ -173,10 +175,10 @@ describe('planPortal: the docs\' worked examples (share 5, 300 requests per hour
   });
 
   it('lowers /alerts first, then Vitals, then devices, from the same-proportions stretch, as far as each runs minute by minute', () => {
-    // Share 1 (60 per hour, one request per 61 s): every source at 10 s except devices at 300 s: 744
+    // Share 1 (60 per hour, one request per 62 s in serve's model): every source at 10 s except devices at 300 s: 744
     // per hour, a factor of 12.4, then each lowered while the timeline still runs.
     const plan = planPortal(input({ requestsPerMinute: 1, intervals: { vitals: 10, alerts: 10, devices: 300 } }));
-    expect(plan.suggested).toEqual({ vitals: 190, alerts: 190, devices: 350 });
+    expect(plan.suggested).toEqual({ vitals: 190, alerts: 200, devices: 360 });
     expect(planPortal(input({ requestsPerMinute: 1, intervals: plan.suggested! })).fits).toBe(true);
     for (const s of ['vitals', 'alerts', 'devices'] as const) expect(planPortal(input({ requestsPerMinute: 1, intervals: { ...plan.suggested!, [s]: plan.suggested![s] - 10 } })).fits).toBe(false);
   });
