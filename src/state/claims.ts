@@ -33,7 +33,7 @@ export const MAX_FLIGHT_MS = 905_000;
 /** The flight of a request whose record says none (an earlier version's): the reader's default timeouts and 5 s more. */
 export const DEFAULT_FLIGHT_MS = 45_000;
 /** The interval of a pass whose record says none (an earlier version's): the longest there is, so it is never dropped early. */
-export const LEGACY_PASS_INTERVAL_MS = 86_400_000;
+const LEGACY_PASS_INTERVAL_MS = 86_400_000;
 /** A temporary file older than this was left by a process killed between writing and linking it. */
 export const STALE_TEMP_MS = 10 * 60_000;
 /** Claims lost in a row to other writers before this one lets them go first. */
@@ -56,6 +56,11 @@ export interface Rec {
   readonly flightMs: number;
   /** How long it counts, by its own kind and interval, after it arrived: for pruning and sweeping. */
   readonly keepMs: number;
+}
+
+/** How long a pass of `intervalMs` (undefined: an earlier version's record) counts after its claim: until the next is due. */
+export function passKeepMs(intervalMs: number | undefined): number {
+  return dueAfterMs(intervalMs ?? LEGACY_PASS_INTERVAL_MS);
 }
 
 /** When a record could last have reached the portal: its arrival once known, else its claim and its flight. */

@@ -28,7 +28,7 @@ import { linkSync, lstatSync, readdirSync, renameSync, rmdirSync, type Stats } f
 import { basename, join } from 'node:path';
 import type { Logger } from '../core/log.js';
 import { LedgerError } from '../errors.js';
-import { DEFAULT_FLIGHT_MS, idle, LEGACY_PASS_INTERVAL_MS, prunable, REQUEST_SPAN_MS, STALE_TEMP_MS, type Chain, type Claimed, type Look, type Mark, type Rec } from './claims.js';
+import { DEFAULT_FLIGHT_MS, idle, passKeepMs, prunable, REQUEST_SPAN_MS, STALE_TEMP_MS, type Chain, type Claimed, type Look, type Mark, type Rec } from './claims.js';
 import { codeOf, isFull, readJsonFile, removeFile, writeTempFile, type StateDir } from './dir.js';
 import { place, readingOf, type HostClock, type Reading, type Times } from './host-clock.js';
 import { folderOf } from './portal-folder.js';
@@ -211,7 +211,7 @@ export class LedgerFiles {
         // A pass arrives as it is claimed.
         arrived: value.arrived ? place(value, value.arrived, read.mtimeMs, now) : kind === PASSES ? claimed : undefined,
         flightMs: kind === PASSES ? 0 : (value.flightMs ?? DEFAULT_FLIGHT_MS),
-        keepMs: kind === PASSES ? (value.intervalMs ?? LEGACY_PASS_INTERVAL_MS) : REQUEST_SPAN_MS,
+        keepMs: kind === PASSES ? passKeepMs(value.intervalMs) : REQUEST_SPAN_MS,
       });
     }
     return { records, newest, names };

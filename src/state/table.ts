@@ -37,7 +37,7 @@ import type { Logger } from '../core/log.js';
 import { LedgerError } from '../errors.js';
 import type { SendLedger } from '../schedule/ledger.js';
 import type { PassLedger } from '../schedule/passes.js';
-import { BACK_OFF_MS, counts, DEFAULT_FLIGHT_MS, IDLE_MS, LEGACY_PASS_INTERVAL_MS, lowestCounting, MAX_FLIGHT_MS, passLedger, REQUEST_SPAN_MS, sendLedger, type Chain, type Claimed, type Look, type Mark, type Rec } from './claims.js';
+import { BACK_OFF_MS, counts, DEFAULT_FLIGHT_MS, IDLE_MS, lowestCounting, MAX_FLIGHT_MS, passKeepMs, passLedger, REQUEST_SPAN_MS, sendLedger, type Chain, type Claimed, type Look, type Mark, type Rec } from './claims.js';
 import { ServerClock } from './server-clock.js';
 
 /** How far behind DynamoDB's clock a reader may be (the Date header's whole seconds, a round trip): added to the window's margin. */
@@ -269,7 +269,7 @@ class TableChain implements Chain {
 
   /** How long a record counts after it arrived, by its kind: a request's window (and skew), a pass's own interval. */
   private keepOf(raw: Record<string, AttributeValue>): number {
-    return this.kind === 'passes' ? (numberOf(raw.intervalMs) ?? LEGACY_PASS_INTERVAL_MS) : TABLE_SPAN_MS;
+    return this.kind === 'passes' ? passKeepMs(numberOf(raw.intervalMs)) : TABLE_SPAN_MS;
   }
 
   /** A claim item, or undefined (warned once) when the item is not one. */
@@ -344,7 +344,7 @@ class TableChain implements Chain {
   async put(look: Look, n: number, what: Claimed): Promise<'won' | 'lost' | 'void'> {
     const seen = look as TableLook;
     const at = this.table.now();
-    const keep = this.kind === 'passes' ? what.intervalMs! : TABLE_SPAN_MS;
+    const keep = this.kind === 'passes' ? passKeepMs(what.intervalMs) : TABLE_SPAN_MS;
     const reach = this.kind === 'requests' ? (lowestCounting(seen.records, TABLE_SPAN_MS, at) ?? n) : undefined;
     const item: Record<string, AttributeValue> = {
       n: { N: String(n) },

@@ -447,6 +447,29 @@ describe('what the directory keeps', () => {
   });
 });
 
+describe('the files a state directory holds after idle hours', () => {
+  /** Every file below `root`: what the directory holds. */
+  const filesIn = (root: string): string[] => readdirSync(root, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesIn(join(root, e.name)) : [join(root, e.name)]));
+
+  it('after runs against six portals, two idle hours later one more run leaves no more files than a single run does', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const sims = await Promise.all(Array.from({ length: 6 }, () => startSimulator({ clock, keys: [{ key: KEY }], moving: false }).then(closing)));
+    const once = async (baseUrl: string, stateDir: string) => {
+      const r = await runMain(['once'], { env: { POSTURE_BASE_URL: baseUrl, POSTURE_API_KEY: KEY, POSTURE_STATE_DIR: stateDir }, clock });
+      expect(r.code, r.stderr).toBe(0);
+    };
+    // What one run leaves, counted in a directory of its own.
+    await once(sims[0]!.baseUrl, join(dir, 'single'));
+    const single = filesIn(join(dir, 'single')).length;
+    // Requests and resolved-alerts passes of six portals.
+    for (const sim of sims) await once(sim.baseUrl, join(dir, 'six'));
+    expect(filesIn(join(dir, 'six')).length).toBe(6 * single);
+    clock.set(clock.now() + 2 * 3_600_000);
+    await once(sims[0]!.baseUrl, join(dir, 'six'));
+    expect(filesIn(join(dir, 'six')).length).toBeLessThanOrEqual(single);
+  });
+});
+
 describe('a state directory that is not usable', () => {
   it('a directory that cannot be created: one warning naming the setting and what is lost, then the share from memory', async () => {
     writeFileSync(join(dir, 'file'), '');

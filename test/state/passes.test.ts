@@ -166,14 +166,14 @@ describe('passes in the state directory', () => {
     const passes = files(clock);
     expect((await passes.claim(PORTAL, 'hourly', HOUR)).due).toBe(true);
     expect((await passes.claim(PORTAL, 'daily', 24 * HOUR)).due).toBe(true);
-    // Two hours exactly: the hourly pass counted an hour, and an hour has passed since.
-    clock.advance(2 * HOUR);
+    // The hourly pass counted until the next was due (59 minutes), and an hour has passed since, exactly: it stays.
+    clock.advance(HOUR - MINUTE + HOUR);
     sweep(clock);
     expect(entries()).toHaveLength(2);
     clock.advance(1);
     sweep(clock);
     expect(entries()).toHaveLength(1);
-    // The daily one is due again only at 23 h 59 min: it stays until an hour after its day.
+    // The daily one is due again only at 23 h 59 min: it stays until an hour after that.
     expect((await files(clock).claim(PORTAL, 'daily', 24 * HOUR)).due).toBe(false);
     clock.advance(23 * HOUR - 1);
     sweep(clock);
@@ -183,7 +183,7 @@ describe('passes in the state directory', () => {
     expect(entries()).toEqual([]);
   });
 
-  it("keeps an earlier version's pass record, which holds no interval, a day and an hour", async () => {
+  it("keeps an earlier version's pass record, which holds no interval, as long as a daily pass's, and an hour", async () => {
     const clock = hostClock();
     const passes = files(clock);
     expect((await passes.claim(PORTAL, 'acme', HOUR)).due).toBe(true);
@@ -191,7 +191,7 @@ describe('passes in the state directory', () => {
     const record = join(folder, 'p000000000001');
     const { intervalMs: _dropped, writer: _none, ...earlier } = JSON.parse(readFileSync(record, 'utf8')) as Record<string, unknown>;
     writeFileSync(record, JSON.stringify(earlier));
-    clock.advance(25 * HOUR);
+    clock.advance(24 * HOUR - MINUTE + HOUR);
     sweep(clock);
     expect(entries()).toHaveLength(1);
     clock.advance(1);

@@ -44,10 +44,10 @@ describe('passes in the table', () => {
     expect((await passes.claim(PORTAL, 'acme', HOUR)).due).toBe(false);
     clock.set(T0 + 3_540_000);
     expect((await passes.claim(PORTAL, 'acme', HOUR)).due).toBe(true);
-    // Each with its interval, expiring (TTL) an hour after its interval has passed.
+    // Each with its interval, expiring (TTL) an hour after the next pass is due.
     expect((await tables.db.items(tables.table, ACME_PASS)).map((i) => [i.n, i.at, i.expiresAt])).toEqual([
-      [1, T0, (T0 + HOUR + HOUR) / 1000],
-      [2, T0 + 3_540_000, (T0 + 3_540_000 + HOUR + HOUR) / 1000],
+      [1, T0, (T0 + 3_540_000 + HOUR) / 1000],
+      [2, T0 + 3_540_000, (T0 + 2 * 3_540_000 + HOUR) / 1000],
     ]);
   });
 
