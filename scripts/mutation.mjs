@@ -3,7 +3,7 @@
 // Each part keeps its own incremental file, so a re-run after a small change tests only the mutants
 // that change touched. Exits 1 when a part scores below the break threshold or Stryker fails.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { PARTS } from '../stryker.config.mjs';
 
 const args = process.argv.slice(2);
@@ -15,9 +15,14 @@ if (unknown !== undefined) {
   process.exit(2);
 }
 
-/** Stryker's score: detected (killed or timed out) over every mutant that was not ignored or left uncompiled. */
+/** Stryker's score: detected (killed or timed out) over every mutant that was not ignored or left uncompiled; undefined when the run left no report (it failed before mutating). */
 function scoreOf(part) {
-  const report = JSON.parse(readFileSync(`reports/mutation/${part}/report.json`, 'utf8'));
+  let report;
+  try {
+    report = JSON.parse(readFileSync(`reports/mutation/${part}/report.json`, 'utf8'));
+  } catch {
+    return undefined;
+  }
   const counts = { Killed: 0, Timeout: 0, Survived: 0, NoCoverage: 0 };
   for (const file of Object.values(report.files)) {
     for (const m of file.mutants) if (m.status in counts) counts[m.status]++;
@@ -30,9 +35,13 @@ let failed = false;
 const rows = [];
 for (const part of parts.length > 0 ? parts : Object.keys(PARTS)) {
   console.log(`\n== mutation: ${part} (${PARTS[part].join(', ')})`);
+  // A run that fails before mutating leaves no report: an earlier one must not stand for it.
+  rmSync(`reports/mutation/${part}/report.json`, { force: true });
   const run = spawnSync('node_modules/.bin/stryker', ['run', 'stryker.config.mjs', ...flags], { stdio: 'inherit', env: { ...process.env, MUTATION_PART: part } });
   if (run.status !== 0) failed = true;
-  rows.push({ part, ...scoreOf(part) });
+  const score = scoreOf(part);
+  if (score) rows.push({ part, ...score });
+  else console.error(`mutation: ${part} left no report (see Stryker's lines above)`);
 }
 
 const pct = (n, d) => (d === 0 ? 'n/a' : `${((100 * n) / d).toFixed(2)} %`);

@@ -119,7 +119,8 @@ describe('the resolved-alerts pass in once', () => {
     expect(third.code, third.stderr).toBe(0);
     expect(passRequests(sim)).toHaveLength(2);
     expect(third.stdout).toContain('posture_alerts_resolved{portal="test",severity="red",window="1d"}');
-    expect(readdirSync(entry)).toEqual(['p000000000001', 'p000000000002']);
+    // The first pass stopped counting when this one was due, and a window after that the claim pruned it.
+    expect(readdirSync(entry)).toEqual(['p000000000002']);
   });
 
   it('fits the pass in the first run\'s window: the open alerts leave it a request, so nothing waits for the next window', async () => {
