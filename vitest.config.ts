@@ -47,6 +47,7 @@ const LONGEST = [
   'test/serverless/package.test.ts',
   'test/e2e/budget-realtime.test.ts',
   'test/e2e/budget-processes.test.ts',
+  'test/e2e/ledger-checks.test.ts',
   'test/lambda/table.e2e.test.ts',
   'test/package/exports.e2e.test.ts',
 ];
