@@ -82,6 +82,6 @@ describe("docs/budget.md's ledger in serverless.yml", () => {
     const yml = read('serverless.yml');
     expect(yml).toMatch(/^ {4}POSTURE_STATE_TABLE:\n {6}Ref: StateTable$/m);
     expect(yml).not.toMatch(/^\s+POSTURE_STATE_DIR:/m);
-    expect(flat('docs/budget.md')).toContain('`serverless.yml` sets no state directory for the Lambda but the DynamoDB table, `POSTURE_STATE_TABLE`');
+    expect(flat('docs/budget.md')).toContain('`serverless.yml` sets the DynamoDB table instead (below); a Lambda records in a state directory only when one is set');
   });
 });
