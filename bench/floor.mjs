@@ -1,5 +1,5 @@
 // The floor under `once`: the naive peer's requests (bench/naive-peer.mjs) through Node's http as
-// the CLI's transport sends them (src/upstream/transport.ts: a keep-alive Agent, each chunk from the
+// the CLI's transport sends them (src/net/transport.ts: a keep-alive Agent, each chunk from the
 // response's 'data' events), with the V8 flags the CLI sets (src/runtime/v8-flags.ts), each body only
 // received (`receive`: each chunk dropped) or received whole, decoded and JSON.parse'd (`parse`, the
 // peer's way), nothing folded.

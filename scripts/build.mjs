@@ -11,7 +11,7 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 
-// undici (and a few CommonJS dependencies) call require(); an ESM bundle needs one.
+// A few CommonJS dependencies call require(); an ESM bundle needs one.
 // zod's JIT compiles every object schema with `new Function` on its first parse: about 80 ms of
 // start-up for schemas that run a handful of times (the configuration, a few Vitals records), so the
 // bundles run it without (zod reads this global when it loads; the banner runs first in every chunk).
@@ -22,13 +22,18 @@ const banner =
  * Packages the code in src/ imports statically but many commands never use: an import from src/
  * resolves to a stand-in in scripts/lazy/ that loads the real package on first use from a file of
  * its own, chunks/<name>.cjs (buildLazy below). check-config sends no request and renders nothing,
- * so undici, prom-client and yaml cost it nothing (re2js only when an objective names integrations);
- * a Lambda cold start compiles none of them at import and loads undici with its first request. (zod stays eager: the configuration schemas are
- * built when their module loads.)
+ * so prom-client and yaml cost it nothing (re2js only when an objective names integrations), and no
+ * process without a proxy variable loads the proxy's code. (zod stays eager: the configuration
+ * schemas are built when their module loads.)
  */
-const LAZY = ['undici', 'prom-client', 'yaml', 're2js'];
-/** What each chunks/<name>.cjs is built from. */
-const LAZY_ENTRY = { undici: 'scripts/lazy/undici-parts.cjs', 'prom-client': 'prom-client', yaml: 'yaml', re2js: 're2js' };
+const LAZY = ['prom-client', 'yaml', 're2js', 'https-proxy-agent', 'http-proxy-agent', 'proxy-from-env'];
+/**
+ * The chunk each stand-in loads, chunks/<chunk>.cjs, and what it is built from. The proxy's three
+ * packages are one chunk (scripts/lazy/proxy-parts.cjs), loaded only when a proxy variable is set
+ * (src/net/agents.ts).
+ */
+const LAZY_CHUNK = { 'https-proxy-agent': 'proxy', 'http-proxy-agent': 'proxy', 'proxy-from-env': 'proxy' };
+const LAZY_ENTRY = { 'prom-client': 'prom-client', yaml: 'yaml', re2js: 're2js', proxy: 'scripts/lazy/proxy-parts.cjs' };
 const lazyPackages = {
   name: 'lazy-packages',
   setup(b) {
@@ -36,21 +41,6 @@ const lazyPackages = {
     b.onResolve({ filter }, (args) => {
       if (args.kind !== 'import-statement' || !/[\\/]src[\\/]/.test(args.importer)) return undefined;
       return { path: fileURLToPath(new URL(`./lazy/${args.path}.js`, import.meta.url)) };
-    });
-  },
-};
-
-/**
- * undici's HTTP/2 client requires node:http2 when it loads, only for constants until a connection
- * negotiates HTTP/2 (the Agent option allowH2, which src/ leaves off): scripts/lazy/http2.cjs holds
- * those and loads the module then.
- */
-const http2StandIn = {
-  name: 'http2-stand-in',
-  setup(b) {
-    b.onResolve({ filter: /^node:http2$/ }, (args) => {
-      if (!/[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h2\.js$/.test(args.importer)) return undefined;
-      return { path: fileURLToPath(new URL('./lazy/http2.cjs', import.meta.url)) };
     });
   },
 };
@@ -140,13 +130,14 @@ chmodSync('dist/cli.js', 0o755);
  */
 async function buildLazy(metafile, outdir, target, maps = {}) {
   const inputs = Object.values(metafile.outputs).flatMap((o) => Object.keys(o.inputs));
-  const used = LAZY.filter((name) => inputs.some((i) => i.endsWith(`scripts/lazy/${name}.js`)));
+  const used = new Set(LAZY.filter((name) => inputs.some((i) => i.endsWith(`scripts/lazy/${name}.js`))).map((name) => LAZY_CHUNK[name] ?? name));
   await build({
     ...common,
     ...maps,
-    plugins: [http2StandIn],
     metafile: false,
-    entryPoints: Object.fromEntries(used.map((name) => [`chunks/${name}`, LAZY_ENTRY[name]])),
+    // Negotiate (Kerberos) proxy authentication is never asked for: its optional native module stays out.
+    external: [...common.external, 'kerberos'],
+    entryPoints: Object.fromEntries([...used].map((chunk) => [`chunks/${chunk}`, LAZY_ENTRY[chunk]])),
     outdir,
     format: 'cjs',
     outExtension: { '.js': '.cjs' },

@@ -11,6 +11,7 @@ import { resolveSecret, type KeyStoreOptions } from '../config/secrets.js';
 import { unknownSettingMessage, unknownSettings } from '../config/unknown.js';
 import { ConfigError, ConfigErrors } from '../errors.js';
 import { checkServeConfig } from '../schedule/fit.js';
+import { proxyProblems } from '../net/agents.js';
 
 /**
  * One ConfigError per `POSTURE_*` variable of `env` that is not a setting: a typo leaves the
@@ -42,10 +43,11 @@ function keepIn(problems: ConfigError[]): (err: unknown) => void {
 
 /**
  * What the settings show without reading a portal's key: `unknown` (from `unknownVariables`)
- * first, then each portal's plan against its share and the web config file.
+ * first, then each portal's plan against its share, the web config file and the proxy variables
+ * (read from the process's environment, where every outward call reads them: src/net/agents.ts).
  */
 export async function settingsProblems(config: Config, unknown: readonly ConfigError[]): Promise<ConfigError[]> {
-  const problems = [...unknown, ...checkServeConfig(config)];
+  const problems = [...unknown, ...checkServeConfig(config), ...proxyProblems(process.env)];
   if (config.webConfigFile !== undefined) {
     try {
       // Imported only when set: the Lambda never serves, and its start-up stays small.

@@ -8,8 +8,9 @@ import { compileAlertScanner } from '../upstream/alert-scan.js';
 export function tuneCompilerForShortRuns(): void {
   // Loaded when called, not imported: the Lambda sets these at its first invocation, and its import does not load node:v8.
   const { setFlagsFromString } = process.getBuiltinModule('node:v8');
-  // undici (the pushes' client; the portal is read through Node's http, src/upstream/transport.ts)
-  // parses HTTP with llhttp compiled to WebAssembly. V8 recompiled its hot functions with TurboFan
+  // undici parses HTTP with llhttp compiled to WebAssembly (no run loads it now: every call goes
+  // through Node's http, src/net/transport.ts, and the flag only keeps any other WebAssembly on
+  // Liftoff). V8 recompiled its hot functions with TurboFan
   // on background threads when undici read the portal: about 60 ms of CPU per process and 30 MB of
   // peak RSS, for no measurable gain in parsing headers and skipping over body chunks. Liftoff, the baseline
   // compiler, compiles all of llhttp (V8 lists the flag under testing; it only stops the second tier).

@@ -1,6 +1,6 @@
-import { request } from 'undici';
 import { equalJitterBackoffMs, parseRetryAfter, retry, type RetryDecision } from '../core/retry.js';
 import { redact } from '../core/log.js';
+import { exchange } from '../net/exchange.js';
 import { SinkError } from './errors.js';
 import type { PushContext, SinkName } from './types.js';
 
@@ -57,20 +57,12 @@ class RetryableFailure extends SinkError {
   }
 }
 
-/** Sends one request; resolves with the answer whatever its status, rejects on transport errors. */
+/** Sends one request through the one HTTP client (src/net/); resolves with the answer whatever its status, rejects on transport errors. */
 async function send(opts: DeliveryOptions, timeoutMs: number): Promise<HttpResult> {
   // Whole milliseconds: AbortSignal.timeout refuses a fraction, and the time left before a deadline on the monotonic clock has one.
   const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(timeoutMs)));
   const signal = opts.ctx.signal ? AbortSignal.any([opts.ctx.signal, timeout]) : timeout;
-  const res = await request(opts.url, {
-    method: opts.method,
-    headers: await opts.headers(),
-    body: opts.body,
-    signal,
-    ...(opts.ctx.dispatcher ? { dispatcher: opts.ctx.dispatcher } : {}),
-  });
-  const body = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, body };
+  return exchange(opts.url, { method: opts.method, headers: await opts.headers(), body: opts.body, signal }, opts.ctx.dispatcher);
 }
 
 /**

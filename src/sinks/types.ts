@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici';
+import type { Dispatch } from '../net/transport.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import type { Job } from '../domain.js';
@@ -36,8 +36,8 @@ export interface PushContext {
   /** Ms on `clock.monotonic()` by which the push must be over, retries included. */
   deadline: number;
   signal?: AbortSignal;
-  /** undici dispatcher for remote write and the Pushgateway (tests, proxies). */
-  dispatcher?: Dispatcher;
+  /** The HTTP client of remote write and the Pushgateway (tests inject an undici Dispatcher); @default the process's (src/net/) */
+  dispatcher?: Dispatch;
   /** Environment for OTEL_* and AWS credentials; defaults to `process.env`. */
   env?: Record<string, string | undefined>;
 }

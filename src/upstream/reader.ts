@@ -6,7 +6,8 @@ import { redact, silentLogger, type Logger } from '../core/log.js';
 import { AuthenticationError, ConfigError, InvalidResponseError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
 import type { AlertScan } from './alert-scan.js';
 import { EnvelopeParser, type RawEnvelope } from './json-stream.js';
-import { HttpTransport, type Dispatch } from './transport.js';
+import { HttpTransport, type Dispatch } from '../net/transport.js';
+import { errorCode } from '../net/trust.js';
 import { USER_AGENT } from '../version.js';
 
 /** One GET of a list endpoint: the path under the base URL and its query (undefined values are left out). */
@@ -80,14 +81,6 @@ function defaultTransport(connectMs: number, headersMs: number, bodyMs: number):
     transports.set(key, transport);
   }
   return transport;
-}
-
-function errorCode(err: unknown): string | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') return code;
-  // Happy eyeballs (several addresses tried) fails with an AggregateError of each attempt's error.
-  const first = err instanceof AggregateError ? (err.errors[0] as { code?: unknown } | undefined)?.code : undefined;
-  return typeof first === 'string' ? first : undefined;
 }
 
 /** System codes of a connection that was never made, so no request reached the portal. */
@@ -427,6 +420,9 @@ export class PortalReader {
     }
     if (code === 'UND_ERR_BODY_TIMEOUT') {
       return new TimeoutError(endpoint, 'body', `The portal stopped sending the ${endpoint} response for ${this.bodyTimeoutMs} ms (body timeout); the partial data was discarded.`, { cause: err });
+    }
+    if (code === 'ERR_PROXY_CONNECT') {
+      return new NetworkError(endpoint, `Could not reach the portal for ${endpoint}: ${detail}; check HTTPS_PROXY / HTTP_PROXY and the proxy's rules for this host, or name the host in NO_PROXY to go direct.`, { cause: err });
     }
     // (String(undefined) is 'undefined', no key of UNREACHABLE.)
     const unreachable = stage === 'request' ? UNREACHABLE[String(code)] : undefined;

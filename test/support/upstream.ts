@@ -6,7 +6,7 @@
 import { Agent } from 'undici';
 import { afterAll } from 'vitest';
 import type { RecordSink } from '../../src/upstream/reader.js';
-import { HttpTransport, type Dispatch } from '../../src/upstream/transport.js';
+import { HttpTransport, type Dispatch } from '../../src/net/transport.js';
 
 /** A sink that keeps its records; `made` lists every sink created, so tests can see one per attempt. */
 export function sinks() {

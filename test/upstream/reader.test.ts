@@ -12,7 +12,7 @@ import { memoryLogger } from '../../src/core/log.js';
 import { AuthenticationError, InvalidResponseError, NetworkError, PermissionError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../../src/errors.js';
 import { startSimulator, type Fault, type Simulator } from '../../src/simulator/index.js';
 import { PortalReader, type ListRequest, type PortalReaderOptions } from '../../src/upstream/reader.js';
-import type { Dispatch } from '../../src/upstream/transport.js';
+import type { Dispatch } from '../../src/net/transport.js';
 import { failure, itemIds, loopbackAgent, loopbackDispatchers, sinks } from '../support/upstream.js';
 import { exposedGc } from '../support/gc.js';
 

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { HttpTransport, type TransportTimeouts } from '../../src/upstream/transport.js';
+import { HttpTransport, type TransportTimeouts } from '../../src/net/transport.js';
 
 type Answer = (req: IncomingMessage, res: ServerResponse) => void;
 
