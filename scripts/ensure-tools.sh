@@ -16,6 +16,8 @@ command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+# The network tests send through a real proxy (test/net/proxy.e2e.test.ts).
+command -v tinyproxy >/dev/null 2>&1 || need+=(tinyproxy)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "ensure-tools: installing ${need[*]} (Debian packages)" >&2
@@ -23,7 +25,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq >/dev/null
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   # Debian may start the services it installs; the tests start their own on free ports.
-  for s in prometheus prometheus-pushgateway victoria-metrics; do
+  for s in prometheus prometheus-pushgateway victoria-metrics tinyproxy; do
     (command -v service >/dev/null && service "$s" stop >/dev/null 2>&1) || true
   done
 else

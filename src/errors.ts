@@ -24,6 +24,26 @@ export class ConfigError extends PostureError {
   }
 }
 
+/**
+ * A server's certificate this process does not trust (the portal's, a receiver's, an AWS endpoint's
+ * behind a TLS-inspecting proxy): a configuration error, not an outage, so it is never retried and
+ * ends a one-shot run with exit 2. `setting` is NODE_EXTRA_CA_CERTS, the usual fix; `host` is the
+ * server's `HOST:PORT`, `code` Node's (UNABLE_TO_VERIFY_LEAF_SIGNATURE, CERT_HAS_EXPIRED,
+ * ERR_TLS_CERT_ALTNAME_INVALID…), and `endpoint` the portal request that met it, if one did.
+ */
+export class UntrustedCertificateError extends ConfigError {
+  readonly endpoint: string | undefined;
+  constructor(
+    readonly host: string,
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown; endpoint?: string },
+  ) {
+    super('NODE_EXTRA_CA_CERTS', message, options);
+    this.endpoint = options?.endpoint;
+  }
+}
+
 /** Several settings are invalid at once; `problems` holds one ConfigError each. */
 export class ConfigErrors extends PostureError {
   constructor(readonly problems: ConfigError[]) {

@@ -10,7 +10,7 @@ import type { Config, PortalConfig } from '../config/load.js';
 import { intervalOf, oneShotInputOf, PortalPlanner, stalenessMs } from '../schedule/fit.js';
 import { wallIso, type Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import { AuthenticationError, LateError, PortalUnreachableError, PostureError, TimeoutError } from '../errors.js';
+import { AuthenticationError, LateError, PortalUnreachableError, PostureError, TimeoutError, UntrustedCertificateError } from '../errors.js';
 import { cycleOf, type BudgetFacts, type CycleResult, type SourceResult, type SourceRun } from '../collect/cycle.js';
 import { FoldWarnings, toSamples, type ExporterFacts } from '../collect/samples.js';
 import { PortalState, viewOfCycle } from '../collect/state.js';
@@ -28,7 +28,7 @@ import { portalIdentity } from '../config/identity.js';
 import { PortalScheduler } from '../schedule/scheduler.js';
 import { PortalReader } from '../upstream/reader.js';
 import { VERSION } from '../version.js';
-import { failureLine } from './failures.js';
+import { failureLine, stopsThePortal } from './failures.js';
 import { forgetSecret, resolveSecret, type KeyStoreOptions } from '../config/secrets.js';
 
 /** Beyond the reader's timeouts, how long a request may take to begin its answer (the event loop, DNS): part of each claim's flight. */
@@ -196,8 +196,8 @@ export class Exporter {
   }
 
   private async collectPortal(p: PortalRuntime, window: RunWindow, pass: PassRun | undefined, ledgerError?: Error): Promise<CycleResult> {
-    // A rejected key or an unreachable portal fails every source alike: the first such failure
-    // stops this portal's other runs (each still reports it).
+    // A rejected key, an unreachable portal or an untrusted certificate fails every source alike:
+    // the first such failure stops this portal's other runs (each still reports it).
     const portalFailed = new AbortController();
     const signal = window.signal ? AbortSignal.any([window.signal, portalFailed.signal]) : portalFailed.signal;
     // A ledger that cannot be read fails every source before any request: said once for the portal.
@@ -206,7 +206,7 @@ export class Exporter {
     // A pass whose claim failed fails with the claim's error, before any request.
     const run = <S extends Job>(source: S) =>
       this.runSource(p, source, { ...window, signal }, source === RESOLVED && pass?.error && !ledgerError ? pass.error : apiKey, ledgerError !== undefined).then((r) => {
-        if (!r.result.ok && (r.result.error instanceof AuthenticationError || r.result.error instanceof PortalUnreachableError)) portalFailed.abort(r.result.error);
+        if (!r.result.ok && stopsThePortal(r.result.error)) portalFailed.abort(r.result.error);
         return r;
       });
     const jobs = pass?.due ? JOBS : SOURCES;
@@ -357,8 +357,8 @@ export class Exporter {
   private explain(source: Job, err: unknown, deadline: Deadline): Error {
     const reason = deadline.signal.aborted ? deadline.signal.reason : undefined;
     if (reason instanceof Error && !(reason instanceof DOMException)) return reason;
-    // An unreachable portal is never reported late, even when the deadline passed while retrying it.
-    if (err instanceof LateError || err instanceof TimeoutError || err instanceof PortalUnreachableError) return err;
+    // An unreachable portal (or an untrusted certificate) is never reported late, even when the deadline passed while retrying it.
+    if (err instanceof LateError || err instanceof TimeoutError || err instanceof PortalUnreachableError || err instanceof UntrustedCertificateError) return err;
     if (deadline.signal.aborted) {
       const what = source === RESOLVED ? '/alerts?filter=resolved' : `/${source}`;
       return new TimeoutError(what, 'deadline', `${what} is late: its run was cut at its deadline ${wallIso(this.deps.clock, deadline.at)} before it finished; the previous values are kept while fresh.`, { cause: err });
@@ -429,3 +429,14 @@ export function failureReasons(results: readonly CycleResult[]): Set<string> {
   return new Set(results.flatMap((r) => JOBS.flatMap((s) => failed(r, s))));
 }
 
+
+/** The first untrusted certificate among the failed sources: a configuration error, which ends a one-shot run with exit 2 (the Lambda's invocation fails). */
+export function untrustedIn(results: readonly CycleResult[]): UntrustedCertificateError | undefined {
+  for (const r of results) {
+    for (const s of JOBS) {
+      const x = r[s];
+      if (x && !x.ok && x.error instanceof UntrustedCertificateError) return x.error;
+    }
+  }
+  return undefined;
+}

@@ -4,7 +4,7 @@
  */
 import { endpointOf } from '../sources/index.js';
 import type { LogLevel } from '../core/log.js';
-import { AuthenticationError, ConfigError, InvalidResponseError, LateError, LedgerError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, UpstreamHttpError } from '../errors.js';
+import { AuthenticationError, ConfigError, InvalidResponseError, LateError, LedgerError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, UntrustedCertificateError, UpstreamHttpError } from '../errors.js';
 import type { Job } from '../domain.js';
 
 /** Why a run failed, in a word or two (the `reason` field of its log line). */
@@ -16,6 +16,7 @@ export type FailureReason =
   | 'refused'
   | 'unresolvable'
   | 'unreachable'
+  | 'untrusted-certificate'
   | 'timeout'
   | 'rate-limited'
   | 'late'
@@ -37,6 +38,7 @@ function failureReason(error: Error): FailureReason {
   if (error instanceof TimeoutError) return 'timeout';
   if (error instanceof NetworkError) return 'network';
   if (error instanceof InvalidResponseError) return 'invalid-response';
+  if (error instanceof UntrustedCertificateError) return 'untrusted-certificate';
   // The key could not be read from its file or store (the only ConfigError a run meets).
   if (error instanceof ConfigError) return 'key-unavailable';
   // The shared ledger of requests (state directory, table) could not be read: nothing was sent.
@@ -57,6 +59,11 @@ function isLate(error: Error): boolean {
 export function failureLine(source: Job, error: Error): { level: Extract<LogLevel, 'warn' | 'error'>; msg: string; reason: FailureReason } {
   const endpoint = (error as { endpoint?: unknown }).endpoint;
   const other = typeof endpoint === 'string' && endpoint !== '' && !endpoint.startsWith(endpointOf(source));
-  const stopped = other && (error instanceof AuthenticationError || error instanceof PortalUnreachableError) ? `, stopped after the same failure on ${endpoint}` : '';
+  const stopped = other && stopsThePortal(error) ? `, stopped after the same failure on ${endpoint}` : '';
   return { level: isLate(error) ? 'warn' : 'error', msg: `collecting ${source} failed${stopped}: ${error.message}`, reason: failureReason(error) };
+}
+
+/** A failure every source of the portal would meet alike (a rejected key, an unreachable portal, an untrusted certificate): it stops the portal's other runs. */
+export function stopsThePortal(error: unknown): error is Error {
+  return error instanceof AuthenticationError || error instanceof PortalUnreachableError || error instanceof UntrustedCertificateError;
 }

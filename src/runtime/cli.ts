@@ -7,12 +7,12 @@ import { nearestName } from '../config/unknown.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { CliIo } from '../core/io.js';
 import { createLogger, redact, type Logger } from '../core/log.js';
-import { ConfigError, ConfigErrors, ListenError } from '../errors.js';
+import { ConfigError, ConfigErrors, ListenError, UntrustedCertificateError } from '../errors.js';
 import { renderJson, renderText } from '../metrics/render.js';
 import { CATALOGUE } from '../collect/catalogue.js';
 import type { SimulatorOptions } from '../simulator/index.js';
 import type { PushOutcome } from '../sinks/index.js';
-import { Exporter, failedSources, failureReasons } from '../exporter/exporter.js';
+import { Exporter, failedSources, failureReasons, untrustedIn } from '../exporter/exporter.js';
 import { VERSION } from '../version.js';
 import { COMMANDS, commandHelp, globalHelp } from './help.js';
 import { explainPlan } from '../schedule/explain.js';
@@ -257,6 +257,12 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
   const samples = exporter.samplesOf(results, push ? { ...facts, push } : facts);
   const collectedAt = Math.max(...results.map((r) => r.finishedAt), 0);
   io.stdout(config.format === 'json' ? renderJson(samples, collectedAt, CATALOGUE) : await renderText(samples, config.format, CATALOGUE));
+  // A certificate this process does not trust is a setting to fix (NODE_EXTRA_CA_CERTS), not an outage: exit 2 with its line.
+  const untrusted = untrustedIn(results) ?? untrustedPush(push);
+  if (untrusted) {
+    io.stderr(`config error: ${redact(untrusted.message, secrets)}\n`);
+    return EXIT_USAGE;
+  }
   const failed = failedSources(results);
   if (failed.length > 0) {
     // One cause shared by every failed source (a rejected key, an unreachable portal) is said here too.
@@ -266,6 +272,12 @@ async function runOnce(flags: Partial<Record<SettingKey, string>>, io: CliIo, cl
     return EXIT_FAILED;
   }
   return EXIT_OK;
+}
+
+/** The untrusted certificate a push met (a SinkError's cause), if one did. */
+function untrustedPush(push: readonly PushOutcome[] | undefined): UntrustedCertificateError | undefined {
+  const cause = push?.find((o) => o.error?.cause instanceof UntrustedCertificateError)?.error?.cause;
+  return cause as UntrustedCertificateError | undefined;
 }
 
 /** `once` stopped by a signal: one line, nothing on stdout (a partial collection is not a result). */
@@ -284,8 +296,13 @@ async function serveWith(config: Config, io: CliIo, clock: Clock, unknown: reado
   const handle = await startServe(config, { clock, logger, onSecret: (s) => secrets.push(s), ledgerOf });
   onListening?.(`${handle.url}/metrics`);
   io.onReady?.({ metricsUrl: `${handle.url}/metrics`, portalUrl });
-  await (io.stopSignal ?? new Promise<void>(() => {}));
+  // Until the stop signal, or a portal's certificate found untrusted at its first contact (a setting to fix: exit 2).
+  const refused = await Promise.race([(io.stopSignal ?? new Promise<void>(() => {})).then(() => undefined), handle.refused]);
   await handle.stop();
+  if (refused) {
+    io.stderr(`config error: ${redact(refused.message, secrets)}\n`);
+    return EXIT_USAGE;
+  }
   return EXIT_OK;
 }
 

@@ -3,13 +3,13 @@ import { loadConfig, type Config } from '../config/load.js';
 import { SETTINGS, SETTING_BY_KEY, envName } from '../config/settings.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, redact, type LogFields, type Logger } from '../core/log.js';
-import { ConfigError, ConfigErrors, PostureError } from '../errors.js';
+import { ConfigError, ConfigErrors, PostureError, UntrustedCertificateError } from '../errors.js';
 import { JOBS, SOURCES } from '../domain.js';
 import { PassMemory } from '../schedule/passes.js';
 import { pushAll, type PushOutcome } from '../sinks/index.js';
 import type { CycleResult } from '../collect/cycle.js';
 import type { Sink, SinkName } from '../sinks/types.js';
-import { Exporter, failedSources, failureReasons, totalRequests } from '../exporter/exporter.js';
+import { Exporter, failedSources, failureReasons, totalRequests, untrustedIn } from '../exporter/exporter.js';
 import { VERSION } from '../version.js';
 import type { KeyStoreOptions } from '../config/secrets.js';
 import { buildBatches, sinksOf } from '../sinks/configured.js';
@@ -267,11 +267,14 @@ function summarize(results: readonly CycleResult[], outcomes: readonly PushOutco
 }
 
 /**
- * Why the invocation failed as a whole, or undefined: nothing collected (when it had portals),
- * or nothing pushed. A push that got part of its groups or requests through is a partial
+ * Why the invocation failed as a whole, or undefined: a certificate not trusted (by the portal or
+ * a receiver), nothing collected (when it had portals), or nothing pushed. A push that got part of its groups or requests through is a partial
  * failure (in the summary and the logs as `N of M`), not a failed invocation.
  */
 function failureOf(results: readonly CycleResult[], outcomes: readonly PushOutcome[]): string | undefined {
+  // A certificate this process does not trust is a setting to fix (NODE_EXTRA_CA_CERTS): the invocation fails with its line.
+  const untrusted = untrustedIn(results) ?? outcomes.find((o) => o.error?.cause instanceof UntrustedCertificateError)?.error;
+  if (untrusted) return `invalid settings: ${untrusted instanceof UntrustedCertificateError ? untrusted.message : (untrusted.cause as Error).message}`;
   if (results.length > 0 && !results.some((r) => SOURCES.some((s) => r[s].ok))) {
     const reasons = failureReasons(results);
     return `nothing could be collected (${failedSources(results).join(', ')}): ${[...reasons].join(' | ')}`;

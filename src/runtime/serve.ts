@@ -2,6 +2,7 @@ import type { Config } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { JOBS, SOURCES, type Job } from '../domain.js';
+import { UntrustedCertificateError } from '../errors.js';
 import { Exporter, totalRequests, type ExporterDeps, type PortalRuntime } from '../exporter/exporter.js';
 import { startMetricsServer } from '../http/server.js';
 import { wallIso } from '../core/clock.js';
@@ -15,6 +16,13 @@ export interface ServeHandle {
   readonly exporter: Exporter;
   /** Resolves after the next run of any source finishes (tests wait on it instead of on time). */
   nextCycle(): Promise<void>;
+  /**
+   * Resolves when serve cannot go on: a portal's certificate is not trusted before any run of that
+   * portal succeeded (a configuration error, as at start: the CLI stops with exit 2). Met later (a
+   * certificate replaced while serving), it fails that portal's runs only, each logged, and the next
+   * run tries again.
+   */
+  readonly refused: Promise<UntrustedCertificateError>;
   stop(): Promise<void>;
 }
 
@@ -53,6 +61,11 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
     portals: config.portals.map((p) => ({ portal: p.name, intervals: p.intervals, share: p.requestsPerMinute })),
   });
 
+  /** Portals (by identity) a run has succeeded on since the start. */
+  const reached = new Set<string>();
+  let refuse: (err: UntrustedCertificateError) => void = () => {};
+  const refused = new Promise<UntrustedCertificateError>((resolve) => (refuse = resolve));
+
   let waiters: Array<() => void> = [];
   const finished = () => {
     lastCycle = new Date(deps.clock.now()).toISOString();
@@ -79,6 +92,8 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
       const deadline = config.cycleTimeoutSeconds !== undefined ? Math.min(due, deps.clock.monotonic() + config.cycleTimeoutSeconds * 1000) : due;
       const run = await exporter.runSource(p, source, { deadline, signal: stopper.signal });
       if (stopper.signal.aborted) break;
+      if (run.result.ok) reached.add(p.identity);
+      else if (run.result.error instanceof UntrustedCertificateError && !reached.has(p.identity)) refuse(run.result.error);
       p.state.recordRun(run);
       // Nothing is sent while the ledger cannot record a claim: /healthz says why until a run goes through again.
       if (!run.result.ok && run.result.error instanceof LedgerError) stoppedBy.set(`${p.config.name}/${source}`, run.result.error.message);
@@ -121,6 +136,7 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
     url: server.url,
     exporter,
     nextCycle: () => new Promise<void>((resolve) => waiters.push(resolve)),
+    refused,
     stop: async () => {
       const reason = new Error('stopping');
       for (const stopper of stoppers) stopper.abort(reason);

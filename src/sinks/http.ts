@@ -1,6 +1,8 @@
 import { equalJitterBackoffMs, parseRetryAfter, retry, type RetryDecision } from '../core/retry.js';
 import { redact } from '../core/log.js';
+import { UntrustedCertificateError } from '../errors.js';
 import { exchange } from '../net/exchange.js';
+import { untrustedCode, untrustedReason } from '../net/trust.js';
 import { SinkError } from './errors.js';
 import type { PushContext, SinkName } from './types.js';
 
@@ -66,6 +68,19 @@ async function send(opts: DeliveryOptions, timeoutMs: number): Promise<HttpResul
 }
 
 /**
+ * A receiver whose certificate this process does not trust: sending again meets the same one, so
+ * the push fails at once, its cause an UntrustedCertificateError (a configuration error).
+ */
+function untrustedReceiver(sink: SinkName, url: string, err: unknown): SinkError | undefined {
+  const code = untrustedCode(err);
+  if (code === undefined) return undefined;
+  const u = new URL(url);
+  const at = `${u.hostname}:${u.port || (u.protocol === 'https:' ? 443 : 80)}`;
+  const message = `the TLS connection to ${at} (${sink}) failed: ${untrustedReason(code)}; not sent again`;
+  return new SinkError(sink, message, { cause: new UntrustedCertificateError(at, code, message, { cause: err }) });
+}
+
+/**
  * Delivers one request: 2xx (or `alreadyDelivered`) resolves; 429, 5xx and transport errors are
  * retried with equal-jitter backoff (`Retry-After` honoured) while the deadline allows; any other
  * status fails at once. Throws SinkError.
@@ -82,6 +97,8 @@ export async function deliver(opts: DeliveryOptions): Promise<HttpResult> {
     try {
       res = await send(opts, Math.min(opts.timeoutMs, remaining));
     } catch (err) {
+      const untrusted = untrustedReceiver(sink, opts.url, err);
+      if (untrusted) throw untrusted;
       const message = err instanceof Error ? err.message : String(err);
       throw new RetryableFailure(sink, `${where}: ${scrub(message)}`, { cause: err });
     }

@@ -3,11 +3,11 @@ import type { Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../core/clock.js';
 import { parseRetryAfter } from '../core/retry.js';
 import { redact, silentLogger, type Logger } from '../core/log.js';
-import { AuthenticationError, ConfigError, InvalidResponseError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
+import { AuthenticationError, ConfigError, InvalidResponseError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UntrustedCertificateError, UpstreamHttpError } from '../errors.js';
 import type { AlertScan } from './alert-scan.js';
 import { EnvelopeParser, type RawEnvelope } from './json-stream.js';
 import { HttpTransport, type Dispatch } from '../net/transport.js';
-import { errorCode } from '../net/trust.js';
+import { errorCode, untrustedCode, untrustedReason } from '../net/trust.js';
 import { USER_AGENT } from '../version.js';
 
 /** One GET of a list endpoint: the path under the base URL and its query (undefined values are left out). */
@@ -421,6 +421,12 @@ export class PortalReader {
     if (code === 'UND_ERR_BODY_TIMEOUT') {
       return new TimeoutError(endpoint, 'body', `The portal stopped sending the ${endpoint} response for ${this.bodyTimeoutMs} ms (body timeout); the partial data was discarded.`, { cause: err });
     }
+    // A certificate this process does not trust: the same on every try, so a configuration error.
+    const untrusted = untrustedCode(err);
+    if (untrusted !== undefined) {
+      const at = this.hostAndPort();
+      return new UntrustedCertificateError(at, untrusted, `The TLS connection to the portal at ${at} (${endpoint}) failed: ${untrustedReason(untrusted)}. Nothing was sent to the portal, and nothing more is tried.`, { cause: err, endpoint });
+    }
     if (code === 'ERR_PROXY_CONNECT') {
       return new NetworkError(endpoint, `Could not reach the portal for ${endpoint}: ${detail}; check HTTPS_PROXY / HTTP_PROXY and the proxy's rules for this host, or name the host in NO_PROXY to go direct.`, { cause: err });
     }
@@ -433,11 +439,17 @@ export class PortalReader {
     return new NetworkError(endpoint, `Could not get a response from the portal for ${endpoint} (${code ?? detail}): check POSTURE_BASE_URL and network access.`, { cause: err });
   }
 
+  /** The portal's `HOST:PORT` (the port its scheme implies when the base URL names none). */
+  private hostAndPort(): string {
+    const url = new URL(this.baseUrl);
+    return `${url.hostname}:${url.port !== '' ? url.port : url.protocol === 'https:' ? 443 : 80}`;
+  }
+
   /** No connection to the portal: says which host and port, and what to check. */
   private unreachableError(endpoint: string, code: string, kind: PortalUnreachableError['kind'], cause: unknown): PortalUnreachableError {
     const url = new URL(this.baseUrl);
     const port = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-    const at = `${url.hostname}:${port}`;
+    const at = this.hostAndPort();
     const message =
       kind === 'refused'
         ? `connection refused by ${at} (${endpoint}): nothing accepts connections there — check the host and port in POSTURE_BASE_URL and that the portal, or the proxy in front of it, is up and reachable from this network.`

@@ -5,7 +5,7 @@
  * keeps the budget to itself: the slots, the pause after a 429, the deadline and the retries left.
  */
 import { equalJitterBackoffMs, fullJitterBackoffMs, type RetryDecision } from '../core/retry.js';
-import { NetworkError, PortalUnreachableError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../errors.js';
+import { NetworkError, PortalUnreachableError, TimeoutError, TruncatedBodyError, UntrustedCertificateError, UpstreamHttpError } from '../errors.js';
 
 /** A temporary failure of an answering portal: full jitter from up to 1 s, doubling, up to 30 s. */
 const BACKOFF = { baseMs: 1_000, maxMs: 30_000 };
@@ -23,7 +23,8 @@ const UNREACHABLE_BACKOFF = { baseMs: 500, maxMs: 4_000 };
  * whether to send it again and after what backoff. 502, 503 and 504 (temporary, spec 6), a 500 once
  * per request (the spec does not call it temporary, so a persistent one does not burn the budget),
  * an unreachable portal, a cut or stalled body and a reset connection are retried; any other answer,
- * a request cut at its run's deadline and a 429 are not (a 429 is the scheduler's: it pauses the portal).
+ * a certificate this process does not trust (UntrustedCertificateError, the same on every try), a
+ * request cut at its run's deadline and a 429 are not (a 429 is the scheduler's: it pauses the portal).
  */
 export function transportRetry(random: () => number): (err: unknown, n: number) => RetryDecision {
   let serverErrors = 0;
@@ -50,7 +51,7 @@ export function rateLimitedBackoffMs(n: number, random: () => number): number {
   return equalJitterBackoffMs(n, { ...RATE_LIMITED_BACKOFF, random });
 }
 
-/** A failure before any connection was made (refused, unresolvable, connect timeout): the portal saw no request. */
+/** A failure before any request was sent (refused, unresolvable, connect timeout, an untrusted certificate): the portal saw no request. */
 export function reachedNoPortal(err: unknown): boolean {
-  return err instanceof PortalUnreachableError || (err instanceof TimeoutError && err.phase === 'connect');
+  return err instanceof PortalUnreachableError || err instanceof UntrustedCertificateError || (err instanceof TimeoutError && err.phase === 'connect');
 }

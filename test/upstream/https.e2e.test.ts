@@ -1,63 +1,35 @@
 /**
- * The built CLI reads a portal over HTTPS, as every real portal is served, through its default
- * transport (src/upstream/transport.ts): an HTTPS front on a loopback port with a certificate made
- * here by openssl, passing each request to the simulated portal. With the certificate trusted
- * (NODE_EXTRA_CA_CERTS, as an operator trusts a private CA) `once` reads every list over TLS and its
- * counts are the portal's own; without it, the certificate is refused by name and nothing is read.
+ * The built CLI reads a portal over HTTPS, as every real portal is served, through its one HTTP
+ * client (src/net/transport.ts): an HTTPS front on a loopback port whose certificate a private CA
+ * made here by openssl signed, passing each request to the simulated portal. With the CA trusted
+ * (NODE_EXTRA_CA_CERTS, as an operator trusts a corporate CA) `once` reads every list over TLS and
+ * its counts are the portal's own; without it, the run ends as a configuration error at once (exit 2,
+ * one refused handshake, nothing sent), its line naming the host, the reason and NODE_EXTRA_CA_CERTS.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { runBuiltCli } from '../support/cli.js';
+import { httpsFront, privateCa, type HttpsFront, type PrivateCa } from '../support/https-front.js';
 import { valueIn, type ReadSample } from '../lambda/support.js';
 
 const KEY = 'sim-https-key-0a1b2c3d4e5f6a7b8c9d';
 
 let sim: Simulator;
-let dir: string;
-let front: Server;
+let ca: PrivateCa;
+let front: HttpsFront;
 let base = '';
-/** The paths that reached the portal through the front, and the TLS connections it accepted. */
-let paths: string[] = [];
-let connections = 0;
-/** How long the front holds each request before passing it on. */
-let delayMs = 0;
 
 beforeAll(async () => {
   sim = await startSimulator({ keys: [{ key: KEY }], rateLimit: false, moving: false, seed: 5, alerts: 1_500, devices: 400 });
-  dir = mkdtempSync(join(tmpdir(), 'https-portal-'));
-  const key = join(dir, 'portal.key');
-  const cert = join(dir, 'portal.crt');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert], { stdio: 'ignore' });
-  const target = new URL(sim.baseUrl);
-  front = createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
-    paths.push(req.url ?? '');
-    setTimeout(() => pass(req, res), delayMs);
-  });
-  const pass = (req: IncomingMessage, res: ServerResponse) => {
-    const upstream = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
-  };
-  front.on('secureConnection', () => connections++);
-  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
-  base = `https://127.0.0.1:${(front.address() as AddressInfo).port}${target.pathname}`;
+  ca = privateCa();
+  front = await httpsFront(ca, new URL(sim.baseUrl).origin);
+  base = `${front.origin}${new URL(sim.baseUrl).pathname}`;
 });
 
 afterAll(async () => {
-  front?.closeAllConnections();
-  await new Promise((resolve) => front?.close(resolve));
+  await front?.close();
   await sim?.close();
-  rmSync(dir, { recursive: true, force: true });
+  ca?.remove();
 });
 
 /** A series' value (labels without `portal`) from the output of `once --format json`. */
@@ -65,17 +37,17 @@ const value = (stdout: string, name: string, labels: Record<string, string>) => 
 
 describe('once against a portal served over HTTPS', () => {
   it('reads every list over TLS with the certificate trusted, and counts what the portal holds', async () => {
-    paths = [];
-    connections = 0;
-    const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn'], { POSTURE_BASE_URL: base, POSTURE_API_KEY: KEY, NODE_EXTRA_CA_CERTS: join(dir, 'portal.crt') });
+    front.paths = [];
+    front.connections = 0;
+    const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn'], { POSTURE_BASE_URL: base, POSTURE_API_KEY: KEY, NODE_EXTRA_CA_CERTS: ca.caFile });
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
     // Every source's list came through the front.
-    expect(paths.filter((p) => p.includes('/vitals')).length).toBeGreaterThanOrEqual(1);
-    expect(paths.filter((p) => p.includes('/devices')).length).toBeGreaterThanOrEqual(2);
-    expect(paths.filter((p) => p.includes('filter=allunresolved')).length).toBeGreaterThanOrEqual(1);
+    expect(front.paths.filter((p) => p.includes('/vitals')).length).toBeGreaterThanOrEqual(1);
+    expect(front.paths.filter((p) => p.includes('/devices')).length).toBeGreaterThanOrEqual(2);
+    expect(front.paths.filter((p) => p.includes('filter=allunresolved')).length).toBeGreaterThanOrEqual(1);
     // Kept connections: fewer TLS handshakes than requests.
-    expect(connections).toBeGreaterThanOrEqual(1);
-    expect(connections).toBeLessThan(paths.length);
+    expect(front.connections).toBeGreaterThanOrEqual(1);
+    expect(front.connections).toBeLessThan(front.paths.length);
     const open = (sev: string) => [...sim.data().alerts()].filter((a) => !a.resolved && a.state.toLowerCase() === sev).length;
     for (const severity of ['red', 'amber', 'green']) expect(value(r.stdout, 'posture_alerts_open', { severity }), severity).toBe(open(severity));
     expect(open('red') + open('amber') + open('green')).toBeGreaterThan(500);
@@ -90,25 +62,43 @@ describe('once against a portal served over HTTPS', () => {
   it('waits for a slow answer after the handshake as for headers, not as for the connection', async () => {
     // Each answer comes 1.2 s after its request, past the connect timeout of 1 s and well within
     // the request timeout: the connect timeout ends with the TLS handshake.
-    delayMs = 1_200;
+    front.delayMs = 1_200;
     try {
-      const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn', '--connect-timeout-seconds', '1', '--request-timeout-seconds', '20'], { POSTURE_BASE_URL: base, POSTURE_API_KEY: KEY, NODE_EXTRA_CA_CERTS: join(dir, 'portal.crt') });
+      const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn', '--connect-timeout-seconds', '1', '--request-timeout-seconds', '20'], { POSTURE_BASE_URL: base, POSTURE_API_KEY: KEY, NODE_EXTRA_CA_CERTS: ca.caFile });
       expect(r.code, r.stderr.slice(-2000)).toBe(0);
       expect(value(r.stdout, 'posture_collection_success', { source: 'vitals' })).toBe(1);
     } finally {
-      delayMs = 0;
+      front.delayMs = 0;
     }
   });
 
-  it('refuses a certificate it does not trust, naming the reason, and reads nothing', async () => {
-    paths = [];
-    // A certificate refused is a network error, tried again in the next budget window: the run's
-    // cap ends it before then.
-    const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn', '--cycle-timeout-seconds', '3'], { POSTURE_BASE_URL: base, POSTURE_API_KEY: KEY });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('collection failed for: vitals, alerts, devices');
-    expect(r.stderr).toMatch(/Could not get a response from the portal for \/\w+ \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\)/);
-    expect(paths).toEqual([]);
+  it('ends at once with exit 2 when the CA is not trusted: one refused handshake, nothing sent, one line naming the host, the reason and NODE_EXTRA_CA_CERTS', async () => {
+    front.paths = [];
+    front.connections = 0;
+    front.refused = 0;
+    const started = Date.now();
+    const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn'], { POSTURE_BASE_URL: base, POSTURE_API_KEY: KEY });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(r.code, r.stderr.slice(-2000)).toBe(2);
+    const host = new URL(front.origin).host;
+    const line = r.stderr.split('\n').filter((l) => l.startsWith('config error: '));
+    expect(line).toHaveLength(1);
+    expect(line[0]).toContain(host);
+    expect(line[0]).toContain('UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+    expect(line[0]).toContain('NODE_EXTRA_CA_CERTS');
+    // The sources that start together wait for the first connection and share its failure: one handshake, no request.
+    expect(front.refused).toBe(1);
+    expect(front.connections).toBe(0);
+    expect(front.paths).toEqual([]);
     expect(r.stderr + r.stdout).not.toContain(KEY);
+  });
+
+  it('names the certificate, not the CA, when it is for another host', async () => {
+    // The front's certificate names 127.0.0.1 only; reached as localhost, the CA is trusted but the name is not.
+    front.refused = 0;
+    const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn'], { POSTURE_BASE_URL: base.replace('127.0.0.1', 'localhost'), POSTURE_API_KEY: KEY, NODE_EXTRA_CA_CERTS: ca.caFile });
+    expect(r.code, r.stderr.slice(-2000)).toBe(2);
+    expect(r.stderr).toMatch(/config error: .*localhost:\d+.*does not name this host \(ERR_TLS_CERT_ALTNAME_INVALID\)/);
+    expect(front.refused).toBeLessThanOrEqual(1);
   });
 });

@@ -8,7 +8,7 @@ import { errors, MockAgent, type Dispatcher } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
-import { ConfigError, InvalidResponseError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UpstreamHttpError } from '../../src/errors.js';
+import { ConfigError, InvalidResponseError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, TruncatedBodyError, UntrustedCertificateError, UpstreamHttpError } from '../../src/errors.js';
 import { PortalReader, type PortalReaderOptions } from '../../src/upstream/reader.js';
 import { failure } from '../support/upstream.js';
 import { USER_AGENT } from '../../src/version.js';
@@ -622,6 +622,48 @@ describe('PortalReader, a connection failing after the status', () => {
     const err = await failure(list(reader({ dispatcher: scripted((h, c) => h.onResponseError?.(c, cause)) }).r));
     expect(err).toBeInstanceOf(PortalUnreachableError);
     expect(err).toMatchObject({ code: 'ENETUNREACH', kind: 'unreachable' });
+  });
+});
+
+describe('PortalReader, a certificate this process does not trust', () => {
+  const coded = (code: string, message = 'unable to verify the first certificate') => Object.assign(new Error(message), { code });
+
+  it.each([
+    ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'is signed by a CA this process does not trust'],
+    ['SELF_SIGNED_CERT_IN_CHAIN', 'is signed by a CA this process does not trust'],
+    ['DEPTH_ZERO_SELF_SIGNED_CERT', 'is signed by a CA this process does not trust'],
+    ['CERT_HAS_EXPIRED', 'is expired'],
+    ['ERR_TLS_CERT_ALTNAME_INVALID', 'does not name this host'],
+  ])('reports %s as an UntrustedCertificateError, a configuration error naming the host and NODE_EXTRA_CA_CERTS', async (code, why) => {
+    const cause = coded(code);
+    const err = await failure(list(reader({ dispatcher: scripted((h, c) => h.onResponseError?.(c, cause)) }).r));
+    expect(err).toBeInstanceOf(UntrustedCertificateError);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err).not.toBeInstanceOf(NetworkError);
+    expect(err).toMatchObject({ host: '127.0.0.1:9', code, setting: 'NODE_EXTRA_CA_CERTS', endpoint: '/vitals' });
+    expect(err.cause).toBe(cause);
+    expect(err.message).toContain(`The TLS connection to the portal at 127.0.0.1:9 (/vitals) failed: its certificate ${why}`);
+    expect(err.message).toContain('NODE_EXTRA_CA_CERTS');
+    expect(err.message.split('\n')).toHaveLength(1);
+    expect(PortalReader.codeOf(err)).toBe('error');
+  });
+
+  it('reports a trust failure among happy eyeballs\' attempts the same way', async () => {
+    const cause = new AggregateError([coded('SELF_SIGNED_CERT_IN_CHAIN')], 'all failed');
+    const err = await failure(list(reader({ dispatcher: scripted((h, c) => h.onResponseError?.(c, cause)) }).r));
+    expect(err).toMatchObject({ code: 'SELF_SIGNED_CERT_IN_CHAIN' });
+  });
+
+  it('keeps a handshake cut by the other side a NetworkError, which is retried', async () => {
+    const err = await failure(list(reader({ dispatcher: scripted((h, c) => h.onResponseError?.(c, coded('ECONNRESET', 'socket hang up'))) }).r));
+    expect(err.constructor).toBe(NetworkError);
+  });
+
+  it('names the proxy that refused the tunnel, and what to check', async () => {
+    const cause = coded('ERR_PROXY_CONNECT', 'the proxy http://127.0.0.1:3128 refused to open a tunnel to 127.0.0.1:9 (403 Forbidden)');
+    const err = await failure(list(reader({ dispatcher: scripted((h, c) => h.onResponseError?.(c, cause)) }).r));
+    expect(err.constructor).toBe(NetworkError);
+    expect(err.message).toBe('Could not reach the portal for /vitals: the proxy http://127.0.0.1:3128 refused to open a tunnel to 127.0.0.1:9 (403 Forbidden); check HTTPS_PROXY / HTTP_PROXY and the proxy\'s rules for this host, or name the host in NO_PROXY to go direct.');
   });
 });
 

@@ -9,6 +9,7 @@ import {
   RateLimitedError,
   TimeoutError,
   TruncatedBodyError,
+  UntrustedCertificateError,
   UpstreamHttpError,
 } from '../../src/errors.js';
 import { rateLimitedBackoffMs, reachedNoPortal, transportRetry } from '../../src/upstream/retry-policy.js';
@@ -16,6 +17,7 @@ import { rateLimitedBackoffMs, reachedNoPortal, transportRetry } from '../../src
 const http = (status: number) => new UpstreamHttpError('/alerts', status, `HTTP ${status}`);
 const refused = () => new PortalUnreachableError('/alerts', 'ECONNREFUSED', 'refused', '127.0.0.1', 9, 'refused');
 const timeout = (phase: TimeoutError['phase']) => new TimeoutError('/alerts', phase, `${phase} timeout`);
+const untrusted = () => new UntrustedCertificateError('portal.example.com:443', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'not trusted', { endpoint: '/alerts' });
 /** The top of each backoff window (random() at its upper end). */
 const top = () => 1;
 
@@ -46,6 +48,7 @@ describe('the transport retry policy', () => {
     ['a malformed body', new InvalidResponseError('/alerts', 'not JSON')],
     ['a list that does not add up', new ListMismatchError('/alerts', 3, 2, 'short')],
     ['a request cut at its run\'s deadline', timeout('deadline')],
+    ['a certificate this process does not trust (the same on every try)', untrusted()],
     ['something that is not an Error', 'boom'],
   ])('does not send again after %s', (_, err) => {
     expect(transportRetry(top)(err, 0)).toEqual({ retry: false });
@@ -78,9 +81,10 @@ describe('the transport retry policy', () => {
     expect([0, 1, 2, 3, 8].map((n) => rateLimitedBackoffMs(n, () => 0))).toEqual([5_000, 10_000, 20_000, 30_000, 30_000]);
   });
 
-  it('says a request reached no portal only when no connection was made', () => {
+  it('says a request reached no portal only when nothing was sent: no connection, or a TLS handshake refused', () => {
     expect(reachedNoPortal(refused())).toBe(true);
     expect(reachedNoPortal(timeout('connect'))).toBe(true);
+    expect(reachedNoPortal(untrusted())).toBe(true);
     for (const err of [timeout('headers'), timeout('body'), timeout('deadline'), new NetworkError('/alerts', 'reset'), http(503), new RateLimitedError('/alerts', undefined, '429')]) {
       expect(reachedNoPortal(err), err.message).toBe(false);
     }
