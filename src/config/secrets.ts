@@ -1,10 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import type { KeySource } from './load.js';
 import { ConfigError } from '../errors.js';
+import { awsRequestHandler } from '../net/agents.js';
+import { untrustedCode, untrustedReason } from '../net/trust.js';
 
 /** AWS client settings for the key stores (tests point `endpoint` at a loopback fake). */
 export interface KeyStoreOptions {
-  /** Passed to the SSM / Secrets Manager SDK clients (region, endpoint, credentials). */
+  /** Passed to the SSM / Secrets Manager SDK clients (region, endpoint, credentials); the request handler is the process's (src/net/agents.ts) unless given. */
   clientConfig?: Record<string, unknown>;
   readFile?: (path: string) => Promise<string>;
 }
@@ -97,14 +99,14 @@ async function fetchKey(source: Exclude<KeySource, { kind: 'value' }>, options: 
         return await (options.readFile ?? ((p: string) => readFile(p, 'utf8')))(source.path);
       case 'ssm': {
         const { SSMProvider } = await import('@aws-lambda-powertools/parameters/ssm');
-        const provider = new SSMProvider({ clientConfig: options.clientConfig ?? {} });
+        const provider = new SSMProvider({ clientConfig: { requestHandler: awsRequestHandler(), ...options.clientConfig } });
         const value = await provider.get(source.name, { decrypt: true, maxAge: Number.MAX_SAFE_INTEGER / 1000 });
         if (typeof value !== 'string') throw new Error('the parameter has no string value');
         return value;
       }
       case 'secret': {
         const { SecretsProvider } = await import('@aws-lambda-powertools/parameters/secrets');
-        const provider = new SecretsProvider({ clientConfig: options.clientConfig ?? {} });
+        const provider = new SecretsProvider({ clientConfig: { requestHandler: awsRequestHandler(), ...options.clientConfig } });
         const value = await provider.get(source.id, { maxAge: Number.MAX_SAFE_INTEGER / 1000 });
         if (typeof value !== 'string') throw new Error('the secret has no string value');
         return value;
@@ -116,8 +118,9 @@ async function fetchKey(source: Exclude<KeySource, { kind: 'value' }>, options: 
     // Powertools wraps the SDK's error in a GetParameterError; the SDK's name (ParameterNotFound,
     // AccessDeniedException, ...) is the one that tells the operator what to fix.
     const root = err instanceof Error && err.cause instanceof Error ? err.cause : (err as Error);
-    // An errno code says it all (ENOENT, EACCES); otherwise the SDK's error name and first line.
-    const why = code ?? `${root.name ?? 'error'}: ${root.message?.split('\n')[0] ?? ''}`;
+    // An errno code says it all (ENOENT, EACCES); a certificate not trusted (a TLS-inspecting proxy) says how to trust it; otherwise the SDK's error name and first line.
+    const untrusted = untrustedCode(err);
+    const why = untrusted !== undefined ? `the TLS connection to AWS failed: ${untrustedReason(untrusted)}` : (code ?? `${root.name ?? 'error'}: ${root.message?.split('\n')[0] ?? ''}`);
     throw new ConfigError(settingOf(source, kind), `cannot read ${kind.noun} from ${describe(source, kind)} (${why}): check it exists and the process may read it${source.kind === 'file' ? '' : ' (IAM: ssm:GetParameter / secretsmanager:GetSecretValue and kms:Decrypt)'}.`, { cause: err });
   }
 }

@@ -150,3 +150,23 @@ let shared: Agents | undefined;
 export function processAgents(): Agents {
   return (shared ??= new Agents());
 }
+
+/** The AWS SDK's request handler options (its NodeHttpHandler's): the process's Agents, so the proxy too, and bounded waits. */
+export interface AwsRequestHandler {
+  httpAgent: Agent;
+  httpsAgent: Agent;
+  connectionTimeout: number;
+  requestTimeout: number;
+}
+
+/**
+ * The request handler of every AWS SDK client (SSM, Secrets Manager, DynamoDB, and the STS client
+ * the SDK makes from it for web identity credentials): the process's Agents, so the proxy
+ * variables apply as for every other call, and a store or table that does not answer fails within
+ * seconds (the SDK retries twice). The instance metadata and container credential endpoints are
+ * the SDK's own, reached directly.
+ */
+export function awsRequestHandler(): AwsRequestHandler {
+  const agents = processAgents();
+  return { httpAgent: agents.agentFor('http:'), httpsAgent: agents.agentFor('https:'), connectionTimeout: 3_000, requestTimeout: 5_000 };
+}

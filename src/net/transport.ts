@@ -142,9 +142,9 @@ export class HttpTransport implements Dispatch {
         opened = undefined;
         arm(headersMs, 'UND_ERR_HEADERS_TIMEOUT', 'Headers Timeout Error');
       };
-      // The proxy's answer to CONNECT (https-proxy-agent): anything but 200 means no tunnel, and its body is not the portal's.
+      // The proxy's answer to CONNECT (https-proxy-agent; http-proxy-agent's event has no status): anything but 200 means no tunnel, and its body is not the portal's.
       req.on('proxyConnect', (answer: { statusCode?: number; statusText?: string }) => {
-        if (answer.statusCode !== 200) fail(coded('ERR_PROXY_CONNECT', `the proxy ${route.proxy} refused to open a tunnel to ${url.host} (${answer.statusCode} ${answer.statusText ?? ''})`.trimEnd()), true);
+        if (answer.statusCode !== undefined && answer.statusCode !== 200) fail(coded('ERR_PROXY_CONNECT', `the proxy ${route.proxy} refused to open a tunnel to ${url.host} (${answer.statusCode} ${answer.statusText ?? ''})`.trimEnd()), true);
       });
       req.on('socket', (socket: Socket) => {
         if (req.reusedSocket) return waitForHeaders();

@@ -71,7 +71,7 @@ async function send(opts: DeliveryOptions, timeoutMs: number): Promise<HttpResul
  * A receiver whose certificate this process does not trust: sending again meets the same one, so
  * the push fails at once, its cause an UntrustedCertificateError (a configuration error).
  */
-function untrustedReceiver(sink: SinkName, url: string, err: unknown): SinkError | undefined {
+export function untrustedReceiver(sink: SinkName, url: string, err: unknown): SinkError | undefined {
   const code = untrustedCode(err);
   if (code === undefined) return undefined;
   const u = new URL(url);

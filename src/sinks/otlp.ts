@@ -10,7 +10,8 @@ import { renderedSeries } from '../metrics/series.js';
 import type { MetricDef } from '../metrics/definition.js';
 import type { Sample } from '../metrics/sample.js';
 import { SinkError } from './errors.js';
-import { safeUrl } from './http.js';
+import { safeUrl, untrustedReceiver } from './http.js';
+import { processAgents } from '../net/agents.js';
 import { batchLabels } from './batch.js';
 import { DEFAULT_CONCURRENCY, poolError, sendAll } from './pool.js';
 import type { Batch, PushContext, PushSettings, Sink } from './types.js';
@@ -221,7 +222,8 @@ export class OtlpSink implements Sink {
       headers: target.headers,
       timeoutMillis: Math.max(1, Math.min(target.timeoutMs, remaining)),
       compression: target.compression as unknown as NonNullable<ConstructorParameters<typeof ProtoExporter>[0]>['compression'],
-      keepAlive: false,
+      // The process's connections, kept alive and through the environment's proxy, as every other call's (src/net/agents.ts).
+      httpAgentOptions: () => processAgents().routeOf(new URL(target.url)).agent,
       userAgent: USER_AGENT,
     };
     const exporter: PushMetricExporter = target.protocol === 'http/json' ? new JsonExporter(options) : new ProtoExporter(options);
@@ -239,6 +241,8 @@ export class OtlpSink implements Sink {
         onAbort: (reason) => new SinkError(this.name, 'aborted', { cause: reason }),
       });
       if (!exported.ok) {
+        const untrusted = untrustedReceiver(this.name, target.url, exported.error);
+        if (untrusted) throw untrusted;
         const { message, status } = describeExportError(exported.error, secrets);
         throw new SinkError(this.name, `OTLP export to ${safeUrl(target.url)} failed: ${message}`, { status, cause: exported.error });
       }

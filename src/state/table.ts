@@ -35,6 +35,7 @@ import type { AttributeValue, DynamoDBClient, QueryCommandOutput } from '@aws-sd
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { LedgerError } from '../errors.js';
+import { awsRequestHandler } from '../net/agents.js';
 import type { SendLedger } from '../schedule/ledger.js';
 import type { PassLedger } from '../schedule/passes.js';
 import { BACK_OFF_MS, counts, DEFAULT_FLIGHT_MS, IDLE_MS, lowestCounting, MAX_FLIGHT_MS, passKeepMs, passLedger, REQUEST_SPAN_MS, sendLedger, type Chain, type Claimed, type Look, type Mark, type Rec } from './claims.js';
@@ -77,7 +78,8 @@ const NETWORK = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUN
 
 /** The DynamoDB client of the ledger: the SDK's standard settings for region, endpoint and credentials; bounded, so a table that does not answer fails the run within seconds (the SDK retries twice). */
 function dynamoClient(sdk: Sdk): DynamoDBClient {
-  return new sdk.DynamoDBClient({ requestHandler: { connectionTimeout: 3_000, requestTimeout: 5_000 } });
+  // The process's connections and proxy, and bounded waits: a table that does not answer fails the run within seconds (src/net/agents.ts).
+  return new sdk.DynamoDBClient({ requestHandler: awsRequestHandler() });
 }
 
 /** Reads DynamoDB's clock from the Date header of every answer `client` receives (see ServerClock). */
