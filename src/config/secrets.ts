@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { KeySource } from './load.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, UntrustedCertificateError } from '../errors.js';
 import { awsRequestHandler } from '../net/agents.js';
 import { untrustedCode, untrustedReason } from '../net/trust.js';
 
@@ -120,7 +120,11 @@ async function fetchKey(source: Exclude<KeySource, { kind: 'value' }>, options: 
     const root = err instanceof Error && err.cause instanceof Error ? err.cause : (err as Error);
     // An errno code says it all (ENOENT, EACCES); a certificate not trusted (a TLS-inspecting proxy) says how to trust it; otherwise the SDK's error name and first line.
     const untrusted = untrustedCode(err);
-    const why = untrusted !== undefined ? `the TLS connection to AWS failed: ${untrustedReason(untrusted)}` : (code ?? `${root.name ?? 'error'}: ${root.message?.split('\n')[0] ?? ''}`);
+    if (untrusted !== undefined) {
+      // A configuration error like any certificate not trusted: the run ends with exit 2, the Lambda's invocation fails.
+      throw new UntrustedCertificateError('AWS', untrusted, `cannot read ${kind.noun} from ${describe(source, kind)} (the TLS connection to AWS failed: ${untrustedReason(untrusted)}).`, { cause: err });
+    }
+    const why = code ?? `${root.name ?? 'error'}: ${root.message?.split('\n')[0] ?? ''}`;
     throw new ConfigError(settingOf(source, kind), `cannot read ${kind.noun} from ${describe(source, kind)} (${why}): check it exists and the process may read it${source.kind === 'file' ? '' : ' (IAM: ssm:GetParameter / secretsmanager:GetSecretValue and kms:Decrypt)'}.`, { cause: err });
   }
 }

@@ -13,6 +13,7 @@ import { UntrustedCertificateError } from '../../src/errors.js';
 import { SOURCES } from '../../src/domain.js';
 import { Exporter, untrustedIn } from '../../src/exporter/exporter.js';
 import { failureLine } from '../../src/exporter/failures.js';
+import { resolveSecret } from '../../src/config/secrets.js';
 
 const KEY = 'untrusted-key-0123456789abcdef';
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -69,5 +70,28 @@ describe('a portal whose certificate is not trusted', () => {
 
   it('finds none in a run whose failures were other', async () => {
     expect(untrustedIn([])).toBeUndefined();
+  });
+});
+
+describe('a key store behind a certificate this process does not trust', () => {
+  it('fails the key read as an UntrustedCertificateError naming the parameter and NODE_EXTRA_CA_CERTS, not sent again', async () => {
+    let sent = 0;
+    // The SDK's request handler, failing as Node does when a TLS-inspecting proxy's CA is not trusted.
+    const requestHandler = {
+      handle: () => {
+        sent++;
+        return Promise.reject(Object.assign(new Error('self-signed certificate in certificate chain'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' }));
+      },
+    };
+    const clientConfig = { region: 'eu-west-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' }, requestHandler };
+    const err = await resolveSecret({ kind: 'ssm', name: '/posture/untrusted-key' }, { clientConfig }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(UntrustedCertificateError);
+    expect((err as Error).message).toBe(
+      'cannot read the API key from SSM parameter /posture/untrusted-key (the TLS connection to AWS failed: its certificate is signed by a CA this process does not trust (SELF_SIGNED_CERT_IN_CHAIN): give that CA in NODE_EXTRA_CA_CERTS=/path/to/ca.pem (the CA that signed it, PEM; read when the process starts)).',
+    );
+    expect(sent).toBe(1);
   });
 });
