@@ -5,9 +5,11 @@ import { chmodSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const unknown = process.argv.slice(2).filter((a) => a !== '--declarations');
-if (unknown.length > 0) {
-  console.error(`build: unknown argument ${unknown[0]}; the only one is --declarations`);
+// `--aws-sdk DIR` builds only the AWS SDK clients the bundles leave external (see buildAwsSdk), into DIR.
+const awsSdkAt = process.argv.indexOf('--aws-sdk');
+const unknown = process.argv.slice(2).filter((a, i) => a !== '--declarations' && a !== '--aws-sdk' && !(awsSdkAt > 0 && i + 2 === awsSdkAt + 1));
+if (unknown.length > 0 || (awsSdkAt > 0 && !process.argv[awsSdkAt + 1])) {
+  console.error(`build: unknown argument ${unknown[0] ?? '--aws-sdk without a directory'}; the others are --declarations and --aws-sdk DIR`);
   process.exit(2);
 }
 
@@ -74,6 +76,60 @@ function oneStartChunk(core) {
       });
     },
   };
+}
+
+/** The AWS SDK clients src/ imports (external in the bundles), and the key each has in chunks/aws-sdk.cjs. */
+const AWS_SDK_CLIENTS = { '@aws-sdk/client-dynamodb': 'dynamodb', '@aws-sdk/client-ssm': 'ssm', '@aws-sdk/client-secrets-manager': 'secretsManager' };
+
+/**
+ * The AWS SDK for a runtime without node_modules (the OCI image): the Lambda runtime ships the SDK,
+ * the image does not, and POSTURE_STATE_TABLE, the _SSM_PARAMETER and _SECRET_ID settings need it.
+ * One CommonJS file, `DIR/chunks/aws-sdk.cjs`, holds the three clients (they share most of their
+ * code), each evaluated only when its package is first imported; `DIR/node_modules/@aws-sdk/<client>/`
+ * is a package of one ES module that re-exports that client's names from it, so the bundles'
+ * `import('@aws-sdk/client-dynamodb')` and named imports resolve from the bundle's directory as from
+ * a node_modules install.
+ */
+async function buildAwsSdk(dir) {
+  const { createRequire } = await import('node:module');
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const require = createRequire(import.meta.url);
+  const entry = Object.entries(AWS_SDK_CLIENTS).map(([pkg, key]) => `  ${key}: () => require(${JSON.stringify(pkg)}),`).join('\n');
+  await build({
+    stdin: { contents: `module.exports = {\n${entry}\n};\n`, resolveDir: fileURLToPath(new URL('..', import.meta.url)), loader: 'js' },
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node22',
+    minify: true,
+    keepNames: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    outfile: join(dir, 'chunks/aws-sdk.cjs'),
+  });
+  for (const [pkg, key] of Object.entries(AWS_SDK_CLIENTS)) {
+    const names = Object.keys(require(pkg)).filter((n) => /^[A-Za-z_$][\w$]*$/.test(n) && n !== 'default');
+    const home = join(dir, 'node_modules', pkg);
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, 'package.json'), `${JSON.stringify({ name: pkg, private: true, type: 'module', main: 'index.js' })}\n`);
+    writeFileSync(
+      join(home, 'index.js'),
+      [
+        `// ${pkg} for the image: its names, from the one bundle of the AWS SDK (scripts/build.mjs, buildAwsSdk).`,
+        "import { createRequire } from 'node:module';",
+        `const sdk = createRequire(import.meta.url)('../../../chunks/aws-sdk.cjs').${key}();`,
+        `export const { ${names.join(', ')} } = sdk;`,
+        'export default sdk;',
+        '',
+      ].join('\n'),
+    );
+  }
+}
+
+if (awsSdkAt > 0) {
+  await buildAwsSdk(resolve(process.argv[awsSdkAt + 1]));
+  console.log(`built the AWS SDK clients into ${process.argv[awsSdkAt + 1]}`);
+  process.exit(0);
 }
 
 rmSync('dist', { recursive: true, force: true });

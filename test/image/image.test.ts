@@ -1,7 +1,9 @@
 /**
  * The OCI image, built and run for real: `npm run image -- --local-base` (buildah, mmdebstrap,
  * podman; root), then the image's `once` through `buildah run --isolation chroot` and its `serve` on
- * a read-only root file system, each against a simulated portal on 127.0.0.1.
+ * a read-only root file system, each against a simulated portal on 127.0.0.1; and `once` with the
+ * settings that need the AWS SDK the image carries (POSTURE_STATE_TABLE against dynalite, the key
+ * from SSM Parameter Store through a loopback stand-in).
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -11,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { freePort } from '../support/peers.js';
+import { startDynalite, type Dynalite } from '../support/dynalite.js';
+import { startAwsFake, type AwsFake } from '../lambda/aws-fake.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -110,16 +114,58 @@ describe('the image', () => {
     expect(added).toBeLessThanOrEqual(10_000_000);
   });
 
-  it('holds the bundle only: no node_modules, no sources, no source maps, no npm', () => {
+  it('holds the bundles only: no npm install, no sources, no source maps, no npm; the AWS SDK as one bundle with a one-file package per client', () => {
     const paths = walk(rootfs);
     expect(paths.length).toBeGreaterThan(1000);
-    expect(paths.filter((p) => /(^|\/)node_modules\/$/.test(p))).toEqual([]);
+    expect(paths.filter((p) => /(^|\/)node_modules\/$/.test(p))).toEqual(['app/node_modules/']);
     expect(paths.filter((p) => /(^|\/)npm$/.test(p) || p.endsWith('/npm-cli.js'))).toEqual([]);
     expect(paths).not.toContain('src/');
     const app = paths.filter((p) => p.startsWith('app/'));
     expect(app).toContain('app/cli.js');
-    expect(app.filter((p) => !/^app\/(|cli\.js|package\.json|chunks\/|chunks\/[\w-]+\.c?js)$/.test(p))).toEqual([]);
+    expect(app).toContain('app/chunks/aws-sdk.cjs');
+    const clients = ['client-dynamodb', 'client-secrets-manager', 'client-ssm'];
+    expect(app.filter((p) => p.startsWith('app/node_modules/')).sort()).toEqual(
+      ['app/node_modules/', 'app/node_modules/@aws-sdk/', ...clients.flatMap((c) => [`app/node_modules/@aws-sdk/${c}/`, `app/node_modules/@aws-sdk/${c}/index.js`, `app/node_modules/@aws-sdk/${c}/package.json`])].sort(),
+    );
+    expect(app.filter((p) => !p.startsWith('app/node_modules/') && !/^app\/(|cli\.js|package\.json|chunks\/|chunks\/[\w-]+\.c?js)$/.test(p))).toEqual([]);
     expect(statSync(join(rootfs, 'app/cli.js')).size).toBeGreaterThan(0);
+  });
+
+  describe('once with the settings that need the AWS SDK: POSTURE_STATE_TABLE, POSTURE_API_KEY_SSM_PARAMETER', () => {
+    let sim: Simulator;
+    let dynamo: Dynalite;
+    let aws: AwsFake;
+    const TABLE = 'posture-image-ledger';
+    beforeAll(async () => {
+      [sim, dynamo, aws] = await Promise.all([
+        startSimulator({ keys: [{ key: KEY }], alerts: 300, devices: 500, integrations: 6, moving: false }),
+        startDynalite(),
+        startAwsFake({ parameters: { '/posture/image-key': KEY } }),
+      ]);
+      await dynamo.createTable(TABLE);
+    });
+    afterAll(async () => {
+      await Promise.all([sim?.close(), dynamo?.close(), aws?.close()]);
+    });
+
+    it('reads its key from SSM, records every request in the table, and prints the portal\'s exact counts', async () => {
+      const env = { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY_SSM_PARAMETER: '/posture/image-key', AWS_ENDPOINT_URL_SSM: aws.endpoint, POSTURE_STATE_TABLE: TABLE, POSTURE_PORTAL: 'image', ...dynamo.env };
+      const inImage = await run('buildah', [
+        'run', '--isolation', 'chroot', '--network', 'host',
+        ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+        NAME, '--', ...config.Entrypoint, 'once', '--log-level', 'warn',
+      ], { maxBuffer: 64 * 1024 * 1024 });
+      expect(inImage.stderr).not.toContain(KEY);
+      expect(aws.calls.map((c) => c.target)).toEqual(['AmazonSSM.GetParameter']);
+      const open: Record<string, number> = {};
+      for (const a of sim.data().alerts()) if (!a.resolved) open[a.state.toLowerCase()] = (open[a.state.toLowerCase()] ?? 0) + 1;
+      for (const [severity, n] of Object.entries(open)) expect(sample(inImage.stdout, 'posture_alerts_open', `severity="${severity}"`)).toBe(n);
+      expect(sample(inImage.stdout, 'posture_devices', 'activity="active"') + sample(inImage.stdout, 'posture_devices', 'activity="inactive"')).toBe([...sim.data().devices()].length);
+      // Each request the portal answered is an item of the table's chain for this portal (numbered from 1).
+      const items = await dynamo.items(TABLE, sim.baseUrl);
+      expect(items.length).toBe(sim.requests.length);
+      expect(items.map((i) => i.n).sort((a, b) => a - b)).toEqual(Array.from({ length: sim.requests.length }, (_, i) => i + 1));
+    });
   });
 
   describe('once, run with buildah (chroot isolation, host network)', () => {
