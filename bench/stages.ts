@@ -64,7 +64,7 @@ interface Profile {
 function stageOfSource(source: string): Stage | undefined {
   if (source.startsWith('src/state/')) return 'the state directory';
   if (/^src\/upstream\/(json-stream|fast-path|record-splitter|value-scanner|json-bytes|limits|alert-scan)\.ts$/.test(source)) return 'scanning and splitting records';
-  if (source === 'src/upstream/reader.ts' || source === 'src/net/transport.ts') return 'receiving';
+  if (source === 'src/upstream/reader.ts' || source.startsWith('src/net/')) return 'receiving';
   // The resolved-alerts pass (alert response times), where it exists: a file of its own under src/sources/.
   if (/^src\/sources\/.*resolved/.test(source)) return 'folding resolved alerts';
   // The record check and the timestamps run for the fold (the alert record check is most of schemas.ts' use).
