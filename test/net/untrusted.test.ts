@@ -14,6 +14,8 @@ import { SOURCES } from '../../src/domain.js';
 import { Exporter, untrustedIn } from '../../src/exporter/exporter.js';
 import { failureLine } from '../../src/exporter/failures.js';
 import { resolveSecret } from '../../src/config/secrets.js';
+import { deliver } from '../../src/sinks/http.js';
+import { SinkError } from '../../src/sinks/errors.js';
 
 const KEY = 'untrusted-key-0123456789abcdef';
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -93,5 +95,32 @@ describe('a key store behind a certificate this process does not trust', () => {
       'cannot read the API key from SSM parameter /posture/untrusted-key (the TLS connection to AWS failed: its certificate is signed by a CA this process does not trust (SELF_SIGNED_CERT_IN_CHAIN): give that CA in NODE_EXTRA_CA_CERTS=/path/to/ca.pem (the CA that signed it, PEM; read when the process starts)).',
     );
     expect(sent).toBe(1);
+  });
+});
+
+describe('a push receiver whose certificate is not trusted', () => {
+  it('fails the push at once, not sent again, its cause an UntrustedCertificateError naming the receiver', async () => {
+    const { seen, dispatcher } = refusing('CERT_HAS_EXPIRED');
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const err = await deliver({
+      sink: 'pushgateway',
+      ctx: { clock, logger: memoryLogger(), deadline: clock.monotonic() + 60_000, dispatcher },
+      method: 'PUT',
+      url: 'https://pushgateway.corp.example:9091/metrics/job/posture-exporter',
+      body: 'x 1\n',
+      headers: () => ({}),
+      timeoutMs: 5_000,
+      maxRetries: 3,
+      secrets: [],
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(SinkError);
+    expect((err as SinkError).cause).toBeInstanceOf(UntrustedCertificateError);
+    expect((err as SinkError).message).toBe(
+      'the TLS connection to pushgateway.corp.example:9091 (pushgateway) failed: its certificate is expired (CERT_HAS_EXPIRED): the server (or a TLS-inspecting proxy) must renew it, or this machine\'s clock is wrong; NODE_EXTRA_CA_CERTS cannot fix a date; not sent again',
+    );
+    expect(seen).toHaveLength(1);
   });
 });
