@@ -11,6 +11,7 @@ export const PARTS = {
   sources: ['src/sources/**/*.ts'],
   metrics: ['src/metrics/**/*.ts'],
   upstream: ['src/upstream/**/*.ts'],
+  net: ['src/net/**/*.ts'],
   collect: ['src/collect/**/*.ts'],
   state: ['src/state/**/*.ts'],
 };
