@@ -96,10 +96,10 @@ export class Agents {
 
   /**
    * An Agent for clients that take one Agent per scheme and reach hosts this code does not name (the
-   * AWS SDK's): each request goes to its origin's route. Without a proxy variable it is the direct Agent itself.
+   * AWS SDK's): each request goes to its origin's route. It holds no connection itself, so a client
+   * that destroys its Agent when it is destroyed (the SDK's does) cuts none of the shared ones.
    */
   agentFor(protocol: 'http:' | 'https:'): Agent {
-    if (!this.anyProxy(protocol)) return this.directAgent(protocol);
     const { Agent: Base } = process.getBuiltinModule(protocol === 'https:' ? 'node:https' : 'node:http');
     const agentOf = (url: URL) => this.routeOf(url).agent as Routable;
     // Node's client hands each request to its Agent's addRequest; this one hands it on to the route's Agent.

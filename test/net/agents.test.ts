@@ -93,10 +93,17 @@ describe('Agents.routeOf', () => {
     expect(seen).toEqual(['ssm.eu-west-1.amazonaws.com', 'dynamodb.local']);
   });
 
-  it('gives such clients the direct Agent itself when no proxy variable is set', () => {
+  it('gives such clients an Agent of their own that holds no connection, so destroying it cuts none of the shared ones', () => {
     env({});
     const agents = new Agents();
-    expect(agents.agentFor('https:')).toBe(agents.routeOf(new URL('https://a.example.com/')).agent);
+    const direct = agents.routeOf(new URL('https://a.example.com/')).agent;
+    const destroyed: string[] = [];
+    direct.destroy = () => void destroyed.push('direct');
+    const sdk = agents.agentFor('https:');
+    expect(sdk).not.toBe(direct);
+    expect(sdk).toBeInstanceOf(HttpsAgent);
+    sdk.destroy();
+    expect(destroyed).toEqual([]);
   });
 });
 
