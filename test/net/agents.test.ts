@@ -8,6 +8,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Agents, proxyProblems } from '../../src/net/agents.js';
+import { runMain } from '../support/cli.js';
 
 const PROXY_NAMES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY', 'all_proxy', 'ALL_PROXY', 'no_proxy', 'NO_PROXY'];
 
@@ -126,5 +127,18 @@ describe('proxyProblems', () => {
   it('never repeats a value, which may hold the proxy password', () => {
     const [problem] = proxyProblems({ HTTPS_PROXY: 'socks5://user:hunter2@proxy:1080' });
     expect(problem?.message).not.toContain('hunter2');
+  });
+});
+
+describe('a proxy variable the exporter cannot use, at start', () => {
+  it('is refused by check-config and once with one line naming the variable, before any request', async () => {
+    env({ HTTPS_PROXY: 'socks5://user:hunter2@proxy.corp:1080' });
+    const base = { POSTURE_BASE_URL: 'https://portal.example.com/public-api/v1', POSTURE_API_KEY: 'proxy-test-key-0123456789' };
+    for (const command of ['check-config', 'once']) {
+      const r = await runMain([command], { env: base });
+      expect(r.code, command).toBe(2);
+      expect(r.stderr, command).toContain('config error: HTTPS_PROXY names a socks5 proxy, which is not supported: give an http:// or https:// proxy (HTTP CONNECT), or unset it.\n');
+      expect(r.stderr + r.stdout).not.toContain('hunter2');
+    }
   });
 });
