@@ -16,6 +16,8 @@ const TIMEOUTS = { connectMs: 2_000, headersMs: 2_000, bodyMs: 2_000 };
 
 /** What the stand-in proxy was asked, first line of each request; how it answers CONNECT below. */
 let asked: string[] = [];
+/** The Proxy-Authorization header of each request the stand-in was asked, '' when none. */
+let proxyAuth: string[] = [];
 const CONNECT_ANSWER = 'HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n';
 let proxy: NetServer;
 let proxyUrl = '';
@@ -46,8 +48,10 @@ beforeAll(async () => {
       const end = head.indexOf('\r\n\r\n');
       if (end < 0) return;
       socket.off('data', onData);
-      const line = head.subarray(0, head.indexOf('\r\n')).toString('latin1');
+      const text = head.subarray(0, end).toString('latin1');
+      const line = text.slice(0, text.indexOf('\r\n'));
       asked.push(line);
+      proxyAuth.push(/\r\nproxy-authorization: ([^\r]*)/i.exec(text)?.[1] ?? '');
       if (line.startsWith('CONNECT ')) return void socket.end(CONNECT_ANSWER);
       // Relay the rest as is to the target (the stand-in knows only one).
       const upstream = createConnectionTo(targetOrigin);
@@ -68,6 +72,7 @@ function createConnectionTo(origin: string): Socket {
 afterEach(() => {
   vi.unstubAllEnvs();
   asked = [];
+  proxyAuth = [];
   bodies = [];
 });
 afterAll(async () => {
@@ -105,13 +110,15 @@ describe('HttpTransport through a proxy', () => {
     expect(asked).toEqual([`GET ${targetOrigin}/metrics/job/x HTTP/1.1`]);
   });
 
-  it('fails with ERR_PROXY_CONNECT, naming the proxy and its answer, when the proxy refuses the tunnel', async () => {
-    vi.stubEnv('HTTPS_PROXY', proxyUrl);
+  it('fails with ERR_PROXY_CONNECT, naming the proxy (without its password) and its answer, when the proxy refuses the tunnel', async () => {
+    vi.stubEnv('HTTPS_PROXY', proxyUrl.replace('http://', 'http://scanner:s3cr%40t@'));
     vi.stubEnv('NO_PROXY', '');
     const r = await send(new HttpTransport({ ...TIMEOUTS, idleMs: 500 }), 'https://127.0.0.1:9/public-api/v1/vitals');
     expect(r.error?.code).toBe('ERR_PROXY_CONNECT');
     expect(r.error?.message).toBe(`the proxy ${proxyUrl} refused to open a tunnel to 127.0.0.1:9 (403 Forbidden)`);
     expect(asked).toEqual(['CONNECT 127.0.0.1:9 HTTP/1.1']);
+    // The proxy's credentials, as basic Proxy-Authorization (percent-decoded).
+    expect(proxyAuth).toEqual([`Basic ${Buffer.from('scanner:s3cr@t').toString('base64')}`]);
   });
 
   it('shares a refused tunnel with the requests that started with it: one CONNECT for three requests', async () => {
