@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { BUILT_CLI, runBuiltCli, runProcess } from '../support/cli.js';
+import { BUILT_CLI, failedOnlyAsLate, runBuiltCli, runProcess } from '../support/cli.js';
 import { maxInAnyWindow } from '../support/window.js';
 
 const KEY = 'sim-processes-key-0123456789abcdef';
@@ -34,16 +34,6 @@ const env = (share: number, extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-/** Whether a failed run failed only as late (its sources had no slot before the deadline). */
-function onlyLate(stderr: string): boolean {
-  const failures = stderr
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as { level: string; reason?: string })
-    .filter((l) => l.level === 'error' || l.reason !== undefined);
-  return failures.every((l) => l.reason === 'late');
-}
-
 describe('real processes on one state directory', () => {
   it('five once started together behind a full window: each succeeds or is late, and no 60 s window holds more than the share of 5', async () => {
     const first = await runBuiltCli(['once'], env(5));
@@ -53,7 +43,7 @@ describe('real processes on one state directory', () => {
     // The pass is claimed for its interval (an hour), so the five runs skip it and need 20 requests:
     // none is left now, five slots come 61 s later; the rest are late at 75 s.
     const runs = await Promise.all(Array.from({ length: 5 }, () => runBuiltCli(['once'], env(5, { POSTURE_CYCLE_TIMEOUT_SECONDS: '75' }))));
-    expect(runs.filter((r) => r.code !== 0 && !onlyLate(r.stderr)).map((r) => r.stderr.slice(-3000))).toEqual([]);
+    expect(runs.filter((r) => r.code !== 0 && !failedOnlyAsLate(r.stderr)).map((r) => r.stderr.slice(-3000))).toEqual([]);
     const times = sim.requests.map((q) => q.time).sort((a, b) => a - b);
     expect(maxInAnyWindow(times)).toBeLessThanOrEqual(5);
     // The window did fill: the share was used, not starved.
@@ -75,7 +65,7 @@ describe('real processes on one state directory', () => {
       env: { PATH: process.env.PATH, DONT_FAKE_MONOTONIC: '1', ...env(5, { POSTURE_CYCLE_TIMEOUT_SECONDS: '20' }) },
     });
     expect(stepped.code).not.toBe(0);
-    expect(onlyLate(stepped.stderr), stepped.stderr.slice(-3000)).toBe(true);
+    expect(failedOnlyAsLate(stepped.stderr), stepped.stderr.slice(-3000)).toBe(true);
     expect(sim.requests).toHaveLength(5);
   });
 });

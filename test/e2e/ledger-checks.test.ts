@@ -17,7 +17,7 @@ import { silentLogger } from '../../src/core/log.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { openState } from '../../src/state/index.js';
 import { folderOf } from '../../src/state/portal-folder.js';
-import { BUILT_CLI, runBuiltCli, runProcess, type Ran } from '../support/cli.js';
+import { BUILT_CLI, failedOnlyAsLate, runBuiltCli, runProcess, type Ran } from '../support/cli.js';
 import { startDynalite } from '../support/dynalite.js';
 import { startRelay } from '../support/relay.js';
 import { maxInAnyWindow } from '../support/window.js';
@@ -52,16 +52,6 @@ const envOf = (baseUrl: string, dir: string, more: Record<string, string> = {}) 
 /** `once` of the built CLI under libfaketime at `offset`; its monotonic clock faked too unless `realMonotonic`. */
 function fakedOnce(offset: string, env: Record<string, string>, realMonotonic = false): Promise<Ran> {
   return runProcess('faketime', ['-f', offset, process.execPath, BUILT_CLI, 'once'], { env: { PATH: process.env.PATH, ...env, ...(realMonotonic ? { DONT_FAKE_MONOTONIC: '1' } : {}) } });
-}
-
-/** Whether a failed run failed only as late (its sources had no slot before the deadline). */
-function onlyLate(stderr: string): boolean {
-  const failures = stderr
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as { level: string; reason?: string })
-    .filter((l) => l.level === 'error' || l.reason !== undefined);
-  return failures.length > 0 && failures.every((l) => l.reason === 'late');
 }
 
 const arrivals = (sim: Simulator) => sim.requests.map((q) => q.time).sort((a, b) => a - b);
@@ -126,7 +116,7 @@ describe.concurrent('the share at the portal, at arrival', () => {
     // Right after it, a real run counts its four requests: it sends the one request the share leaves, and within 20 s has no slot for the others.
     const after = await runBuiltCli(['once'], { ...env, POSTURE_CYCLE_TIMEOUT_SECONDS: '20' });
     expect(after.code).not.toBe(0);
-    expect(onlyLate(after.stderr), after.stderr.slice(-2000)).toBe(true);
+    expect(failedOnlyAsLate(after.stderr), after.stderr.slice(-2000)).toBe(true);
     expect(sim.requests).toHaveLength(10);
     expect(maxInAnyWindow(arrivals(sim))).toBe(SHARE);
   }, 240_000);

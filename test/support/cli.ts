@@ -74,3 +74,13 @@ export async function runMain(argv: string[], io: Omit<CliIo, 'stdout' | 'stderr
   });
   return { code, stdout, stderr };
 }
+
+/** Whether a failed run failed only as late: it logged failures, and each was a source with no slot before its deadline. */
+export function failedOnlyAsLate(stderr: string): boolean {
+  const failures = stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { level: string; reason?: string })
+    .filter((l) => l.level === 'error' || l.reason !== undefined);
+  return failures.length > 0 && failures.every((l) => l.reason === 'late');
+}
