@@ -1,7 +1,7 @@
 /**
  * PortalReader against the simulated portal: one request each, never a retry (retries are the
- * scheduler's: test/schedule/request.test.ts). The envelope and error cases the simulator cannot
- * produce are in reader-envelope.test.ts.
+ * scheduler's: test/schedule/request-retries.test.ts). The envelope and error cases the simulator
+ * cannot produce are in reader-envelope.test.ts, reader-errors.test.ts and reader-dispatcher.test.ts.
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
