@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { builtService, oslsArgs, oslsEnv, PORTAL, PUSH, run, work } from './support.js';
+import { builtService, oslsArgs, oslsEnv, OSLS_TIMEOUT_MS, PORTAL, PUSH, run, work } from './support.js';
 
 /** Parameters the function refuses on every invocation, each with the environment serverless.yml makes of them (for check-config --lambda). */
 const REFUSED = {
@@ -28,7 +28,7 @@ const refusals: Record<RefusalCase, { code: number; output: string; packaged: bo
 /** `osls package` that is expected to fail: its exit code, what it printed, and whether it wrote a package. */
 async function oslsRefusal(name: keyof typeof refusals, params: Record<string, string>): Promise<void> {
   const dir = join(work, `refused-${name}`);
-  const ran = await run(process.execPath, oslsArgs(dir, params), { cwd: work, env: oslsEnv(work), timeout: 60_000 }).then(
+  const ran = await run(process.execPath, oslsArgs(dir, params), { cwd: work, env: oslsEnv(work), timeout: OSLS_TIMEOUT_MS }).then(
     (r) => ({ code: 0, output: r.stdout + r.stderr }),
     (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: typeof e.code === 'number' ? e.code : -1, output: `${e.stdout ?? ''}${e.stderr ?? ''}` }),
   );

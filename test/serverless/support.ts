@@ -78,14 +78,16 @@ export function oslsArgs(dir: string, params: Record<string, string>): string[] 
   return [OSLS, 'package', '--stage', 'test', '--package', dir, ...Object.entries(params).map(([k, v]) => `--param=${k}=${v}`)];
 }
 
+/** How long one `osls package` may take: a hang guard, with three files packaging at once beside the rest of the suite on two cores. */
+export const OSLS_TIMEOUT_MS = 120_000;
+
 /** The environment of `osls package`, with `home` as HOME: no AWS credentials and no network, packaging is local. */
 export const oslsEnv = (home: string) => ({ PATH: process.env.PATH, HOME: home, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', AWS_REGION: 'us-east-1' });
 
 /** `osls package` of the built service in `work` with `params`, into `work/pkg-NAME`. */
 export async function oslsPackage(name: string, params: Record<string, string>): Promise<Packaged> {
   const dir = join(work, `pkg-${name}`);
-  // A hang guard: three files package at once beside the rest of the suite, on two cores.
-  await run(process.execPath, oslsArgs(dir, params), { cwd: work, env: oslsEnv(work), timeout: 120_000 });
+  await run(process.execPath, oslsArgs(dir, params), { cwd: work, env: oslsEnv(work), timeout: OSLS_TIMEOUT_MS });
   return { dir, template: JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as Template };
 }
 
