@@ -2,14 +2,13 @@
 // portals from a config file, against startFleet running in a separate process (bench/fleet-server.ts)
 // so the exporter's CPU and peak RSS are its own. Checks every value of the 1,000 case (a sample of
 // the 10,000 case) against the portals' own data, and that no portal went over its budget.
-import { fork, spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { runMeasured } from './measured.js';
 
 const CLI = new URL('../dist/cli.js', import.meta.url).pathname;
-const PRELOAD = new URL('./peak-rss.cjs', import.meta.url).pathname;
 const SERVER = new URL('./fleet-server.ts', import.meta.url).pathname;
 
 /** Records one measured figure against its target. */
@@ -28,21 +27,9 @@ export interface FleetRun {
 interface Ready { type: 'ready'; portals: Array<{ portal: string; base_url: string; api_key: string }> }
 interface Checked { type: 'checked'; expected: Record<string, Record<string, number>>; overBudget: string[]; requests: number }
 
-function measureOnce(config: string): Promise<{ code: number | null; stdout: string; stderr: string; wallS: number; cpuS: number; peakRssMb: number }> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, ['--require', PRELOAD, CLI, 'once', '--format', 'json', '--config', config], { env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const kb = Number(/BENCH_PEAK_RSS_KB=(\d+)/.exec(stderr)?.[1] ?? NaN);
-      const us = Number(/BENCH_CPU_US=(\d+)/.exec(stderr)?.[1] ?? NaN);
-      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr, wallS: (performance.now() - started) / 1000, cpuS: us / 1e6, peakRssMb: kb / 1024 });
-    });
-  });
+async function measureOnce(config: string): Promise<{ code: number | null; stdout: string; stderr: string; wallS: number; cpuS: number; peakRssMb: number }> {
+  const r = await runMeasured([CLI, 'once', '--format', 'json', '--config', config], {});
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr, wallS: r.wallS, cpuS: r.cpuUs / 1e6, peakRssMb: r.peakRssKb / 1024 };
 }
 
 /** Collects `n` portals in one `once` process and checks the result; returns the figures. */

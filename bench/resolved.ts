@@ -7,18 +7,17 @@
 // 127.0.0.1 in this process, its clock 10 minutes ahead of the CLI's so that every resolution of its
 // day of history lies within the pass's 1d window. `npm run bench` runs it (part `resolved`); alone:
 // `npm run build && BENCH_ONLY=resolved node --import tsx bench/run.ts` (RESOLVED_ALERTS=n for another size).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../src/core/clock.js';
 import { startSimulator, type Simulator } from '../src/simulator/index.js';
+import { runMeasured } from './measured.js';
 
 type Check = (name: string, target: string, measured: string, ok: boolean) => void;
 interface Sample { name: string; labels: Record<string, string>; value: number }
 
 const CLI = new URL('../dist/cli.js', import.meta.url).pathname;
-const PRELOAD = new URL('./peak-rss.cjs', import.meta.url).pathname;
 const KEY = 'sim-bench-key-0123456789abcdef';
 const WANTED = Number(process.env.RESOLVED_ALERTS ?? 1_000_000);
 const PEAK_RSS_MB = 128;
@@ -108,20 +107,9 @@ export async function resolvedBench(check: Check, cli = CLI): Promise<void> {
   const sim = await startSimulator({ clock, keys: [{ key: KEY }], rateLimit: false, moving: false, alerts: Math.ceil((1.02 * WANTED) / RESOLVED_PER_OPEN_A_DAY), devices: 1_000, seed: 3, resolvedHistoryDays: 1 });
   const stateDir = mkdtempSync(join(tmpdir(), 'bench-resolved-'));
   try {
-    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--require', PRELOAD, cli, 'once', '--format', 'json'], {
-        env: { PATH: process.env.PATH, POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_STATE_DIR: stateDir, POSTURE_LOG_LEVEL: 'warn' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      child.stderr.on('data', (d) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
-    const peakMb = Number(/BENCH_PEAK_RSS_KB=(\d+)/.exec(run.stderr)?.[1] ?? NaN) / 1024;
-    const cpuS = Number(/BENCH_CPU_US=(\d+)/.exec(run.stderr)?.[1] ?? NaN) / 1e6;
+    const run = await runMeasured([cli, 'once', '--format', 'json'], { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_STATE_DIR: stateDir, POSTURE_LOG_LEVEL: 'warn' });
+    const peakMb = run.peakRssKb / 1024;
+    const cpuS = run.cpuUs / 1e6;
     if (run.code !== 0) process.stderr.write(run.stderr.slice(-2000));
     const samples = run.code === 0 ? (JSON.parse(run.stdout) as { samples: Sample[] }).samples : [];
     // The pass's windows end at its start: its end less its duration.

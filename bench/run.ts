@@ -2,14 +2,13 @@
 // CLI against the simulated portal on 127.0.0.1, beside a naive peer exporter in the same run.
 // Exits non-zero when a target is missed. `BENCH_ONLY=scenarios,compare,stages,deopts,growth,huge,resolved,start,fleet`
 // runs a subset; BENCH_PAIRS, BENCH_STAGE_ROUNDS and BENCH_BASELINE (another build's dist/cli.js) are read by compare and stages.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve as resolvePath } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { parseApiTimestamp } from '../src/upstream/timestamps.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../src/simulator/index.js';
 import { fleetBench } from './fleet.js';
+import { runMeasured } from './measured.js';
 import { resolvedBench } from './resolved.js';
 import { medianStages, profileStages, STAGES, type Stage } from './stages.js';
 
@@ -20,7 +19,6 @@ const FLOOR = new URL('./floor.mjs', import.meta.url).pathname;
 const ROOT = new URL('..', import.meta.url).pathname;
 /** Another build's CLI (e.g. a copy of dist/ before a change): `compare` then runs it in each round too, before ours. */
 const BASELINE = process.env.BENCH_BASELINE;
-const PRELOAD = new URL('./peak-rss.cjs', import.meta.url).pathname;
 const KEY = 'sim-bench-key-0123456789abcdef';
 const ONLY = process.env.BENCH_ONLY?.split(',');
 const wanted = (part: string) => !ONLY || ONLY.includes(part);
@@ -34,23 +32,10 @@ const mb = (x: number) => `${x.toFixed(1)} MB`;
 interface Run { code: number | null; stdout: string; stderr: string; peakRssMb: number; cpuS: number; mainS: number; wallS: number }
 
 /** Runs `node <args>` with the measuring preload; CPU and peak RSS come from the child itself at exit. */
-function measure(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, ['--require', PRELOAD, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const kb = Number(/BENCH_PEAK_RSS_KB=(\d+)/.exec(stderr)?.[1] ?? NaN);
-      const us = Number(/BENCH_CPU_US=(\d+)/.exec(stderr)?.[1] ?? NaN);
-      const mainUs = Number(/BENCH_MAIN_US=(\d+)/.exec(stderr)?.[1] ?? NaN);
-      if (code !== 0) process.stderr.write(stderr.slice(-2000));
-      resolve({ code, stdout, stderr, peakRssMb: kb / 1024, cpuS: us / 1e6, mainS: mainUs / 1e6, wallS: (performance.now() - started) / 1000 });
-    });
-  });
+async function measure(args: string[], env: Record<string, string>): Promise<Run> {
+  const r = await runMeasured(args, env);
+  if (r.code !== 0) process.stderr.write(r.stderr.slice(-2000));
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr, peakRssMb: r.peakRssKb / 1024, cpuS: r.cpuUs / 1e6, mainS: r.mainUs / 1e6, wallS: r.wallS };
 }
 
 const simEnv = (sim: Simulator, extra: Record<string, string> = {}) => ({ POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_LOG_LEVEL: 'warn', ...extra });

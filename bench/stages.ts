@@ -3,12 +3,10 @@
 // (dist/ functions are named by their source file through the bundles' source maps), and the CPU
 // the profile does not see (V8's compiler and collector threads, the kernel's share of the other
 // threads) taken from the process's own resource usage. docs/performance.md, "Where the CPU goes".
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
-
-const PRELOAD = new URL('./peak-rss.cjs', import.meta.url).pathname;
+import { runMeasured } from './measured.js';
 
 /** The stages, in the order of the table. */
 export const STAGES = [
@@ -184,37 +182,24 @@ export function attribute(profile: Profile, root: string): { stages: Record<Stag
  * The profile's sampled time is scaled to the process's own main-thread share: the samples give
  * the shares on the main thread, resource usage the CPU (the profiler's own cost is not counted).
  */
-export function profileStages(args: string[], env: Record<string, string>, root: string, dir: string): Promise<StageRun> {
+export async function profileStages(args: string[], env: Record<string, string>, root: string, dir: string): Promise<StageRun> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--require', PRELOAD, '--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', '250', ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const cpuUs = Number(/BENCH_CPU_US=(\d+)/.exec(stderr)?.[1] ?? NaN);
-      const peakRssKb = Number(/BENCH_PEAK_RSS_KB=(\d+)/.exec(stderr)?.[1] ?? NaN);
-      const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-      if (code !== 0 || !file) {
-        const none = Object.fromEntries(STAGES.map((s) => [s, NaN])) as Record<Stage, number>;
-        resolve({ cpuUs, peakRssKb, stages: none, mainShares: none, unnamed: [], code, stdout, stderr });
-        return;
-      }
-      const { stages, unnamed, busyUs } = attribute(JSON.parse(readFileSync(`${dir}/${file}`, 'utf8')) as Profile, root);
-      // The samples are wall time (on a loaded machine the thread also waits for a core): they give
-      // the main thread's shares, its own CPU time their sum; the rest of the process's CPU ran on
-      // other threads (without schedstat, the sampled time stands for the main thread's).
-      const mainUs = Number(/BENCH_MAIN_US=(\d+)/.exec(stderr)?.[1] ?? NaN);
-      const main = Number.isFinite(mainUs) ? Math.min(mainUs, cpuUs) : Math.min(busyUs, cpuUs);
-      const mainShares = Object.fromEntries(STAGES.map((s) => [s, busyUs > 0 ? stages[s] / busyUs : 0])) as Record<Stage, number>;
-      for (const s of STAGES) stages[s] = mainShares[s] * main;
-      stages['off the main thread (compilers, GC helpers)'] = cpuUs - main;
-      resolve({ cpuUs, peakRssKb, stages, mainShares, unnamed: unnamed.map(([k, us]) => [k, (us * main) / Math.max(1, busyUs)]), code, stdout, stderr });
-    });
-  });
+  const { code, stdout, stderr, cpuUs, mainUs, peakRssKb } = await runMeasured(['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', '250', ...args], env);
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  if (code !== 0 || !file) {
+    const none = Object.fromEntries(STAGES.map((s) => [s, NaN])) as Record<Stage, number>;
+    return { cpuUs, peakRssKb, stages: none, mainShares: none, unnamed: [], code, stdout, stderr };
+  }
+  const { stages, unnamed, busyUs } = attribute(JSON.parse(readFileSync(`${dir}/${file}`, 'utf8')) as Profile, root);
+  // The samples are wall time (on a loaded machine the thread also waits for a core): they give
+  // the main thread's shares, its own CPU time their sum; the rest of the process's CPU ran on
+  // other threads (without schedstat, the sampled time stands for the main thread's).
+  const main = Number.isFinite(mainUs) ? Math.min(mainUs, cpuUs) : Math.min(busyUs, cpuUs);
+  const mainShares = Object.fromEntries(STAGES.map((s) => [s, busyUs > 0 ? stages[s] / busyUs : 0])) as Record<Stage, number>;
+  for (const s of STAGES) stages[s] = mainShares[s] * main;
+  stages['off the main thread (compilers, GC helpers)'] = cpuUs - main;
+  return { cpuUs, peakRssKb, stages, mainShares, unnamed: unnamed.map(([k, us]) => [k, (us * main) / Math.max(1, busyUs)]), code, stdout, stderr };
 }
 
 /** The median over runs of each stage's share of the main thread. */
