@@ -8,13 +8,17 @@
 export const PARTS = {
   shard: ['src/config/shard.ts'],
   schedule: ['src/schedule/**/*.ts'],
-  sources: ['src/sources/**/*.ts'],
+  sources: ['src/sources/**/*.ts', '!src/sources/resolved/**'],
+  resolved: ['src/sources/resolved/**/*.ts'],
   metrics: ['src/metrics/**/*.ts'],
   upstream: ['src/upstream/**/*.ts'],
   net: ['src/net/**/*.ts'],
   collect: ['src/collect/**/*.ts'],
   state: ['src/state/**/*.ts'],
 };
+
+/** The parts held to more than 80 %: the code whose mistakes cost the most (issue 45). */
+const BREAK_AT = { resolved: 90 };
 
 // Set by scripts/mutation.mjs (not a POSTURE_* name: the exporter refuses POSTURE_* variables that are
 // not its settings, and some unit tests hand the environment on); without it (`npx stryker run`) every part at once.
@@ -42,8 +46,9 @@ export default {
   htmlReporter: { fileName: `${out}/index.html` },
   jsonReporter: { fileName: `${out}/report.json` },
   clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true, reportMutants: true },
-  // Below 80 % the run fails (exit 1): the bar every part is held to.
-  thresholds: { high: 90, low: 80, break: 80 },
+  // Below 80 % the run fails (exit 1): the bar every part is held to, and a higher one for the parts
+  // in BREAK_AT.
+  thresholds: { high: 90, low: 80, break: BREAK_AT[part] ?? 80 },
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
 };
