@@ -65,8 +65,8 @@ function kindOf(v: unknown): string {
  * it is invalid in describeIssues' words (at most three fields).
  */
 export function checkAlertRecord(raw: unknown): AlertRecord | string {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || raw instanceof OversizedValue) return `(record): expected object, received ${kindOf(raw)}`;
-  const r = raw as Record<string, unknown>;
+  if (!isRecord(raw)) return recordProblems(raw, ALERT_FIELDS);
+  const r = raw;
   // The usual case, every field of ALERT_FIELDS of its type, read by name: a read by a computed
   // name (r[field] in a loop) is a dictionary lookup each, which made this check half the fold's CPU.
   if (
@@ -79,11 +79,26 @@ export function checkAlertRecord(raw: unknown): AlertRecord | string {
     typeof r.acknowledged === 'boolean' &&
     typeof r.inactiveUntil === 'string'
   ) {
-    return raw as AlertRecord;
+    return r as AlertRecord;
   }
+  return recordProblems(raw, ALERT_FIELDS);
+}
+
+/** Whether a value read from JSON is an object of fields: not null, an array or a value too large to keep. */
+export function isRecord(raw: unknown): raw is Readonly<Record<string, unknown>> {
+  return raw !== null && typeof raw === 'object' && !Array.isArray(raw) && !(raw instanceof OversizedValue);
+}
+
+/**
+ * Why a value is not a record of `fields` (each a name and its JSON type), in describeIssues' words:
+ * not an object, or its first three fields missing or of another type. The slow half of a check made
+ * by hand (checkAlertRecord), once the usual case has failed.
+ */
+export function recordProblems(raw: unknown, fields: ReadonlyArray<readonly [string, 'string' | 'boolean']>): string {
+  if (!isRecord(raw)) return `(record): expected object, received ${kindOf(raw)}`;
   const problems: string[] = [];
-  for (const [field, type] of ALERT_FIELDS) {
-    const v = r[field];
+  for (const [field, type] of fields) {
+    const v = raw[field];
     if (problems.length === 3) break;
     if (typeof v !== type) problems.push(`${field}: expected ${type}, received ${kindOf(v)}`);
   }

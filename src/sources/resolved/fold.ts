@@ -13,7 +13,7 @@
 import { DEFAULT_ALERT_SLAS, type AlertSlas } from '../../config/alert-slas.js';
 import type { Logger } from '../../core/log.js';
 import { SEVERITIES } from '../../domain.js';
-import { OversizedValue } from '../../upstream/limits.js';
+import { isRecord, recordProblems } from '../../upstream/schemas.js';
 import { parseApiTimestamp } from '../../upstream/timestamps.js';
 import type { AlertsAggregate } from '../alerts/fold.js';
 import { severityOf } from '../alerts/fold.js';
@@ -64,14 +64,14 @@ export interface ResolvedAggregate {
 }
 
 /** A resolved alert as this fold reads it (spec 2.6); other fields are not looked at. */
-interface ResolvedRecord {
+type ResolvedRecord = {
   readonly state: string;
   readonly timestamp: string;
   readonly resolved: boolean;
   readonly acknowledged: boolean;
   readonly acknowledgedTime: string;
   readonly resolvedTime: string;
-}
+};
 
 const FIELDS = [
   ['state', 'string'],
@@ -82,17 +82,10 @@ const FIELDS = [
   ['resolvedTime', 'string'],
 ] as const;
 
-function kindOf(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'array';
-  if (v instanceof OversizedValue) return v.describe();
-  return typeof v;
-}
-
 /** The record typed, or why it is not one (at most three fields). */
 function checkResolvedRecord(raw: unknown): ResolvedRecord | string {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || raw instanceof OversizedValue) return `(record): expected object, received ${kindOf(raw)}`;
-  const r = raw as Record<string, unknown>;
+  if (!isRecord(raw)) return recordProblems(raw, FIELDS);
+  const r = raw;
   // The usual case read by name: a read by a computed name is a dictionary lookup each (see checkAlertRecord).
   if (
     typeof r.state === 'string' &&
@@ -102,14 +95,9 @@ function checkResolvedRecord(raw: unknown): ResolvedRecord | string {
     typeof r.acknowledgedTime === 'string' &&
     typeof r.resolvedTime === 'string'
   ) {
-    return raw as ResolvedRecord;
+    return r as ResolvedRecord;
   }
-  const problems: string[] = [];
-  for (const [field, type] of FIELDS) {
-    if (problems.length === 3) break;
-    if (typeof r[field] !== type) problems.push(`${field}: expected ${type}, received ${kindOf(r[field])}`);
-  }
-  return problems.join('; ');
+  return recordProblems(raw, FIELDS);
 }
 
 /** The first 40 characters of a value, quoted, for the log. */
