@@ -12,6 +12,20 @@ import { expectNextWaitsFor } from '../support/slots.js';
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const MINUTE = 60_000;
 
+/**
+ * The order in which `queued` (name, priority), queued in that order behind a first request of
+ * priority `held` on a scheduler of one request at a time, start once the first is done.
+ */
+async function startOrder(held: number, queued: ReadonlyArray<readonly [string, number]>): Promise<string[]> {
+  const sched = new PortalScheduler({ share: 1, clock: new FakeClock(T0, { autoAdvance: true }) });
+  const first = await sched.acquire({ endpoint: '/first', priority: held, deadline: Infinity });
+  const order: string[] = [];
+  const all = Promise.all(queued.map(([name, priority]) => sched.acquire({ endpoint: name, priority, deadline: Infinity }).then((p) => (order.push(name), p.done()))));
+  first.done();
+  await all;
+  return order;
+}
+
 describe('SlidingWindow', () => {
   it('allows `share` starts at once, then the next a full window (plus margin) after the start it pushes out', () => {
     const w = new SlidingWindow(MINUTE, 1_000);
@@ -66,34 +80,20 @@ describe('PortalScheduler', () => {
   });
 
   it('serves continuations before new work, then in arrival order', async () => {
-    const clock = new FakeClock(T0, { autoAdvance: true });
-    const sched = new PortalScheduler({ share: 1, clock });
-    const first = await sched.acquire({ endpoint: '/first', priority: PRIORITY.vitals, deadline: Infinity });
-    const order: string[] = [];
-    const wait = (name: string, priority: number) => sched.acquire({ endpoint: name, priority, deadline: Infinity }).then((p) => (order.push(name), p.done()));
-    const all = Promise.all([wait('alerts', PRIORITY.alerts), wait('devices', PRIORITY.devices), wait('retry', PRIORITY.continuation), wait('alerts-2', PRIORITY.alerts)]);
-    first.done();
-    await all;
+    const order = await startOrder(PRIORITY.vitals, [['alerts', PRIORITY.alerts], ['devices', PRIORITY.devices], ['retry', PRIORITY.continuation], ['alerts-2', PRIORITY.alerts]]);
     expect(order).toEqual(['retry', 'devices', 'alerts', 'alerts-2']);
   });
 
   it('serves a slow source\'s follow-up pages after every live request, new or not, and before a new slow run', async () => {
-    const clock = new FakeClock(T0, { autoAdvance: true });
-    const sched = new PortalScheduler({ share: 1, clock });
-    const first = await sched.acquire({ endpoint: '/first', priority: PRIORITY.slow, deadline: Infinity });
-    const order: string[] = [];
-    const wait = (name: string, priority: number) => sched.acquire({ endpoint: name, priority, deadline: Infinity }).then((p) => (order.push(name), p.done()));
     // Queued in the worst order for the live sources: a slow pass's next page first.
-    const all = Promise.all([
-      wait('pass-2', continuationOf(PRIORITY.slow)),
-      wait('other-pass', PRIORITY.slow),
-      wait('alerts', PRIORITY.alerts),
-      wait('devices-2', continuationOf(PRIORITY.devices)),
-      wait('pass-retry', continuationOf(PRIORITY.slowContinuation)),
-      wait('vitals', PRIORITY.vitals),
+    const order = await startOrder(PRIORITY.slow, [
+      ['pass-2', continuationOf(PRIORITY.slow)],
+      ['other-pass', PRIORITY.slow],
+      ['alerts', PRIORITY.alerts],
+      ['devices-2', continuationOf(PRIORITY.devices)],
+      ['pass-retry', continuationOf(PRIORITY.slowContinuation)],
+      ['vitals', PRIORITY.vitals],
     ]);
-    first.done();
-    await all;
     expect(order).toEqual(['devices-2', 'vitals', 'alerts', 'pass-2', 'pass-retry', 'other-pass']);
   });
 
