@@ -4,32 +4,20 @@
  * libfaketime, the monotonic clock untouched). The simulated portal's request log is the oracle:
  * no 60 s window holds more than the share.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { BUILT_CLI, failedOnlyAsLate, runBuiltCli, runProcess } from '../support/cli.js';
+import { simulatorWithStateDir } from '../support/sim-state.js';
 import { maxInAnyWindow } from '../support/window.js';
 
 const KEY = 'sim-processes-key-0123456789abcdef';
 
-let sim: Simulator;
-let stateDir: string;
-beforeEach(async () => {
-  sim = await startSimulator({ keys: [{ key: KEY }], moving: false });
-  stateDir = mkdtempSync(join(tmpdir(), 'budget-processes-'));
-});
-afterEach(async () => {
-  await sim?.close();
-  rmSync(stateDir, { recursive: true, force: true });
-});
+const portal = simulatorWithStateDir(KEY, 'budget-processes-', 'each');
 
 const env = (share: number, extra: Record<string, string> = {}) => ({
-  POSTURE_BASE_URL: sim.baseUrl,
+  POSTURE_BASE_URL: portal.sim.baseUrl,
   POSTURE_API_KEY: KEY,
   POSTURE_REQUESTS_PER_MINUTE: String(share),
-  POSTURE_STATE_DIR: stateDir,
+  POSTURE_STATE_DIR: portal.stateDir,
   POSTURE_LOG_LEVEL: 'warn',
   ...extra,
 });
@@ -39,16 +27,16 @@ describe('real processes on one state directory', () => {
     const first = await runBuiltCli(['once'], env(5));
     expect(first.code, first.stderr).toBe(0);
     // Four for the sources and one for the resolved-alerts pass (a first run makes it): the window is full.
-    expect(sim.requests).toHaveLength(5);
+    expect(portal.sim.requests).toHaveLength(5);
     // The pass is claimed for its interval (an hour), so the five runs skip it and need 20 requests:
     // none is left now, five slots come 61 s later; the rest are late at 75 s.
     const runs = await Promise.all(Array.from({ length: 5 }, () => runBuiltCli(['once'], env(5, { POSTURE_CYCLE_TIMEOUT_SECONDS: '75' }))));
     expect(runs.filter((r) => r.code !== 0 && !failedOnlyAsLate(r.stderr)).map((r) => r.stderr.slice(-3000))).toEqual([]);
-    const times = sim.requests.map((q) => q.time).sort((a, b) => a - b);
+    const times = portal.sim.requests.map((q) => q.time).sort((a, b) => a - b);
     expect(maxInAnyWindow(times)).toBeLessThanOrEqual(5);
     // The window did fill: the share was used, not starved.
     expect(maxInAnyWindow(times)).toBe(5);
-    expect(sim.requests.every((q) => q.status === 200)).toBe(true);
+    expect(portal.sim.requests.every((q) => q.status === 200)).toBe(true);
   });
 
   it.each([
@@ -59,13 +47,13 @@ describe('real processes on one state directory', () => {
     // makes it) fill one window exactly, as the four requests filled a share of 4 before.
     const first = await runBuiltCli(['once'], env(5));
     expect(first.code, first.stderr).toBe(0);
-    expect(sim.requests).toHaveLength(5);
+    expect(portal.sim.requests).toHaveLength(5);
     // Its run may take 20 s: the window stays full for 61 s, so it is late and sends nothing.
     const stepped = await runProcess('faketime', ['-f', offset, process.execPath, BUILT_CLI, 'once'], {
       env: { PATH: process.env.PATH, DONT_FAKE_MONOTONIC: '1', ...env(5, { POSTURE_CYCLE_TIMEOUT_SECONDS: '20' }) },
     });
     expect(stepped.code).not.toBe(0);
     expect(failedOnlyAsLate(stepped.stderr), stepped.stderr.slice(-3000)).toBe(true);
-    expect(sim.requests).toHaveLength(5);
+    expect(portal.sim.requests).toHaveLength(5);
   });
 });
