@@ -89,9 +89,11 @@ describe('the resolved-alerts pass', () => {
 
   it('pages by what a portal that caps its pages returns, and remembers the cap with the open alerts\' memory', async () => {
     // At the default share of 5, the window leaves the pass 1 page beside Vitals, devices and /alerts: everything (limit=0) asked at first.
-    const { aggregate, pages, memory } = await run(capped, resolvedAlerts(10), { pageSize: 5 }, { alertsTotal: 99 });
+    const { aggregate, pages, memory, logger } = await run(capped, resolvedAlerts(10), { pageSize: 5 }, { alertsTotal: 99 });
     expect(pages).toEqual([[0, 0], [4, 4], [8, 4]]);
     expect(memory).toEqual({ alertsTotal: 99, resolvedAlertsTotal: 10, pageCap: 4 });
+    // The cap's log line says which list of /alerts it was learned on.
+    expect(logger.records().filter((r) => r.msg === 'the portal caps /alerts pages: paging by what it returns').map((r) => [r.filter, r.cap])).toEqual([['resolved', 4]]);
     expect(aggregate.resolution.amber![2]!.resolved).toBe(3);
   });
 
