@@ -4,13 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../src/core/log.js';
 import { AlertsSink, foldAlerts, mergeAlerts } from '../../src/sources/alerts/fold.js';
-
-const NOW = Date.UTC(2026, 10, 22, 12) / 1000;
-const HOUR = 3600;
-const DAY = 86_400;
-const UNSET = '0001-01-01T00:00:00.0000000';
-const apiTime = (s: number) => `${new Date(s * 1000).toISOString().slice(0, 19)}.0000000`;
-const ago = (s: number) => apiTime(NOW - s);
+import { ago, DAY, HOUR, NOW, UNSET } from '../support/api-time.js';
 
 const open = (state: string, created: string, acknowledgedTime: unknown, acknowledged = true) => ({
   state, product: 'Okta, Identity', status: 'Incident', ownerName: '', inactiveUntil: UNSET, resolved: false, timestamp: created, acknowledged, acknowledgedTime,

@@ -6,14 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../src/core/log.js';
 import { foldResolved, withOpenAlerts } from '../../src/sources/resolved/fold.js';
 import { DurationList, statsByWindow } from '../../src/sources/resolved/windows.js';
+import { ago, apiTime, DAY, HOUR, NOW, UNSET } from '../support/api-time.js';
 
-const NOW = Date.UTC(2026, 10, 22, 12) / 1000;
-const HOUR = 3600;
-const DAY = 86_400;
-const UNSET = '0001-01-01T00:00:00.0000000';
-/** Unix seconds (whole) as an API timestamp. */
-const apiTime = (s: number) => `${new Date(s * 1000).toISOString().slice(0, 19)}.0000000`;
-const ago = (s: number) => apiTime(NOW - s);
 const SLAS = { red: 12 * HOUR, amber: 3 * DAY, green: 14 * DAY };
 
 /** A valid resolved Red alert created 10 h ago, resolved 2 h ago, not acknowledged; `fields` replace its own. */

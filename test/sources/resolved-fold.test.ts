@@ -7,20 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../src/core/log.js';
 import { foldAlerts } from '../../src/sources/alerts/fold.js';
 import { foldResolved, ResolvedTally, withOpenAlerts, type ResolvedAggregate } from '../../src/sources/resolved/fold.js';
+import { ago, apiTime, DAY, HOUR, MINUTE, NOW, UNSET } from '../support/api-time.js';
 import { mulberry32 } from '../support/prng.js';
 
-const NOW = Date.UTC(2026, 10, 22, 12) / 1000;
-const MINUTE = 60;
-const HOUR = 3600;
-const DAY = 86_400;
-const UNSET = '0001-01-01T00:00:00.0000000';
-/** Unix seconds as an API timestamp, to the 10^-7 s as the spec writes it. */
-const apiTime = (s: number) => {
-  const whole = Math.floor(s);
-  const frac = Math.round((s - whole) * 1e7);
-  return `${new Date(whole * 1000).toISOString().slice(0, 19)}.${String(frac).padStart(7, '0')}`;
-};
-const ago = (s: number) => apiTime(NOW - s);
 const SLAS = { red: 12 * HOUR, amber: 3 * DAY, green: 14 * DAY };
 
 interface Alert {
