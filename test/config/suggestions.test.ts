@@ -24,13 +24,15 @@ async function checkConfig(yaml: string, env: Record<string, string> = {}): Prom
 }
 
 describe('a misspelt key at the top of a config file', () => {
+  // Each line as typed, and the setting its key means.
   it.each([
-    ['intervl_seconds: 120', 'intervl_seconds', 'interval_seconds'],
-    ['vital_tags: [laptops]', 'vital_tags', 'vitals_tags'],
-    ['alert_sla: {red: 12h}', 'alert_sla', 'alert_slas'],
-    ['statedir: ./state', 'statedir', 'state_dir'],
-    ['objective: []', 'objective', 'objectives'],
-  ])('%s: did you mean the setting?', async (line, typed, meant) => {
+    ['intervl_seconds: 120', 'interval_seconds'],
+    ['vital_tags: [laptops]', 'vitals_tags'],
+    ['alert_sla: {red: 12h}', 'alert_slas'],
+    ['statedir: ./state', 'state_dir'],
+    ['objective: []', 'objectives'],
+  ])('%s: did you mean the setting?', async (line, meant) => {
+    const typed = line.slice(0, line.indexOf(':'));
     const r = await checkConfig(`${PORTAL}${line}\n`);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(`config error: config file ${r.file}: unknown setting \`${typed}\`: did you mean \`${meant}\`? Rename it, or remove it.\n`);
