@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { BUILT_CLI, runBuiltCli, runProcess, withOwnState } from '../support/cli.js';
 import { startDynalite, type Dynalite } from '../support/dynalite.js';
-import { httpsFront, privateCa, startTinyproxy, type HttpsFront, type PrivateCa, type Tinyproxy } from '../support/https-front.js';
+import { portalOverHttps, startTinyproxy, type PortalOverHttps, type Tinyproxy } from '../support/https-front.js';
 import { freePort, startPushgateway, type Peer } from '../support/peers.js';
 import { startAwsFake, type AwsFake } from '../lambda/aws-fake.js';
 import { valueIn, type ReadSample } from '../lambda/support.js';
@@ -32,44 +32,39 @@ async function freshTable(): Promise<string> {
 }
 
 let sim: Simulator;
-let ca: PrivateCa;
-let front: HttpsFront;
+let tls: PortalOverHttps;
 let proxy: Tinyproxy;
 let pgw: Peer;
 let receiver: Receiver;
 let aws: AwsFake;
 let dynamo: Dynalite;
-let base = '';
 
 beforeAll(async () => {
   sim = await startSimulator({ keys: [{ key: KEY }], rateLimit: false, moving: false, seed: 11, alerts: 900, devices: 300 });
-  ca = privateCa();
-  [front, proxy, pgw, receiver, aws, dynamo] = await Promise.all([
-    httpsFront(ca, new URL(sim.baseUrl).origin),
+  [tls, proxy, pgw, receiver, aws, dynamo] = await Promise.all([
+    portalOverHttps(sim.baseUrl),
     startTinyproxy(),
     startPushgateway(),
     startReceiver(),
     startAwsFake({ parameters: { '/posture/api-key': KEY }, secrets: { 'posture/remote-write-token': 'rw-token-5b6c7d8e9f0a1b2c' } }),
     startDynalite(),
   ]);
-  base = `${front.origin}${new URL(sim.baseUrl).pathname}`;
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([front?.close(), proxy?.stop(), pgw?.stop(), receiver?.close(), aws?.close(), dynamo?.close(), sim?.close()]);
-  ca?.remove();
+  await Promise.all([tls?.close(), proxy?.stop(), pgw?.stop(), receiver?.close(), aws?.close(), dynamo?.close(), sim?.close()]);
 });
 
 /** What the proxy relays from now on, and the front's counts from zero. */
 function fresh(): () => string[] {
-  front.paths = [];
-  front.connections = 0;
-  front.refused = 0;
+  tls.front.paths = [];
+  tls.front.connections = 0;
+  tls.front.refused = 0;
   const before = proxy.requests().length;
   return () => proxy.requests().slice(before);
 }
 
-const frontHost = () => new URL(front.origin).host;
+const frontHost = () => new URL(tls.front.origin).host;
 const tunnels = (lines: string[]) => lines.filter((l) => l === `CONNECT ${frontHost()}`);
 const json = (stdout: string) => (JSON.parse(stdout) as { samples: ReadSample[] }).samples;
 const openAlerts = (severity: string) => [...sim.data().alerts()].filter((a) => !a.resolved && a.state.toLowerCase() === severity).length;
@@ -77,14 +72,14 @@ const openAlerts = (severity: string) => [...sim.data().alerts()].filter((a) => 
 describe('once through tinyproxy', () => {
   it('reads the portal over HTTPS through the proxy: one CONNECT per TLS connection, every value exact', async () => {
     const relayed = fresh();
-    const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn'], { POSTURE_BASE_URL: base, POSTURE_API_KEY: KEY, HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: ca.caFile });
+    const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn'], { POSTURE_BASE_URL: tls.base, POSTURE_API_KEY: KEY, HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: tls.ca.caFile });
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
     const lines = relayed();
-    expect(front.connections).toBeGreaterThanOrEqual(1);
+    expect(tls.front.connections).toBeGreaterThanOrEqual(1);
     // Every connection the portal accepted came through a tunnel, and nothing else went through the proxy.
-    expect(tunnels(lines)).toHaveLength(front.connections);
-    expect(lines).toHaveLength(front.connections);
-    expect(front.paths.filter((p) => p.includes('/vitals'))).toHaveLength(1);
+    expect(tunnels(lines)).toHaveLength(tls.front.connections);
+    expect(lines).toHaveLength(tls.front.connections);
+    expect(tls.front.paths.filter((p) => p.includes('/vitals'))).toHaveLength(1);
     for (const severity of ['red', 'amber', 'green']) expect(valueIn(json(r.stdout), 'posture_alerts_open', { severity }), severity).toBe(openAlerts(severity));
     expect(openAlerts('red') + openAlerts('amber') + openAlerts('green')).toBeGreaterThan(100);
     expect(r.stderr + r.stdout).not.toContain(KEY);
@@ -92,9 +87,9 @@ describe('once through tinyproxy', () => {
 
   it('goes direct when NO_PROXY names the host (lower-case variables too): the proxy sees nothing', async () => {
     const relayed = fresh();
-    const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn'], { POSTURE_BASE_URL: base, POSTURE_API_KEY: KEY, https_proxy: proxy.url, no_proxy: 'localhost,127.0.0.1', NODE_EXTRA_CA_CERTS: ca.caFile });
+    const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn'], { POSTURE_BASE_URL: tls.base, POSTURE_API_KEY: KEY, https_proxy: proxy.url, no_proxy: 'localhost,127.0.0.1', NODE_EXTRA_CA_CERTS: tls.ca.caFile });
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
-    expect(front.connections).toBeGreaterThanOrEqual(1);
+    expect(tls.front.connections).toBeGreaterThanOrEqual(1);
     expect(relayed()).toEqual([]);
     expect(valueIn(json(r.stdout), 'posture_alerts_open', { severity: 'red' })).toBe(openAlerts('red'));
   });
@@ -102,12 +97,12 @@ describe('once through tinyproxy', () => {
   it('refuses a certificate from a CA it does not trust, through the proxy as without: exit 2 within 5 s, one handshake, nothing sent', async () => {
     const relayed = fresh();
     const started = Date.now();
-    const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn'], { POSTURE_BASE_URL: base, POSTURE_API_KEY: KEY, HTTPS_PROXY: proxy.url });
+    const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn'], { POSTURE_BASE_URL: tls.base, POSTURE_API_KEY: KEY, HTTPS_PROXY: proxy.url });
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(r.code, r.stderr.slice(-2000)).toBe(2);
     expect(r.stderr).toMatch(new RegExp(`config error: The TLS connection to the portal at ${frontHost().replace('.', '\\.')} .*UNABLE_TO_VERIFY_LEAF_SIGNATURE.*NODE_EXTRA_CA_CERTS`));
-    expect(front.refused).toBe(1);
-    expect(front.paths).toEqual([]);
+    expect(tls.front.refused).toBe(1);
+    expect(tls.front.paths).toEqual([]);
     expect(tunnels(relayed())).toHaveLength(1);
   });
 
@@ -116,9 +111,9 @@ describe('once through tinyproxy', () => {
     const received = receiver.requests.length;
     const calls = aws.calls.length;
     const r = await runBuiltCli(['once', '--format', 'json', '--log-level', 'warn'], {
-      POSTURE_BASE_URL: base,
+      POSTURE_BASE_URL: tls.base,
       POSTURE_API_KEY: KEY,
-      NODE_EXTRA_CA_CERTS: ca.caFile,
+      NODE_EXTRA_CA_CERTS: tls.ca.caFile,
       HTTPS_PROXY: proxy.url,
       HTTP_PROXY: proxy.url,
       POSTURE_PUSH: 'otlp,remote_write,pushgateway',
@@ -149,7 +144,7 @@ describe('once through tinyproxy', () => {
     expect(aws.calls.slice(calls).map((c) => c.target)).toEqual(['secretsmanager.GetSecretValue']);
     expect(lines.filter((l) => l === `POST http://${new URL(aws.endpoint).host}/`)).toHaveLength(1);
     for (const w of writes) expect(w.headers.authorization).toBe('Bearer rw-token-5b6c7d8e9f0a1b2c');
-    expect(tunnels(lines)).toHaveLength(front.connections);
+    expect(tunnels(lines)).toHaveLength(tls.front.connections);
   });
 });
 
@@ -181,23 +176,23 @@ describe('serve through tinyproxy', () => {
   it('collects every source over HTTPS through the proxy, one CONNECT per TLS connection', async () => {
     const relayed = fresh();
     const done = (m: string) => ['vitals', 'alerts', 'devices'].every((s) => new RegExp(`posture_collection_success\\{[^}]*source="${s}"[^}]*\\} 1`).test(m));
-    const r = await serve({ POSTURE_BASE_URL: base, POSTURE_API_KEY: KEY, HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: ca.caFile }, done);
+    const r = await serve({ POSTURE_BASE_URL: tls.base, POSTURE_API_KEY: KEY, HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: tls.ca.caFile }, done);
     expect(r.metrics, r.stderr).toBeDefined();
     expect(r.metrics).toMatch(new RegExp(`posture_alerts_open\\{[^}]*severity="red"[^}]*\\} ${openAlerts('red')}\\n`));
     const lines = relayed();
-    expect(front.connections).toBeGreaterThanOrEqual(1);
-    expect(tunnels(lines)).toHaveLength(front.connections);
-    expect(lines).toHaveLength(front.connections);
+    expect(tls.front.connections).toBeGreaterThanOrEqual(1);
+    expect(tunnels(lines)).toHaveLength(tls.front.connections);
+    expect(lines).toHaveLength(tls.front.connections);
   });
 
   it('stops with exit 2 and the one line when the portal\'s certificate is not trusted at its first contact', async () => {
     fresh();
     const started = Date.now();
-    const r = await serve({ POSTURE_BASE_URL: base, POSTURE_API_KEY: KEY, HTTPS_PROXY: proxy.url }, () => false);
+    const r = await serve({ POSTURE_BASE_URL: tls.base, POSTURE_API_KEY: KEY, HTTPS_PROXY: proxy.url }, () => false);
     expect(r.code, r.stderr.slice(-2000)).toBe(2);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(r.stderr).toMatch(/config error: The TLS connection to the portal at .*UNABLE_TO_VERIFY_LEAF_SIGNATURE.*NODE_EXTRA_CA_CERTS/);
-    expect(front.paths).toEqual([]);
+    expect(tls.front.paths).toEqual([]);
   });
 });
 
@@ -210,7 +205,7 @@ describe('the Lambda bundle through tinyproxy', () => {
   }
 
   const lambdaEnv = async (extra: Record<string, string>) => ({
-    POSTURE_BASE_URL: base,
+    POSTURE_BASE_URL: tls.base,
     POSTURE_API_KEY_SSM_PARAMETER: '/posture/api-key',
     AWS_ENDPOINT_URL_SSM: aws.endpoint,
     POSTURE_PUSH: 'pushgateway',
@@ -223,7 +218,7 @@ describe('the Lambda bundle through tinyproxy', () => {
   it('reads its key from SSM, the portal over HTTPS, its ledger in DynamoDB and pushes, every call through the proxy', async () => {
     const relayed = fresh();
     const calls = aws.calls.length;
-    const r = await invoke(await lambdaEnv({ HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: ca.caFile }));
+    const r = await invoke(await lambdaEnv({ HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: tls.ca.caFile }));
     expect(r.result.ok, r.stdout.slice(-2000)).toBe(true);
     const lines = relayed();
     const ssm = aws.calls.length - calls;
@@ -231,16 +226,16 @@ describe('the Lambda bundle through tinyproxy', () => {
     expect(lines.filter((l) => l === `POST http://${new URL(aws.endpoint).host}/`)).toHaveLength(ssm);
     expect(lines.filter((l) => l === `POST http://${new URL(dynamo.endpoint).host}/`).length).toBeGreaterThanOrEqual(2);
     expect(lines.filter((l) => l.startsWith(`PUT http://${new URL(pgw.url).host}/metrics/job/`)).length).toBeGreaterThanOrEqual(4);
-    expect(front.connections).toBeGreaterThanOrEqual(1);
-    expect(tunnels(lines)).toHaveLength(front.connections);
+    expect(tls.front.connections).toBeGreaterThanOrEqual(1);
+    expect(tunnels(lines)).toHaveLength(tls.front.connections);
     expect(r.stdout).not.toContain(KEY);
   });
 
   it('sends nothing through the proxy when NO_PROXY names the hosts', async () => {
     const relayed = fresh();
-    const r = await invoke(await lambdaEnv({ HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url, NO_PROXY: '127.0.0.1', NODE_EXTRA_CA_CERTS: ca.caFile }));
+    const r = await invoke(await lambdaEnv({ HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url, NO_PROXY: '127.0.0.1', NODE_EXTRA_CA_CERTS: tls.ca.caFile }));
     expect(r.result.ok, r.stdout.slice(-2000)).toBe(true);
-    expect(front.connections).toBeGreaterThanOrEqual(1);
+    expect(tls.front.connections).toBeGreaterThanOrEqual(1);
     expect(relayed()).toEqual([]);
   });
 
@@ -249,7 +244,7 @@ describe('the Lambda bundle through tinyproxy', () => {
     const r = await invoke(await lambdaEnv({ HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url }));
     expect(r.result.ok).toBe(false);
     expect(r.result.error?.message).toMatch(/^invalid settings: The TLS connection to the portal at .*UNABLE_TO_VERIFY_LEAF_SIGNATURE.*NODE_EXTRA_CA_CERTS/);
-    expect(front.refused).toBe(1);
-    expect(front.paths).toEqual([]);
+    expect(tls.front.refused).toBe(1);
+    expect(tls.front.paths).toEqual([]);
   });
 });

@@ -23,7 +23,7 @@ export interface PrivateCa {
 }
 
 /** Makes a CA and a certificate it signs for 127.0.0.1, both valid for two days. */
-export function privateCa(): PrivateCa {
+function privateCa(): PrivateCa {
   const dir = mkdtempSync(join(tmpdir(), 'private-ca-'));
   const file = (name: string) => join(dir, name);
   const run = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
@@ -51,7 +51,7 @@ export interface HttpsFront {
 }
 
 /** Starts an HTTPS front on a loopback port with `ca`'s certificate, passing each request to `target` (an http:// origin). */
-export async function httpsFront(ca: PrivateCa, target: string): Promise<HttpsFront> {
+async function httpsFront(ca: PrivateCa, target: string): Promise<HttpsFront> {
   const to = new URL(target);
   const pass = (req: IncomingMessage, res: ServerResponse) => {
     const upstream = httpRequest({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
@@ -154,4 +154,29 @@ async function listening(port: number, child: ChildProcess): Promise<boolean> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return false;
+}
+
+/** A portal served over HTTPS: the front, the CA that signed its certificate, and the base URL to read it at. */
+export interface PortalOverHttps {
+  ca: PrivateCa;
+  front: HttpsFront;
+  /** The portal's base URL through the front (`https://127.0.0.1:PORT/public-api/v1`). */
+  base: string;
+  close(): Promise<void>;
+}
+
+/** An HTTPS front, with a certificate a new private CA signed, before the portal at `baseUrl` (plain HTTP). */
+export async function portalOverHttps(baseUrl: string): Promise<PortalOverHttps> {
+  const ca = privateCa();
+  const target = new URL(baseUrl);
+  const front = await httpsFront(ca, target.origin);
+  return {
+    ca,
+    front,
+    base: `${front.origin}${target.pathname}`,
+    close: async () => {
+      await front.close();
+      ca.remove();
+    },
+  };
 }
