@@ -27,7 +27,7 @@ export const enum Interned {
   Status = 2,
 }
 
-/** A row's Int32 slots (wasm/alert-scan.ts's R_* byte offsets / 4) from the row's first. */
+/** A row's Int32 slots (wasm/alert-scan/layout.ts's R_* byte offsets / 4) from the row's first. */
 export const enum Slot {
   Start = 0,
   End = 1,
@@ -50,7 +50,7 @@ export const enum Time {
   Acknowledged = 7,
 }
 
-/** Ids per interned field (wasm/alert-scan.ts's MAX_IDS): every id is below it. */
+/** Ids per interned field (wasm/alert-scan/layout.ts's MAX_IDS): every id is below it. */
 export const MAX_IDS = 4096;
 
 /** Int32 slots per row (and Float64 slots: half as many). */
