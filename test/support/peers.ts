@@ -1,7 +1,8 @@
 /**
- * Real Prometheus-ecosystem peers for end-to-end tests: Debian's Prometheus, Pushgateway and
- * VictoriaMetrics, each started on a free loopback port in a temporary directory, and stopped
- * (process killed, directory removed) by `stop()` or, at the latest, when the test process exits.
+ * Real Prometheus-ecosystem peers for end-to-end tests: Debian's Prometheus (2.42), Pushgateway and
+ * VictoriaMetrics, and Prometheus 3 and the OpenTelemetry Collector built from their Go modules
+ * (test/support/go-tools.ts), each started on a free loopback port in a temporary directory, and
+ * stopped (process killed, directory removed) by `stop()` or, at the latest, when the test process exits.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
+import { goTool } from './go-tools.js';
 
 /** A running peer. */
 export interface Peer {
@@ -117,14 +119,22 @@ async function startPeer(opts: {
   return { url, port, stop, logs: () => output };
 }
 
-/** Starts Debian's Prometheus with `config` (prometheus.yml text); rule files are written beside it, so the config can name them relatively; `storagePath` (kept on stop) instead of a fresh data directory. */
-export function startPrometheus(opts: { config: string; extraArgs?: string[]; rulesFiles?: Record<string, string>; storagePath?: string }): Promise<Peer> {
+/** Which Prometheus: Debian's 2.42, or 3.x built by scripts/ensure-tools.sh. */
+export type PrometheusVersion = 2 | 3;
+
+/**
+ * Starts Prometheus (Debian's, or `version: 3`) with `config` (prometheus.yml text); rule files are
+ * written beside it, so the config can name them relatively; `storagePath` (kept on stop) instead
+ * of a fresh data directory.
+ */
+export function startPrometheus(opts: { config: string; extraArgs?: string[]; rulesFiles?: Record<string, string>; storagePath?: string; version?: PrometheusVersion }): Promise<Peer> {
+  const binary = opts.version === 3 ? goTool('prometheus3') : '/usr/bin/prometheus';
   const dir = mkdtempSync(join(tmpdir(), 'peer-prometheus-'));
   writeFileSync(join(dir, 'prometheus.yml'), opts.config);
   for (const [name, text] of Object.entries(opts.rulesFiles ?? {})) writeFileSync(join(dir, name), text);
   return startPeer({
-    name: 'prometheus',
-    binary: '/usr/bin/prometheus',
+    name: opts.version === 3 ? 'prometheus 3' : 'prometheus',
+    binary,
     dir,
     readyPath: '/-/ready',
     args: (port) => [
@@ -166,6 +176,28 @@ export function startVictoriaMetrics(opts: { extraArgs?: string[] } = {}): Promi
     dir,
     readyPath: '/health',
     args: (port) => [`-httpListenAddr=127.0.0.1:${port}`, `-storageDataPath=${join(dir, 'data')}`, ...(opts.extraArgs ?? [])],
+  });
+}
+
+/**
+ * Starts the OpenTelemetry Collector with the config `config(port)` returns (YAML; `port` is where
+ * its OTLP/HTTP receiver must listen, on 127.0.0.1); the peer's `url` is that receiver's base URL.
+ * Its own telemetry should be off (`service.telemetry.metrics.level: none`), or it listens on 8888.
+ */
+export function startOtelcol(opts: { config: (port: number) => string }): Promise<Peer> {
+  const binary = goTool('otelcol');
+  const dir = mkdtempSync(join(tmpdir(), 'peer-otelcol-'));
+  return startPeer({
+    name: 'otelcol',
+    binary,
+    dir,
+    readyPath: '/v1/metrics',
+    // The OTLP/HTTP receiver answers a GET with 405: it is listening.
+    ready: (status) => status === 405,
+    args: (port) => {
+      writeFileSync(join(dir, 'config.yaml'), opts.config(port));
+      return [`--config=${join(dir, 'config.yaml')}`];
+    },
   });
 }
 
