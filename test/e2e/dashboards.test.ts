@@ -1,9 +1,12 @@
 /**
  * The shipped dashboards against a real Prometheus scraping a healthy exporter: Debian's
- * Prometheus (1 s scrapes and rule evaluations, the shipped rules unmodified) scrapes the built
- * CLI's `serve` against the simulated portal, and every panel and variable query of the committed
- * dashboard JSON, its Grafana variables substituted, must return at least one series. A healthy
- * exporter's panels show values, never "No data" (a count that is 0 shows 0).
+ * Prometheus 2.42 (which negotiates OpenMetrics) and Prometheus 3 (built from its Go module,
+ * scripts/ensure-tools.sh) once in each exposition format, OpenMetrics and the Prometheus text
+ * format, each with 1 s scrapes and rule evaluations and the shipped rules unmodified, scrape the
+ * built CLI's `serve` against the simulated portal, and every panel and variable query of the
+ * committed dashboard JSON, its Grafana variables substituted, must return at least one series. A
+ * healthy exporter's panels show values, never "No data" (a count that is 0 shows 0). Prometheus
+ * 3's metadata API must give each family the catalogue's type and help.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,9 +15,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardQueries, substituteVariables, unresolvedVariables, type DashboardQuery } from '../../infra/grafana/src/queries.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { CATALOGUE } from '../../src/collect/catalogue.js';
 import { ruleFiles } from '../infra/support.js';
 import { BUILT_CLI, runBuiltCli, withOwnState } from '../support/cli.js';
-import { freePort, queryPrometheusApi, startPrometheus, type Peer } from '../support/peers.js';
+import { goTool } from '../support/go-tools.js';
+import { freePort, queryPrometheusApi, startPrometheus, type Peer, type PrometheusVersion } from '../support/peers.js';
 import { until } from '../support/processes.js';
 
 const PORTAL = 'dash';
@@ -44,8 +49,15 @@ function committedDashboards(): DashboardQuery[] {
 const serveSaid = () => `serve said:\n${serveLog.slice(-2000)}`;
 const key = (q: DashboardQuery) => `${q.dashboard} / ${q.source}`;
 
+/** The Prometheus servers that scrape `serve`: each its own data directory, seeded with the same day. */
+const SCRAPERS: ReadonlyArray<{ name: string; version: PrometheusVersion; protocols?: readonly string[] }> = [
+  { name: 'Prometheus 2.42 (OpenMetrics negotiated)', version: 2 },
+  { name: 'Prometheus 3, OpenMetrics', version: 3, protocols: ['OpenMetricsText1.0.0'] },
+  { name: 'Prometheus 3, Prometheus text format 0.0.4', version: 3, protocols: ['PrometheusText0.0.4'] },
+];
+
 let sim: Simulator;
-let prom: Peer;
+const proms = new Map<string, Peer>();
 let serve: ChildProcess | undefined;
 let serveLog = '';
 let work: string;
@@ -54,10 +66,11 @@ let work: string;
  * A Prometheus that has scraped the exporter for a day holds yesterday's samples; a fresh one does
  * not. So the exporter's own output (`once --format openmetrics` against a twin of the portal, so
  * the live portal's budget is untouched) is stamped every 30 s from 24 h 30 min to 23 h 30 min ago
- * and loaded with `promtool tsdb create-blocks-from openmetrics` before Prometheus starts. Nothing
- * of it falls within the last hour, which every other panel reads.
+ * and loaded with each version's `promtool tsdb create-blocks-from openmetrics` into each data
+ * directory before its Prometheus starts. Nothing of it falls within the last hour, which every
+ * other panel reads.
  */
-async function seedDayOld(dataDir: string): Promise<void> {
+async function seedDayOld(dataDirs: ReadonlyArray<{ dir: string; version: PrometheusVersion }>): Promise<void> {
   const twin = await startSimulator({ keys: [{ key: KEY }], ...SIM });
   try {
     const once = await runBuiltCli(['once', '--format', 'openmetrics'], {
@@ -81,9 +94,11 @@ async function seedDayOld(dataDir: string): Promise<void> {
     out.push('# EOF', '');
     const file = join(work, 'day-old.om');
     writeFileSync(file, out.join('\n'));
-    const r = spawnSync('promtool', ['tsdb', 'create-blocks-from', 'openmetrics', file, dataDir], { encoding: 'utf8' });
-    expect(r.stderr + r.stdout).not.toMatch(/error/i);
-    expect(r.status).toBe(0);
+    for (const { dir, version } of dataDirs) {
+      const r = spawnSync(version === 3 ? goTool('promtool3') : 'promtool', ['tsdb', 'create-blocks-from', 'openmetrics', file, dir], { encoding: 'utf8' });
+      expect(r.stderr + r.stdout).not.toMatch(/error/i);
+      expect(r.status).toBe(0);
+    }
   } finally {
     await twin.close();
   }
@@ -91,8 +106,8 @@ async function seedDayOld(dataDir: string): Promise<void> {
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'dashboards-e2e-'));
-  const dataDir = join(work, 'tsdb');
-  await seedDayOld(dataDir);
+  const dataDirs = SCRAPERS.map((s, i) => ({ dir: join(work, `tsdb-${i}`), version: s.version }));
+  await seedDayOld(dataDirs);
 
   // The portal keeps its real rate limit: a healthy exporter stays within it, so no 429 arrives.
   sim = await startSimulator({ keys: [{ key: KEY }], ...SIM });
@@ -100,21 +115,28 @@ beforeAll(async () => {
   const rules = ruleFiles();
   expect(rules.length).toBeGreaterThan(0);
   const rulesFiles = Object.fromEntries(rules.map((f) => [f.split('/').pop()!, readFileSync(f, 'utf8')]));
-  prom = await startPrometheus({
-    config: [
-      'global:',
-      '  scrape_interval: 1s',
-      '  evaluation_interval: 1s',
-      `rule_files: [${Object.keys(rulesFiles).join(', ')}]`,
-      'scrape_configs:',
-      '  - job_name: posture-exporter',
-      '    static_configs:',
-      `      - targets: ['127.0.0.1:${port}']`,
-      '',
-    ].join('\n'),
-    rulesFiles,
-    storagePath: dataDir,
-  });
+  const started = await Promise.all(
+    SCRAPERS.map((scraper, i) =>
+      startPrometheus({
+        version: scraper.version,
+        config: [
+          'global:',
+          '  scrape_interval: 1s',
+          '  evaluation_interval: 1s',
+          `rule_files: [${Object.keys(rulesFiles).join(', ')}]`,
+          'scrape_configs:',
+          '  - job_name: posture-exporter',
+          ...(scraper.protocols ? [`    scrape_protocols: [${scraper.protocols.join(', ')}]`] : []),
+          '    static_configs:',
+          `      - targets: ['127.0.0.1:${port}']`,
+          '',
+        ].join('\n'),
+        rulesFiles,
+        storagePath: dataDirs[i]!.dir,
+      }),
+    ),
+  );
+  SCRAPERS.forEach((scraper, i) => proms.set(scraper.name, started[i]!));
 
   // The smallest interval check-config accepts for 5 requests per run at the whole share beside the
   // resolved-alerts pass's hourly request (every 30 s is the share exactly, which falls behind minute
@@ -134,17 +156,19 @@ beforeAll(async () => {
   });
   serve.stderr!.setEncoding('utf8').on('data', (d: string) => (serveLog += d));
 
-  await until('Prometheus to scrape a successful collection of every source and of the resolved-alerts pass', async () => {
-    const rows = await queryPrometheusApi(prom.url, `posture_collection_success{portal="${PORTAL}"} == 1`);
-    return rows.length === 4 ? rows : undefined;
-  }, 30_000, serveSaid);
-  // A couple more scrapes and rule evaluations after the first complete one.
-  const after = Date.now() / 1000 + 2.5;
-  await until('two rule evaluations after the first complete scrape', async () => {
-    const body = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as { data: { groups: Array<{ lastEvaluation: string }> } };
-    return body.data.groups.length > 0 && body.data.groups.every((g) => Date.parse(g.lastEvaluation) / 1000 > after) ? true : undefined;
-  }, 15_000, serveSaid);
-}, 90_000);
+  for (const [name, prom] of proms) {
+    await until(`${name} to scrape a successful collection of every source and of the resolved-alerts pass`, async () => {
+      const rows = await queryPrometheusApi(prom.url, `posture_collection_success{portal="${PORTAL}"} == 1`);
+      return rows.length === 4 ? rows : undefined;
+    }, 30_000, serveSaid);
+    // A couple more scrapes and rule evaluations after the first complete one.
+    const after = Date.now() / 1000 + 2.5;
+    await until(`two rule evaluations of ${name} after the first complete scrape`, async () => {
+      const body = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as { data: { groups: Array<{ lastEvaluation: string }> } };
+      return body.data.groups.length > 0 && body.data.groups.every((g) => Date.parse(g.lastEvaluation) / 1000 > after) ? true : undefined;
+    }, 15_000, serveSaid);
+  }
+}, 120_000);
 
 afterAll(async () => {
   if (serve && serve.exitCode === null) {
@@ -152,22 +176,25 @@ afterAll(async () => {
     serve.kill('SIGTERM');
     await exited;
   }
-  await prom?.stop();
+  await Promise.all([...proms.values()].map((p) => p.stop()));
   await sim?.close();
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-describe('the shipped dashboards on a healthy serve, scraped by Prometheus with the rules loaded', () => {
+describe('the panels the test leaves out or seeds', () => {
+  it('lists only push-only panels that the dashboards have', () => {
+    const panels = new Set(committedDashboards().filter((q) => q.kind === 'panel').map(key));
+    for (const listed of [...Object.keys(PUSH_ONLY), ...NEEDS_A_DAY]) expect(panels).toContain(listed);
+  });
+});
+
+describe.each(SCRAPERS)('the shipped dashboards on a healthy serve, scraped by $name with the rules loaded', ({ name }) => {
+  const prom = () => proms.get(name)!;
   const queries = committedDashboards();
   const variants = [
     { name: 'all portals, whole portal (the defaults)', values: {} },
     { name: `portal ${PORTAL}, tag ${TAG}`, values: { portal: PORTAL, tag: TAG } },
   ] as const;
-
-  it('lists only push-only panels that the dashboards have', () => {
-    const panels = new Set(queries.filter((q) => q.kind === 'panel').map(key));
-    for (const listed of [...Object.keys(PUSH_ONLY), ...NEEDS_A_DAY]) expect(panels).toContain(listed);
-  });
 
   it.each(variants)('shows data in every pull-mode panel and variable ($name)', async ({ values }) => {
     const empty: string[] = [];
@@ -177,7 +204,7 @@ describe('the shipped dashboards on a healthy serve, scraped by Prometheus with 
       if (q.kind === 'annotation' || Object.hasOwn(PUSH_ONLY, key(q))) continue;
       const promql = substituteVariables(q.expr, values);
       expect(unresolvedVariables(promql), `${key(q)} ${q.refId}`).toEqual([]);
-      const rows = await queryPrometheusApi(prom.url, promql);
+      const rows = await queryPrometheusApi(prom().url, promql);
       ran++;
       if (rows.length === 0) empty.push(`${key(q)} ${q.refId}: ${promql}`);
     }
@@ -190,7 +217,7 @@ describe('the shipped dashboards on a healthy serve, scraped by Prometheus with 
     for (const title of ['Rate-limited requests (429) per run', '429s in the time range']) {
       const q = queries.find((x) => x.dashboard === 'posture-exporter-health' && x.source === title);
       expect(q, title).toBeDefined();
-      const rows = await queryPrometheusApi(prom.url, substituteVariables(q!.expr, { portal: PORTAL }));
+      const rows = await queryPrometheusApi(prom().url, substituteVariables(q!.expr, { portal: PORTAL }));
       expect(rows.length, title).toBeGreaterThan(0);
       for (const row of rows) expect(row.value[1], title).toBe('0');
     }
@@ -200,8 +227,8 @@ describe('the shipped dashboards on a healthy serve, scraped by Prometheus with 
     // A moment ago, so every recording read comes from one finished evaluation of the objective's group.
     const at = Date.now() / 1000 - 3;
     const expr = (source: string, refId: string) => substituteVariables(queries.find((q) => q.dashboard === 'posture-objectives' && q.source === source && q.refId === refId)!.expr);
-    const byIntegration = async (promql: string) => new Map((await queryPrometheusApi(prom.url, promql, at)).map((r) => [`${r.metric.portal} · ${r.metric.integration}`, Number(r.value[1])]));
-    const target = await queryPrometheusApi(prom.url, expr('Compliance over the objective\'s window', 'B'), at);
+    const byIntegration = async (promql: string) => new Map((await queryPrometheusApi(prom().url, promql, at)).map((r) => [`${r.metric.portal} · ${r.metric.integration}`, Number(r.value[1])]));
+    const target = await queryPrometheusApi(prom().url, expr('Compliance over the objective\'s window', 'B'), at);
     expect(target.map((r) => [r.metric.objective, Number(r.value[1])])).toEqual([['configuration', 0.95]]);
     // The SLI comes from the budget left and the target; the 28d error ratio is recorded directly.
     const sli = await byIntegration(expr('Compliance over the objective\'s window', 'A'));
@@ -217,7 +244,25 @@ describe('the shipped dashboards on a healthy serve, scraped by Prometheus with 
 
   it('still leaves the push-only panels empty in pull mode (their reason holds)', async () => {
     for (const q of queries.filter((x) => Object.hasOwn(PUSH_ONLY, key(x)))) {
-      expect(await queryPrometheusApi(prom.url, substituteVariables(q.expr)), key(q)).toEqual([]);
+      expect(await queryPrometheusApi(prom().url, substituteVariables(q.expr)), key(q)).toEqual([]);
     }
+  });
+});
+
+/** Families serve never has: the push outcome goes out with pushes only (Lambda, once --push). */
+const NOT_SERVED = new Set(['posture_push_success', 'posture_push_duration_seconds']);
+
+describe.each(SCRAPERS.filter((s) => s.version === 3))('the metadata $name keeps of serve\'s families', ({ name, protocols }) => {
+  it('gives every family the catalogue\'s type and help', async () => {
+    const body = (await (await fetch(`${proms.get(name)!.url}/api/v1/metadata`)).json()) as { data: Record<string, Array<{ type: string; help: string; unit: string }>> };
+    const openMetrics = protocols!.some((p) => p.startsWith('OpenMetrics'));
+    const expected: Record<string, Array<{ type: string; help: string; unit: string }>> = {};
+    for (const def of CATALOGUE.filter((m) => !NOT_SERVED.has(m.name))) {
+      // OpenMetrics names a counter's family without the `_total` its samples carry.
+      const family = openMetrics && def.type === 'counter' ? def.name.replace(/_total$/, '') : def.name;
+      expected[family] = [{ type: def.type, help: def.help, unit: '' }];
+    }
+    const posture = Object.fromEntries(Object.entries(body.data).filter(([k]) => k.startsWith('posture_')));
+    expect(posture).toEqual(expected);
   });
 });
