@@ -31,8 +31,9 @@ function workbookPairs(window: string): Pair[] {
 /**
  * The error ratio at minute `t` over the last `minutes`, from per-minute samples of the share of
  * devices non-compliant (`bad[i]` at minute i, the same number of devices eligible in each): the
- * mean over the samples from t - minutes to t, both included (Prometheus 2's range), or over
- * those there are.
+ * mean over the samples from t - minutes to t, both included, or over those there are. At a `t`
+ * between the minutes no sample is on either end, and Prometheus 2 and 3 select the same samples
+ * (on the minute, 3 leaves out the one on the left end).
  */
 function errorRatio(bad: readonly number[], t: number, minutes: number): number {
   let sum = 0;
