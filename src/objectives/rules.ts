@@ -57,9 +57,13 @@ export function errorRatioName(window: string): string {
   return `${ERROR_RATIO}:rate${window}`;
 }
 
-/** The selector of the objective's whole-portal funnel series at its stage. */
+/**
+ * The selector of the objective's whole-portal funnel series at its stage. The integration pattern
+ * goes in `(?s:…)`: Prometheus 3 lets `.` match a newline and Prometheus 2 does not, so without the
+ * flag `edr.*` would select a key with a newline in one and not the other.
+ */
 function funnelSelector(o: Objective): string {
-  return `{stage=${quote(o.stage)},tag=""${o.integration === undefined ? '' : `,integration=~${quote(o.integration)}`}}`;
+  return `{stage=${quote(o.stage)},tag=""${o.integration === undefined ? '' : `,integration=~${quote(`(?s:${o.integration})`)}`}}`;
 }
 
 /** 1 - compliant/eligible over `window`, both summed over every sample (device-weighted); absent when nothing was eligible. */

@@ -2,8 +2,9 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { CATALOGUE } from '../../src/collect/catalogue.js';
+import { objectiveRulesYaml } from '../../src/objectives/rules.js';
 import { PROMTOOLS, REPO_ROOT, RULE_TESTS_DIR, loadRuleExpressions, ruleFiles, ruleTestFiles, runPromtool } from './support.js';
 
 // The objective tests evaluate hours of 1-minute samples (about 2 s of promtool's CPU alone); several
@@ -192,4 +193,45 @@ describe('the promtool tests catch broken rules', () => {
     const result = await runPromtool(['test', 'rules', testFile], join(dir, 'tests'), PROMTOOL_3);
     expect(result.code, result.output).not.toBe(0);
   }, PROMTOOL_TEST_TIMEOUT);
+});
+
+describe('an objective\'s integration pattern on Prometheus 2 and 3', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  // Prometheus 3 lets `.` match a newline, 2 does not; the generated rules must select the same keys on both.
+  it.each(PROMTOOLS.map((p) => [p.name, p]))('%s counts a key with a newline in it as `edr.*` matching it', async (_name, promtool) => {
+    const dir = mkdtempSync(join(tmpdir(), 'posture-rules-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'rules.yml'), objectiveRulesYaml([{ name: 'edr', integration: 'edr.*', stage: 'configuration', target: 0.9, window: '1d' }]));
+    const funnel = (integration: string, compliant: number) =>
+      ['eligible', 'compliant'].map((kind) => ({
+        series: `posture_vitals_${kind}_devices{portal="acme",integration=${JSON.stringify(integration)},stage="configuration"}`,
+        values: `${kind === 'eligible' ? 100 : compliant}x10`,
+      }));
+    const test = {
+      rule_files: ['rules.yml'],
+      evaluation_interval: '1m',
+      tests: [
+        {
+          interval: '1m',
+          input_series: [...funnel('edr', 100), ...funnel('edr\nlab', 50), ...funnel('mdm', 0)],
+          promql_expr_test: [
+            {
+              expr: 'posture:objective_error_ratio:rate5m',
+              eval_time: '5m',
+              exp_samples: [
+                { labels: 'posture:objective_error_ratio:rate5m{portal="acme",integration="edr",objective="edr"}', value: 0 },
+                { labels: 'posture:objective_error_ratio:rate5m{portal="acme",integration="edr\\nlab",objective="edr"}', value: 0.5 },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    writeFileSync(join(dir, 'newline.test.yml'), stringify(test));
+    expectPromtoolOk(await runPromtool(['test', 'rules', 'newline.test.yml'], dir, promtool), `${promtool.name} test rules newline.test.yml`);
+  });
 });

@@ -76,7 +76,7 @@ describe('error ratios', () => {
     expect(ratios.map((r) => r.record)).toEqual([...WINDOWS, '30d'].map((w) => `posture:objective_error_ratio:rate${w}`));
     for (const [i, r] of ratios.entries()) {
       const w = [...WINDOWS, '30d'][i]!;
-      const selector = '{stage="function",tag="",integration=~"crowdstrike|s1"}';
+      const selector = '{stage="function",tag="",integration=~"(?s:crowdstrike|s1)"}';
       expect(r.expr.replace(/\s+/g, ' ').trim()).toBe(
         `1 - ( sum by (portal, integration) (sum_over_time(posture_vitals_compliant_devices${selector}[${w}])) / (sum by (portal, integration) (sum_over_time(posture_vitals_eligible_devices${selector}[${w}])) > 0) )`,
       );
@@ -100,7 +100,7 @@ describe('error ratios', () => {
 
   it('quotes the expression as a PromQL string', () => {
     const [group] = objectiveRuleGroups([objective({ name: 'q', integration: 'a"b\\.c' })]);
-    expect(group!.rules[0]!.expr).toContain('integration=~"a\\"b\\\\.c"');
+    expect(group!.rules[0]!.expr).toContain('integration=~"(?s:a\\"b\\\\.c)"');
   });
 
   it('records the dashboards\' windows, then the objective\'s own alert windows from the shortest, then its window, each once', () => {
