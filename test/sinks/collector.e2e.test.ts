@@ -17,7 +17,6 @@ import {
   heldBy,
   invokeLambda,
   oncePush,
-  overOtlp,
   PUSH_OUTCOME_FAMILIES,
   remoteWritten,
   runEnv,
@@ -101,8 +100,8 @@ describe('OTLP through the Collector to Prometheus 3, with the exporter settings
     const portal = `ops/eu "once" ${protocol}`;
     const job = `collector-once-${protocol}`;
     const run = await oncePush(otlpEnv(advised, portal, job, protocol));
-    const expected = overOtlp(run.pushed);
-    expectEveryPushedFamily(expected, { overOtlp: true, but: PUSH_OUTCOME_FAMILIES });
+    const expected = run.pushed;
+    expectEveryPushedFamily(expected, { but: PUSH_OUTCOME_FAMILIES });
     expect(await forwarded(runSelector(portal, job), expected.size)).toEqual(expected);
   });
 
@@ -110,8 +109,8 @@ describe('OTLP through the Collector to Prometheus 3, with the exporter settings
     const portal = `lambda ${protocol}`;
     const job = `collector-lambda-${protocol}`;
     const [first] = await invokeLambda({ ...otlpEnv(advised, portal, job, protocol), POSTURE_PUSH: 'otlp,remote_write', POSTURE_REMOTE_WRITE_URL: `${loopback.url}/api/v1/write` }, 2);
-    const expected = overOtlp(remoteWritten(loopback, first).series);
-    expectEveryPushedFamily(expected, { overOtlp: true });
+    const expected = remoteWritten(loopback, first).series;
+    expectEveryPushedFamily(expected);
     expect(await forwarded(runSelector(portal, job), expected.size)).toEqual(expected);
   });
 
@@ -119,7 +118,7 @@ describe('OTLP through the Collector to Prometheus 3, with the exporter settings
     const portal = 'resource attributes';
     const job = 'collector-resource';
     const run = await oncePush({ ...otlpEnv(advised, portal, job, 'http/protobuf'), OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=e2e,team=security,service.instance.id=eu-1' });
-    const expected = overOtlp(run.pushed);
+    const expected = run.pushed;
     expect(await forwarded(runSelector(portal, job), expected.size, ['deployment_environment'])).toEqual(expected);
     for (const r of await queryPrometheusApi(prometheus().url, runSelector(portal, job))) {
       expect(r.metric).toMatchObject({ job, instance: 'eu-1', deployment_environment: 'e2e' });
@@ -138,8 +137,8 @@ describe('OTLP through the Collector to Prometheus 3, with the exporter\'s defau
       { ...otlpEnv(byDefault, 'default translation', job, 'http/protobuf'), POSTURE_PUSH: 'otlp,remote_write', POSTURE_REMOTE_WRITE_URL: `${loopback.url}/api/v1/write` },
       2,
     );
-    const expected = overOtlp(remoteWritten(loopback, first).series);
-    expectEveryPushedFamily(expected, { overOtlp: true });
+    const expected = remoteWritten(loopback, first).series;
+    expectEveryPushedFamily(expected);
     const selector = `{__name__=~".+",job="${job}"}`;
     const held = await untilHolds(() => heldBy(prometheus().url, selector, { drop: ['otel_scope_name'] }), expected.size);
     expectDocumentedNames(expected, held);

@@ -15,7 +15,6 @@ import {
   heldBy,
   invokeLambda,
   oncePush,
-  overOtlp,
   PUSH_OUTCOME_FAMILIES,
   remoteWritten,
   runEnv,
@@ -55,9 +54,9 @@ describe('OTLP into Prometheus 3 with the translation docs/push.md advises', () 
     const portal = `ops/eu "once" ${protocol}`;
     const job = `once-${protocol}`;
     const run = await oncePush(otlpEnv(advised().url, portal, job, protocol));
-    const expected = overOtlp(run.pushed);
+    const expected = run.pushed;
     // A `once` is one push: nothing before it to report on.
-    expectEveryPushedFamily(expected, { overOtlp: true, but: PUSH_OUTCOME_FAMILIES });
+    expectEveryPushedFamily(expected, { but: PUSH_OUTCOME_FAMILIES });
     expect(await heldBy(advised().url, runSelector(portal, job))).toEqual(expected);
   });
 
@@ -71,8 +70,8 @@ describe('OTLP into Prometheus 3 with the translation docs/push.md advises', () 
       { ...otlpEnv(advised().url, portal, job, protocol), POSTURE_PUSH: 'otlp,remote_write', POSTURE_REMOTE_WRITE_URL: `${loopback.url}/api/v1/write` },
       2,
     );
-    const expected = overOtlp(remoteWritten(loopback, first).series);
-    expectEveryPushedFamily(expected, { overOtlp: true });
+    const expected = remoteWritten(loopback, first).series;
+    expectEveryPushedFamily(expected);
     expect(await heldBy(advised().url, runSelector(portal, job))).toEqual(expected);
   });
 
@@ -80,7 +79,7 @@ describe('OTLP into Prometheus 3 with the translation docs/push.md advises', () 
     const portal = 'resource attributes';
     const job = 'once-resource';
     const run = await oncePush({ ...otlpEnv(advised().url, portal, job, 'http/protobuf'), OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=e2e,team=security,service.instance.id=eu-1' });
-    const expected = overOtlp(run.pushed);
+    const expected = run.pushed;
     const held = await queryPrometheusApi(advised().url, runSelector(portal, job));
     expect(held.length).toBe(expected.size);
     for (const r of held) {
@@ -103,8 +102,8 @@ describe('OTLP into Prometheus 3 with its default translation', () => {
       { ...otlpEnv(byDefault().url, 'default translation', job, 'http/protobuf'), POSTURE_PUSH: 'otlp,remote_write', POSTURE_REMOTE_WRITE_URL: `${loopback.url}/api/v1/write` },
       2,
     );
-    const expected = overOtlp(remoteWritten(loopback, first).series);
-    expectEveryPushedFamily(expected, { overOtlp: true });
+    const expected = remoteWritten(loopback, first).series;
+    expectEveryPushedFamily(expected);
     expectDocumentedNames(expected, await heldBy(byDefault().url, `{__name__=~".+",job="${job}"}`));
     // One target_info per push: the resource, without service.name (it is `job`).
     const [info, ...more] = await queryPrometheusApi(byDefault().url, `target_info{job="${job}"}`);

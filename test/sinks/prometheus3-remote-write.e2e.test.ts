@@ -1,7 +1,7 @@
 /**
  * Remote write into Prometheus 3 (`--web.enable-remote-write-receiver`), built from its Go module
  * (scripts/ensure-tools.sh): the built CLI's `once` and the built Lambda bundle push, and every
- * family (summaries included) must be there, under its own name and labels, with the exact value
+ * family must be there, under its own name and labels, with the exact value
  * and the time it was sent with. What was sent is `once`'s own `--format json` output of the same
  * run, or, for the Lambda, the requests themselves as a loopback proxy in front of Prometheus saw
  * them (decoded apart from the sink's code).
@@ -53,7 +53,7 @@ describe('remote write into Prometheus 3', () => {
     const portal = 'ops/eu "once"';
     const run = await oncePush({ ...env(portal), POSTURE_REMOTE_WRITE_URL: `${prometheus().url}/api/v1/write` });
     const pushedAt = Date.now();
-    expectEveryPushedFamily(run.pushed, { overOtlp: false, but: PUSH_OUTCOME_FAMILIES });
+    expectEveryPushedFamily(run.pushed, { but: PUSH_OUTCOME_FAMILIES });
     expect(await heldBy(prometheus().url, runSelector(portal), { time: pushedAt / 1000 })).toEqual(run.pushed);
     // The portal's series carry the collection time, one sample each; the shard's own the time of the push.
     const portals = await stampsOf(`{portal=${JSON.stringify(portal)}}`, pushedAt);
@@ -79,7 +79,7 @@ describe('remote write into Prometheus 3', () => {
     expect(await heldBy(prometheus().url, runSelector(portal), { time: lastOf(one.timestamps) / 1000 })).toEqual(one.series);
     const at = lastOf(two.timestamps);
     expect(await heldBy(prometheus().url, runSelector(portal), { time: at / 1000 })).toEqual(both.series);
-    expectEveryPushedFamily(both.series, { overOtlp: false });
+    expectEveryPushedFamily(both.series);
     // Every sample Prometheus holds of the run, at the time it was sent with.
     const since = first! - 1;
     const held = new Map([...(await stampsOf(`{portal=${JSON.stringify(portal)}}`, at, since)), ...(await stampsOf(SHARD_SERIES, at, since))]);

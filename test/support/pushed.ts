@@ -12,7 +12,6 @@ import snappy from 'snappyjs';
 import { expect } from 'vitest';
 import { CATALOGUE } from '../../src/collect/catalogue.js';
 import type { VitalsRecord } from '../../src/simulator/records.js';
-import { sampleNamesOf } from '../../src/metrics/definition.js';
 import { decodeWriteRequest } from '../sinks/decode.js';
 import { seriesKey } from '../sinks/fixtures.js';
 import type { Receiver } from '../sinks/receiver.js';
@@ -30,17 +29,6 @@ export type SeriesValues = Map<string, number>;
 const SHARD_FAMILIES = CATALOGUE.filter((m) => 'noPortal' in m && m.noPortal).map((m) => m.name);
 /** The families that report on the previous push: `once` prints this run's outcome, which its push could not carry; a Lambda's first push has none. */
 export const PUSH_OUTCOME_FAMILIES: ReadonlySet<string> = new Set(['posture_push_success', 'posture_push_duration_seconds']);
-
-/**
- * Sample names the OTLP sink does not send yet: the summaries' (today it sends gauges only).
- * This goes when the resolved-alerts summaries are gauges and the OTLP sink carries every family.
- */
-const NOT_SENT_OVER_OTLP_YET: ReadonlySet<string> = new Set(CATALOGUE.filter((m) => m.type === 'summary').flatMap((m) => sampleNamesOf(m)));
-
-/** What of `series` (what a push sent) an OTLP push carries: all of it, but NOT_SENT_OVER_OTLP_YET. */
-export function overOtlp(series: SeriesValues): SeriesValues {
-  return new Map([...series].filter(([key]) => !NOT_SENT_OVER_OTLP_YET.has(nameOf(key))));
-}
 
 /** The sample name of a series key. */
 function nameOf(key: string): string {
@@ -220,14 +208,10 @@ export function expectDocumentedNames(sent: SeriesValues, held: SeriesValues): v
   expect(held).toEqual(renamed);
 }
 
-/**
- * That `series` holds every family a push carries (serve's counters never are pushed; a summary's
- * `_sum` and `_count` are families of their own here), but those in `but` and, over OTLP, those in
- * NOT_SENT_OVER_OTLP_YET.
- */
-export function expectEveryPushedFamily(series: SeriesValues, opts: { overOtlp: boolean; but?: ReadonlySet<string> }): void {
+/** That `series` holds every family a push carries (serve's counters never are pushed), but those in `but`. */
+export function expectEveryPushedFamily(series: SeriesValues, opts: { but?: ReadonlySet<string> } = {}): void {
   const families = CATALOGUE.filter((m) => m.type !== 'counter')
-    .flatMap((m) => sampleNamesOf(m))
-    .filter((n) => !(opts.overOtlp && NOT_SENT_OVER_OTLP_YET.has(n)) && !opts.but?.has(n));
+    .map((m) => m.name)
+    .filter((n) => !opts.but?.has(n));
   expect(new Set([...series.keys()].map(nameOf))).toEqual(new Set(families));
 }
