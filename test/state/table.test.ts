@@ -155,10 +155,10 @@ describe("the other writers' requests", () => {
     const [a] = writers(1);
     clock.advance(5_000);
     // Dated now (T0 + 5 s), and in flight with an earlier version's flight of 45 s.
-    expect(await a!.claim(1)).toMatchObject({ granted: false, waitMs: 1_000 });
+    expect(await a.claim(1)).toMatchObject({ granted: false, waitMs: 1_000 });
     expect((await tables.db.items(tables.table, PORTAL))[0]!.at).toBe(T0 + 5_000);
     clock.set(T0 + 5_000 + 45_000);
-    expect(await a!.claim(1)).toMatchObject({ granted: false, waitMs: SPAN });
+    expect(await a.claim(1)).toMatchObject({ granted: false, waitMs: SPAN });
     clock.set(T0 + 5_000 + 45_000 + SPAN);
     expect((await a!.claim(1)).granted).toBe(true);
   });
@@ -219,49 +219,42 @@ describe('expiry by TTL', () => {
   it('gives back a slot claimed on an expiring chain when a writer that saw another part of it claimed meanwhile', async () => {
     // Another host's writer whose read TTL had cut short (it saw newest 9, not 3) writes request 10
     // between this writer's read and its write: neither saw the other.
-    const proxy = await startProxy(tables.db.endpoint, beforePutOf4(10, true));
-    try {
-      const [old] = writers(1);
-      for (let i = 0; i < 3; i++) await sent(old!, 3);
-      clock.advance(2 * 3_600_000);
-      useEndpoint(proxy.endpoint);
-      const [a] = writers(1);
+    await onExpiringChain(beforePutOf4(10, true), async (a) => {
       // Request 10, in flight, holds the share of 1.
-      expect(await a!.claim(1)).toMatchObject({ granted: false, waitMs: 1_000, others: [] });
-      expect((await tables.db.items(tables.table, PORTAL)).map((i) => [i.n, i.released ?? false])).toEqual([
-        [1, false],
-        [2, false],
-        [3, false],
-        [4, true],
-        [10, false],
-      ]);
-    } finally {
-      await proxy.close();
-    }
+      expect(await a.claim(1)).toMatchObject({ granted: false, waitMs: 1_000, others: [] });
+      expect(await numbered()).toEqual([[1, false], [2, false], [3, false], [4, true], [10, false]]);
+    });
   });
 
   it('keeps a slot claimed on an expiring chain when the request written meanwhile is a later one by a writer that read a live chain', async () => {
     // Request 5 by a writer whose read was not cut short by TTL: it read request 4, so it counted it.
-    const proxy = await startProxy(tables.db.endpoint, beforePutOf4(5, false));
-    try {
-      const [old] = writers(1);
-      for (let i = 0; i < 3; i++) await sent(old!, 3);
-      clock.advance(2 * 3_600_000);
-      useEndpoint(proxy.endpoint);
-      const [a] = writers(1);
-      expect((await a!.claim(2)).granted).toBe(true);
-      expect((await tables.db.items(tables.table, PORTAL)).map((i) => [i.n, i.released ?? false])).toEqual([
-        [1, false],
-        [2, false],
-        [3, false],
-        [4, false],
-        [5, false],
-      ]);
-    } finally {
-      await proxy.close();
-    }
+    await onExpiringChain(beforePutOf4(5, false), async (a) => {
+      expect((await a.claim(2)).granted).toBe(true);
+      expect(await numbered()).toEqual([[1, false], [2, false], [3, false], [4, false], [5, false]]);
+    });
   });
 });
+
+/** The chain's items as [number, released]. */
+const numbered = async () => (await tables.db.items(tables.table, PORTAL)).map((i) => [i.n, i.released ?? false]);
+
+/**
+ * Three requests of one writer two hours ago (its chain's items expire within the minute), then a
+ * new writer, `body`'s, through a proxy that runs `before` just before request 4 is written.
+ */
+async function onExpiringChain(before: (amzTarget: string, body: Record<string, unknown>) => Promise<void>, body: (a: SendLedger) => Promise<void>): Promise<void> {
+  const proxy = await startProxy(tables.db.endpoint, before);
+  try {
+    const [old] = writers(1);
+    for (let i = 0; i < 3; i++) await sent(old!, 3);
+    clock.advance(2 * 3_600_000);
+    useEndpoint(proxy.endpoint);
+    const [a] = writers(1);
+    await body(a!);
+  } finally {
+    await proxy.close();
+  }
+}
 
 /** A hook for startProxy: just before request 4 is written, another host's writer writes request `n` (marked `expiring` as such a writer would). */
 function beforePutOf4(n: number, expiring: boolean): (target: string, body: Record<string, unknown>) => Promise<void> {
