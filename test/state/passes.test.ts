@@ -63,6 +63,15 @@ function entries(): string[] {
   return readdirSync(join(root, 'state', 'passes'));
 }
 
+/** The entry folders a sweep leaves at the clock's time, and those one left 1 ms later. */
+function sweptThenOneMsLater(clock: ReturnType<typeof hostClock>): [number, number] {
+  sweep(clock);
+  const before = entries().length;
+  clock.advance(1);
+  sweep(clock);
+  return [before, entries().length];
+}
+
 /** The claim files of the one entry folder. */
 function claimsOnDisk(): string[] {
   const passes = join(root, 'state', 'passes');
@@ -168,19 +177,11 @@ describe('passes in the state directory', () => {
     expect((await passes.claim(PORTAL, 'daily', 24 * HOUR)).due).toBe(true);
     // The hourly pass counted until the next was due (59 minutes), and an hour has passed since, exactly: it stays.
     clock.advance(HOUR - MINUTE + HOUR);
-    sweep(clock);
-    expect(entries()).toHaveLength(2);
-    clock.advance(1);
-    sweep(clock);
-    expect(entries()).toHaveLength(1);
+    expect(sweptThenOneMsLater(clock)).toEqual([2, 1]);
     // The daily one is due again only at 23 h 59 min: it stays until an hour after that.
     expect((await files(clock).claim(PORTAL, 'daily', 24 * HOUR)).due).toBe(false);
     clock.advance(23 * HOUR - 1);
-    sweep(clock);
-    expect(entries()).toHaveLength(1);
-    clock.advance(1);
-    sweep(clock);
-    expect(entries()).toEqual([]);
+    expect(sweptThenOneMsLater(clock)).toEqual([1, 0]);
   });
 
   it("keeps an earlier version's pass record, which holds no interval, as long as a daily pass's, and an hour", async () => {
@@ -192,11 +193,7 @@ describe('passes in the state directory', () => {
     const { intervalMs: _dropped, writer: _none, ...earlier } = JSON.parse(readFileSync(record, 'utf8')) as Record<string, unknown>;
     writeFileSync(record, JSON.stringify(earlier));
     clock.advance(24 * HOUR - MINUTE + HOUR);
-    sweep(clock);
-    expect(entries()).toHaveLength(1);
-    clock.advance(1);
-    sweep(clock);
-    expect(entries()).toEqual([]);
+    expect(sweptThenOneMsLater(clock)).toEqual([1, 0]);
   });
 
   it('ignores a record that is not one (warned once), and never follows a symlink', async () => {
