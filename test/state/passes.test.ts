@@ -6,27 +6,23 @@
  * boot compare by wall time; pass records are pruned by their own interval, and an entry's folder
  * removed an hour after its interval.
  */
-import { futimesSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { futimesSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../src/core/log.js';
 import { PassMemory } from '../../src/schedule/passes.js';
 import { StateDir } from '../../src/state/dir.js';
 import { LedgerFiles } from '../../src/state/files.js';
 import type { HostClock } from '../../src/state/host-clock.js';
 import { DirPasses } from '../../src/state/index.js';
+import { tempDirPerTest } from '../support/temp-dir.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const PORTAL = 'https://acme.example.com/public-api/v1';
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
 
-let root: string;
-beforeEach(() => {
-  root = mkdtempSync(join(tmpdir(), 'posture-pass-files-'));
-});
-afterEach(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDirPerTest('posture-pass-files-');
 
 /** A host clock the test moves: monotonic and wall time advance together unless told otherwise. */
 function hostClock(boot = 'boot-1') {
@@ -47,20 +43,20 @@ function hostClock(boot = 'boot-1') {
   return clock;
 }
 
-/** The passes of the state directory `root/state`, as one process opens them. */
+/** The passes of the state directory `root()/state`, as one process opens them. */
 function files(clock: HostClock, logger = memoryLogger()): DirPasses {
-  return new DirPasses(new LedgerFiles(StateDir.open(join(root, 'state'), logger, 'lost'), { logger, clock }), () => clock.monotonic());
+  return new DirPasses(new LedgerFiles(StateDir.open(join(root(), 'state'), logger, 'lost'), { logger, clock }), () => clock.monotonic());
 }
 
 /** What a process opening the state directory does first: removes the idle folders. */
 function sweep(clock: HostClock): void {
   const logger = memoryLogger();
-  new LedgerFiles(StateDir.open(join(root, 'state'), logger, 'lost'), { logger, clock }).sweep();
+  new LedgerFiles(StateDir.open(join(root(), 'state'), logger, 'lost'), { logger, clock }).sweep();
 }
 
 /** The entry folders of the passes. */
 function entries(): string[] {
-  return readdirSync(join(root, 'state', 'passes'));
+  return readdirSync(join(root(), 'state', 'passes'));
 }
 
 /** The entry folders a sweep leaves at the clock's time, and those one left 1 ms later. */
@@ -74,7 +70,7 @@ function sweptThenOneMsLater(clock: ReturnType<typeof hostClock>): [number, numb
 
 /** The claim files of the one entry folder. */
 function claimsOnDisk(): string[] {
-  const passes = join(root, 'state', 'passes');
+  const passes = join(root(), 'state', 'passes');
   const [entry] = readdirSync(passes);
   return readdirSync(join(passes, entry!)).filter((n) => n.startsWith('p')).sort();
 }
@@ -188,7 +184,7 @@ describe('passes in the state directory', () => {
     const clock = hostClock();
     const passes = files(clock);
     expect((await passes.claim(PORTAL, 'acme', HOUR)).due).toBe(true);
-    const folder = join(root, 'state', 'passes', entries()[0]!);
+    const folder = join(root(), 'state', 'passes', entries()[0]!);
     const record = join(folder, 'p000000000001');
     const { intervalMs: _dropped, writer: _none, ...earlier } = JSON.parse(readFileSync(record, 'utf8')) as Record<string, unknown>;
     writeFileSync(record, JSON.stringify(earlier));
@@ -201,11 +197,11 @@ describe('passes in the state directory', () => {
     const logger = memoryLogger();
     const passes = files(clock, logger);
     expect((await passes.claim(PORTAL, 'acme', HOUR)).due).toBe(true);
-    const entry = join(root, 'state', 'passes', entries()[0]!);
+    const entry = join(root(), 'state', 'passes', entries()[0]!);
     // A newer claim number that is not JSON, and one that is a symlink to a record elsewhere.
     writeFileSync(join(entry, 'p000000000002'), 'not json', { mode: 0o600 });
-    writeFileSync(join(root, 'elsewhere'), '{}');
-    symlinkSync(join(root, 'elsewhere'), join(entry, 'p000000000003'));
+    writeFileSync(join(root(), 'elsewhere'), '{}');
+    symlinkSync(join(root(), 'elsewhere'), join(entry, 'p000000000003'));
     clock.advance(MINUTE);
     // The pass of a minute ago still counts: not due.
     expect((await passes.claim(PORTAL, 'acme', HOUR)).due).toBe(false);
@@ -214,15 +210,15 @@ describe('passes in the state directory', () => {
       [join(entry, 'p000000000003'), 'a symlink'],
       [join(entry, 'p000000000002'), 'not JSON'],
     ]);
-    expect(readFileSync(join(root, 'elsewhere'), 'utf8')).toBe('{}');
+    expect(readFileSync(join(root(), 'elsewhere'), 'utf8')).toBe('{}');
   });
 
   it('remembers passes in the memory of the process when the directory cannot be written', async () => {
     const clock = hostClock();
     const logger = memoryLogger();
     // A path under a file cannot be created.
-    writeFileSync(join(root, 'file'), '');
-    const dir = StateDir.open(join(root, 'file', 'state'), logger, 'lost');
+    writeFileSync(join(root(), 'file'), '');
+    const dir = StateDir.open(join(root(), 'file', 'state'), logger, 'lost');
     const passes = new DirPasses(new LedgerFiles(dir, { logger, clock }), () => clock.monotonic());
     expect((await passes.claim(PORTAL, 'acme', HOUR)).due).toBe(true);
     expect((await passes.claim(PORTAL, 'acme', HOUR)).due).toBe(false);

@@ -6,12 +6,12 @@
  * real ones do. Each says when the portal saw each of its requests (a moment within its flight):
  * at most the share in any 60 s.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ClaimerOptions } from '../support/claimer.js';
 import { claimer } from '../support/processes.js';
+import { tempDirPerTest } from '../support/temp-dir.js';
 import { maxInAnyWindow } from '../support/window.js';
 
 const PORTAL = 'https://acme.example.com/public-api/v1';
@@ -19,19 +19,15 @@ const SHARE = 5;
 const SPEED = 20;
 const MINUTE = 60_000;
 
-let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'posture-claims-'));
-});
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDirPerTest('posture-claims-');
 
 /** A claimer of `grants` slots on the directory, starting at the real instant `start`, each request up to 3 s in flight. */
-const slots = (grants: number, start: number, more: Partial<ClaimerOptions> = {}) => claimer({ store: 'dir', where: dir, portal: PORTAL, speed: SPEED, start, kind: 'requests', share: SHARE, grants, flightMs: 3_000, ...more });
+const slots = (grants: number, start: number, more: Partial<ClaimerOptions> = {}) => claimer({ store: 'dir', where: dir(), portal: PORTAL, speed: SPEED, start, kind: 'requests', share: SHARE, grants, flightMs: 3_000, ...more });
 
 /** When the directory's records say each request could last have reached the portal (virtual ms): every request claimed and not given back. */
 function recorded(): number[] {
-  const [folder] = readdirSync(join(dir, 'sends'));
-  const path = join(dir, 'sends', folder!);
+  const [folder] = readdirSync(join(dir(), 'sends'));
+  const path = join(dir(), 'sends', folder!);
   return readdirSync(path)
     .filter((n) => /^s\d{12}$/.test(n))
     .map((n) => JSON.parse(readFileSync(join(path, n), 'utf8')) as { mono: number; flightMs: number; arrived?: { mono: number }; released?: boolean })
