@@ -35,13 +35,15 @@ export const UNIT = {
 
 /**
  * The files that take minutes, waiting on real 60 s budget windows (restarts, the CLI's once, the
- * Lambda bundle) or building (the image, the serverless packages, the npm package), interleaved so
+ * Lambda bundle), building (the image, the serverless packages, the npm package) or running promtool
+ * 2 and 3 over every rule file, interleaved so
  * that the waiting ones do not hold every worker at once. Started first, they run beside the rest
  * instead of after it. (Once vitest has timed a run, it starts the slowest files first by itself;
  * this is for a fresh clone.)
  */
 const LONGEST = [
   'test/e2e/restarts.test.ts',
+  'test/infra/rules.e2e.test.ts',
   'test/image/image.test.ts',
   'test/lambda/bundle.e2e.test.ts',
   'test/serverless/package.test.ts',
@@ -50,6 +52,8 @@ const LONGEST = [
   'test/e2e/ledger-checks.test.ts',
   'test/lambda/table.e2e.test.ts',
   'test/package/exports.e2e.test.ts',
+  'test/docs/commands.e2e.test.ts',
+  'test/objectives/burn-rates.e2e.test.ts',
 ];
 const missing = LONGEST.filter((f) => !existsSync(new URL(f, import.meta.url)));
 if (missing.length > 0) throw new Error(`vitest.config.ts: LONGEST names files that do not exist: ${missing.join(', ')}`);
