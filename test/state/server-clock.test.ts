@@ -48,4 +48,18 @@ describe('ServerClock', () => {
     c.observe(date(S - 60_000), 2_000, 2_040);
     expect(c.now(2_040)).toBe(S - 60_000);
   });
+
+  it('keeps the bounds when an answer proves exactly the one moment they leave (the bounds meet), and starts again only past it', () => {
+    const c = new ServerClock();
+    // At 1040 the server's time was 12:00:00 or later.
+    c.observe(date(S), 1_000, 1_040);
+    // A second later, sent at 2040, the header still reads 12:00:00: the server's time at 2040 was before 12:00:01, so at 1040 exactly 12:00:00.
+    c.observe(date(S), 2_040, 2_050);
+    expect(c.now(2_050)).toBe(S + 1_010);
+    // Sent a millisecond later still reading 12:00:00 contradicts it: the bounds start again from that answer alone.
+    const d = new ServerClock();
+    d.observe(date(S), 1_000, 1_040);
+    d.observe(date(S), 2_041, 2_050);
+    expect(d.now(2_050)).toBe(S);
+  });
 });
