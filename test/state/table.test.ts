@@ -291,10 +291,7 @@ describe('a table that cannot be used', () => {
   });
 
   it('says a table that cannot be reached cannot be reached, with the system error', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const port = await closedPort();
     useEndpoint(`http://127.0.0.1:${port}`);
     const err = await failure(writers(1)[0]!);
     expect(err.message).toMatch(new RegExp(`^the DynamoDB table ${tables.table} \\(POSTURE_STATE_TABLE\\) cannot be reached \\(ECONNREFUSED: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\): check the network path to DynamoDB and AWS_ENDPOINT_URL_DYNAMODB; no request goes to the portal`));
@@ -312,7 +309,82 @@ describe('a table that cannot be used', () => {
       await refusing.close();
     }
   });
+
+  it.each([
+    ['throttled, and says to give it on-demand capacity', 'ThrottlingException', 'Rate of requests exceeds the allowed throughput.', 'throttled the requests (ThrottlingException: Rate of requests exceeds the allowed throughput.): give it on-demand capacity'],
+    [
+      'refused for its keys, and says which keys it must have',
+      'ValidationException',
+      'One or more parameter values were invalid: Missing the key n in the item',
+      'refused the request (ValidationException: One or more parameter values were invalid: Missing the key n in the item): its keys must be portal (S, partition key) and n (N, sort key), see docs/serverless.md',
+    ],
+    ['refused otherwise, with the first line of what it said', 'ItemCollectionSizeLimitExceededException', 'Collection size exceeded.\nSecond line.', 'cannot be used (ItemCollectionSizeLimitExceededException: Collection size exceeded.)'],
+  ])('says a table that %s', async (_what, type, message, what) => {
+    const refusing = await startRefusing(type, message);
+    try {
+      useEndpoint(refusing.endpoint);
+      // One attempt: the SDK would retry a throttled request after its back-off.
+      await withEnv({ AWS_MAX_ATTEMPTS: '1' }, async () => {
+        const err = await failure(writers(1)[0]!);
+        expect(err.message).toBe(`the DynamoDB table ${tables.table} (POSTURE_STATE_TABLE) ${what}; no request goes to the portal while its share cannot be counted`);
+      });
+    } finally {
+      await refusing.close();
+    }
+  });
+
+  it('says a table that cannot be reached through AWS_ENDPOINT_URL cannot be reached, naming the endpoint variable too', async () => {
+    const port = await closedPort();
+    await withEnv({ AWS_ENDPOINT_URL_DYNAMODB: undefined, AWS_ENDPOINT_URL: `http://127.0.0.1:${port}` }, async () => {
+      const err = await failure(writers(1)[0]!);
+      expect(err.message).toMatch(/\(ECONNREFUSED: connect ECONNREFUSED [^)]*\): check the network path to DynamoDB and AWS_ENDPOINT_URL_DYNAMODB; no request goes to the portal/);
+    });
+  });
+
+  it('says no AWS region is set, and which variable sets one', async () => {
+    await withEnv({ AWS_REGION: undefined, AWS_DEFAULT_REGION: undefined, AWS_PROFILE: undefined, AWS_CONFIG_FILE: '/nonexistent/config', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/credentials' }, async () => {
+      const err = await failure(writers(1)[0]!);
+      expect(err.message).toBe(`the DynamoDB table ${tables.table} (POSTURE_STATE_TABLE) cannot be found: no AWS region is set: set AWS_REGION; no request goes to the portal while its share cannot be counted`);
+    });
+  });
+
+  it('says it cannot be used without AWS credentials, and how to give them', async () => {
+    const none = { AWS_ACCESS_KEY_ID: undefined, AWS_SECRET_ACCESS_KEY: undefined, AWS_SESSION_TOKEN: undefined, AWS_PROFILE: undefined, AWS_WEB_IDENTITY_TOKEN_FILE: undefined, AWS_CONTAINER_CREDENTIALS_FULL_URI: undefined, AWS_CONTAINER_CREDENTIALS_RELATIVE_URI: undefined };
+    // No instance metadata either: nothing leaves 127.0.0.1.
+    await withEnv({ ...none, AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: '/nonexistent/config', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/credentials' }, async () => {
+      const err = await failure(writers(1)[0]!);
+      expect(err.message).toBe(
+        `the DynamoDB table ${tables.table} (POSTURE_STATE_TABLE) cannot be used without AWS credentials (Could not load credentials from any providers): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or AWS_PROFILE, or run where a role provides them; no request goes to the portal while its share cannot be counted`,
+      );
+    });
+  });
 });
+
+/** Runs `fn` with the environment variables `vars` set (undefined: unset), then puts them back. */
+async function withEnv(vars: Record<string, string | undefined>, fn: () => Promise<void>): Promise<void> {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  const apply = (values: Record<string, string | undefined>) => {
+    for (const [k, v] of Object.entries(values)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  apply(vars);
+  try {
+    await fn();
+  } finally {
+    apply(saved);
+  }
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  return port;
+}
 
 /** A loopback proxy to `target` that runs `before` (with the request's target and body) before it forwards a request. */
 async function startProxy(target: string, before: (amzTarget: string, body: Record<string, unknown>) => Promise<void>): Promise<{ endpoint: string; close(): Promise<void> }> {
@@ -334,13 +406,13 @@ async function startProxy(target: string, before: (amzTarget: string, body: Reco
   return listening(server);
 }
 
-/** A loopback endpoint that refuses every request as DynamoDB refuses a role without the permission. */
-async function startRefusing(): Promise<{ endpoint: string; close(): Promise<void> }> {
+/** A loopback endpoint that refuses every request as DynamoDB does, by default a role without the permission. */
+async function startRefusing(type = 'AccessDeniedException', message = 'User: arn:aws:sts::123456789012:assumed-role/other/x is not authorized to perform: dynamodb:Query'): Promise<{ endpoint: string; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'refused-1' });
-      res.end(JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', message: 'User: arn:aws:sts::123456789012:assumed-role/other/x is not authorized to perform: dynamodb:Query' }));
+      res.end(JSON.stringify({ __type: `com.amazon.coral.service#${type}`, message }));
     });
   });
   return listening(server);
