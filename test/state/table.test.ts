@@ -256,15 +256,72 @@ async function onExpiringChain(before: (amzTarget: string, body: Record<string, 
   }
 }
 
-/** A hook for startProxy: just before request 4 is written, another host's writer writes request `n` (marked `expiring` as such a writer would). */
-function beforePutOf4(n: number, expiring: boolean): (target: string, body: Record<string, unknown>) => Promise<void> {
+describe('a pass claimed on an expiring chain', () => {
+  const HOUR = 3_600_000;
+  const ACME_PASS = `resolved-pass ${JSON.stringify([PORTAL, 'acme'])}`;
+
+  /** Three hourly passes, then four hours: the chain has expired, and a claim on it is checked after its write (through `proxy`). */
+  async function claimAfterExpiry(hook: ReturnType<typeof beforePutOf4>): Promise<{ due: boolean; items: Array<[number, boolean]> }> {
+    const proxy = await startProxy(tables.db.endpoint, hook);
+    try {
+      const old = tables.open(openTable(tables.table, memoryLogger(), clock));
+      for (let i = 0; i < 3; i++) {
+        expect((await old.passes.claim(PORTAL, 'acme', HOUR)).due).toBe(true);
+        clock.advance(HOUR);
+      }
+      clock.advance(3 * HOUR);
+      useEndpoint(proxy.endpoint);
+      const { due } = await tables.open(openTable(tables.table, memoryLogger(), clock)).passes.claim(PORTAL, 'acme', HOUR);
+      return { due, items: (await tables.db.items(tables.table, ACME_PASS)).map((i) => [i.n, i.released ?? false]) };
+    } finally {
+      await proxy.close();
+    }
+  }
+
+  it('gives its claim back, and makes no pass, when another writer that read the chain as it expired claimed a pass meanwhile', async () => {
+    expect(await claimAfterExpiry(beforePutOf4(10, true, ACME_PASS))).toEqual({
+      due: false,
+      items: [
+        [1, false],
+        [2, false],
+        [3, false],
+        [4, true],
+        [10, false],
+      ],
+    });
+  });
+
+  it('keeps its claim when the pass claimed meanwhile was given back (it failed)', async () => {
+    expect(await claimAfterExpiry(beforePutOf4(10, true, ACME_PASS, true))).toEqual({
+      due: true,
+      items: [
+        [1, false],
+        [2, false],
+        [3, false],
+        [4, false],
+        [10, true],
+      ],
+    });
+  });
+});
+
+/** A hook for startProxy: just before claim 4 of chain `key` is written, another host's writer writes claim `n` (marked `expiring` as such a writer would; given back when `released`). */
+function beforePutOf4(n: number, expiring: boolean, key = PORTAL, released = false): (target: string, body: Record<string, unknown>) => Promise<void> {
   return async (target, body) => {
     if (target !== 'DynamoDB_20120810.PutItem' || (body.Item as { n: { N: string } }).n.N !== '4') return;
     const at = clock.now();
     await tables.db.client.send(
       new PutItemCommand({
         TableName: tables.table,
-        Item: { portal: { S: PORTAL }, n: { N: String(n) }, at: { N: String(at) }, writer: { S: 'other-host/1/abc' }, expiresAt: { N: String(Math.floor(at / 1000) + 3600) }, ...(expiring ? { expiring: { BOOL: true } } : {}) },
+        Item: {
+          portal: { S: key },
+          n: { N: String(n) },
+          at: { N: String(at) },
+          writer: { S: 'other-host/1/abc' },
+          expiresAt: { N: String(Math.floor(at / 1000) + 3600) },
+          ...(expiring ? { expiring: { BOOL: true } } : {}),
+          ...(released ? { released: { BOOL: true } } : {}),
+        },
       }),
     );
   };
