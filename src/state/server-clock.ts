@@ -3,19 +3,20 @@
  * windows on the same clock whatever its host's wall clock says (a host 10 s fast, or under
  * libfaketime). Each answer carries a Date header: DynamoDB's time, in whole seconds, read at some
  * moment between the request's send and its answer. So the offset between DynamoDB's clock and
- * this process's monotonic clock lies between (date − received) and (date + 1 s − sent); every
- * answer narrows the two bounds, and the clock reads the lower one: at most 1 s and a round trip
- * behind DynamoDB, and never ahead of it. Answers whose bounds cannot hold together (DynamoDB's
- * clock stepped) start the bounds again. Pure: times in, times out.
+ * this process's monotonic clock lies between (date − received) and (date + 1 s − sent); the clock
+ * reads the highest lower bound the answers prove: at most 1 s and a round trip behind DynamoDB,
+ * and never ahead of it. An answer whose upper bound lies below that (DynamoDB's clock stepped
+ * back) starts again from that answer alone. (An answer whose lower bound lies above every upper
+ * bound so far, a step forward, moves the clock to its lower bound as any answer does: the upper
+ * bounds need not be kept.) Pure: times in, times out.
  */
 
 /** The Date header's resolution. */
 const SECOND_MS = 1_000;
 
 export class ServerClock {
-  /** Bounds of DynamoDB's time less this process's monotonic time (ms). */
+  /** The highest lower bound of DynamoDB's time less this process's monotonic time (ms). */
   private low = -Infinity;
-  private high = Infinity;
 
   /** One answer: its Date header, and when (monotonic ms) its request was sent and its answer received. */
   observe(date: string | undefined, sentMono: number, receivedMono: number): void {
@@ -23,13 +24,7 @@ export class ServerClock {
     if (!Number.isFinite(at)) return;
     const low = at - receivedMono;
     const high = at + SECOND_MS - sentMono;
-    if (Math.max(low, this.low) > Math.min(high, this.high)) {
-      this.low = low;
-      this.high = high;
-      return;
-    }
-    this.low = Math.max(this.low, low);
-    this.high = Math.min(this.high, high);
+    this.low = high < this.low ? low : Math.max(this.low, low);
   }
 
   /** Whether an answer has been read: `now` is known. */
