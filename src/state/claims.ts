@@ -101,7 +101,8 @@ export function decide(records: readonly Rec[], share: number, spanMs: number, n
   const counting = records.filter((r) => counts(r, spanMs, now));
   const ends = counting.map((r) => latestArrival(r) + spanMs).sort((a, b) => a - b);
   let waitMs = counting.length < share ? 0 : ends[counting.length - share]! - now;
-  if (waitMs > 0 && counting.some((r) => inFlight(r, now))) waitMs = Math.min(waitMs, IN_FLIGHT_LOOK_MS);
+  // (A wait of 0 stays 0.)
+  if (counting.some((r) => inFlight(r, now))) waitMs = Math.min(waitMs, IN_FLIGHT_LOOK_MS);
   const others = counting.filter((r) => r.writer !== writer && !inFlight(r, now)).map((r) => now + REQUEST_SPAN_MS - (latestArrival(r) + spanMs));
   return { waitMs, others };
 }
