@@ -377,8 +377,7 @@ class TableChain implements Chain {
     const key = (i: Item) => `${i.n}\u0000${i.writer}\u0000${i.claimed}`;
     const known = new Set(seen.records.map(key));
     const after = await this.look();
-    const span = this.kind === 'passes' ? 0 : TABLE_SPAN_MS;
-    return after.records.some((i) => !(i.n === n && i.writer === this.writer) && !known.has(key(i)) && (i.n < n || i.expiring) && (this.kind === 'passes' ? !i.released : counts(i, span, after.now)));
+    return after.records.some((i) => !(i.n === n && i.writer === this.writer) && !known.has(key(i)) && (i.n < n || i.expiring) && (this.kind === 'passes' ? !i.released : counts(i, TABLE_SPAN_MS, after.now)));
   }
 
   async mark(n: number, how: Mark): Promise<void> {
