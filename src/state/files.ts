@@ -249,7 +249,8 @@ export class LedgerFiles {
     const { records, newest, names } = this.read(kind, folder, now, undefined, undefined);
     this.dropStale(folder, names, now);
     if (newest === 0) {
-      if (names.every((n) => TEMP.test(n) || LEGACY.test(n))) rmdirQuiet(folder);
+      // Removed only when empty: with anything left in it (a young temporary file, a user's file) it stays.
+      rmdirQuiet(folder);
       return;
     }
     const head = records.find((r) => r.n === newest);
