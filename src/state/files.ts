@@ -354,7 +354,8 @@ class FolderChain implements Chain {
     const file: RecordFile = {
       version: 2,
       portal: this.portal,
-      ...(this.entry !== undefined ? { entry: this.entry } : {}),
+      // A request's record has none: JSON leaves an undefined field out.
+      entry: this.entry,
       host: clock.host,
       boot: clock.boot,
       mono: clock.monotonic(),
