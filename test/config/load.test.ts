@@ -2,21 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig, type ConfigSources } from '../../src/config/load.js';
 import { checkServeConfig, planOf, stalenessMs } from '../../src/schedule/fit.js';
 import { ConfigError, ConfigErrors } from '../../src/errors.js';
+import { anyThrown } from '../support/errors.js';
 
 const base = { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-secret-value-123' };
 
-/** What `fn` throws; fails the test when it returns. */
-function thrownBy(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a throw, but it returned');
-}
-
 function problems(sources: ConfigSources): string[] {
-  const err = thrownBy(() => loadConfig(sources));
+  const err = anyThrown(() => loadConfig(sources));
   expect(err).toBeInstanceOf(ConfigErrors);
   return (err as ConfigErrors).problems.map((p) => p.message);
 }
@@ -235,7 +226,7 @@ portals:
   });
 
   it('tells the config errors apart by class, with the setting named', () => {
-    const err = thrownBy(() => loadConfig({ env: { ...base, POSTURE_MAX_RETRIES: '-1' } }));
+    const err = anyThrown(() => loadConfig({ env: { ...base, POSTURE_MAX_RETRIES: '-1' } }));
     expect(err).toBeInstanceOf(ConfigErrors);
     const all = (err as ConfigErrors).problems;
     expect(all).toHaveLength(1);

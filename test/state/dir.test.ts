@@ -15,6 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../src/core/log.js';
 import { ConfigError, LedgerError } from '../../src/errors.js';
 import { codeOf, isFull, readJsonFile, removeFile, StateDir, writeTempFile } from '../../src/state/dir.js';
+import { anyThrown } from '../support/errors.js';
 
 let dir: string;
 beforeEach(() => {
@@ -32,20 +33,10 @@ function foreign(): { path: string; uid: number } {
   return { path, uid: 65534 };
 }
 
-/** What `fn` threw. */
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('nothing thrown');
-}
-
 describe('opening the state directory', () => {
   it('refuses a file in its place, naming the setting and the fix', () => {
     writeFileSync(join(dir, 'file'), '');
-    const err = thrown(() => StateDir.open(join(dir, 'file'), memoryLogger(), 'lost'));
+    const err = anyThrown(() => StateDir.open(join(dir, 'file'), memoryLogger(), 'lost'));
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).setting).toBe('POSTURE_STATE_DIR');
     expect((err as ConfigError).message).toBe(`POSTURE_STATE_DIR (--state-dir) ${join(dir, 'file')} is not a directory: give a directory of this user's own, or a path where the exporter can create one (0700).`);
@@ -53,7 +44,7 @@ describe('opening the state directory', () => {
 
   it("refuses another user's directory", () => {
     const { path, uid } = foreign();
-    const err = thrown(() => StateDir.open(path, memoryLogger(), 'lost'));
+    const err = anyThrown(() => StateDir.open(path, memoryLogger(), 'lost'));
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).message).toBe(
       `POSTURE_STATE_DIR (--state-dir) ${path} is owned by uid ${uid}, not by this user (uid ${me}): whoever can write it could change what the exporter counts and deletes. Give a directory of this user's own that only it can write (chmod 700), or a path where the exporter creates one.`,
@@ -124,7 +115,7 @@ describe("the exporter's folders in it", () => {
       [path, `${path} in the state directory is owned by uid ${uid}, not by this user: it is not used; remove it`],
     ];
     for (const [folder, message] of cases) {
-      const err = thrown(() => state.ownFolder(folder));
+      const err = anyThrown(() => state.ownFolder(folder));
       expect(err).toBeInstanceOf(LedgerError);
       expect([(err as LedgerError).ledger, (err as LedgerError).message]).toEqual([folder, message]);
     }
@@ -144,7 +135,7 @@ describe('temporary files', () => {
 
   it('leave nothing behind when the write fails', () => {
     const failing = new Error('stamp failed');
-    expect(thrown(() => writeTempFile(dir, 'x', () => {
+    expect(anyThrown(() => writeTempFile(dir, 'x', () => {
       throw failing;
     }))).toBe(failing);
     expect(readdirSync(dir)).toEqual([]);
