@@ -5,18 +5,15 @@
  * (its files stamped with its wall time); and the edges of where a record dated now or in the future
  * is placed.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, openSync, closeSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync, writeFileSync, openSync, closeSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FakeClock, systemClock } from '../../src/core/clock.js';
 import { hostClockOf, place, type HostClock, type Reading } from '../../src/state/host-clock.js';
+import { tempDirPerTest } from '../support/temp-dir.js';
 
-let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'posture-host-clock-'));
-});
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDirPerTest('posture-host-clock-');
 
 describe("the system's host clock", () => {
   it("is this host's, of this boot (the kernel's boot id), the same one each time", () => {
@@ -42,21 +39,21 @@ describe("the system's host clock", () => {
 
   it("reads the kernel's file clock by writing a file in the folder, which it removes; none where it cannot write", () => {
     const clock = hostClockOf(systemClock);
-    writeFileSync(join(dir, 'before'), '');
-    const stamped = statSync(join(dir, 'before')).mtimeMs;
-    const now = clock.fileNow(dir)!;
+    writeFileSync(join(dir(), 'before'), '');
+    const stamped = statSync(join(dir(), 'before')).mtimeMs;
+    const now = clock.fileNow(dir())!;
     expect(now).toBeGreaterThanOrEqual(stamped);
     expect(now - stamped).toBeLessThan(1_000);
-    expect(readdirSync(dir)).toEqual(['before']);
-    expect(clock.fileNow(join(dir, 'missing'))).toBeUndefined();
+    expect(readdirSync(dir())).toEqual(['before']);
+    expect(clock.fileNow(join(dir(), 'missing'))).toBeUndefined();
     // The kernel stamps the files it writes: nothing to stamp.
-    const fd = openSync(join(dir, 'before'), 'r+');
+    const fd = openSync(join(dir(), 'before'), 'r+');
     try {
       clock.stamp(fd);
     } finally {
       closeSync(fd);
     }
-    expect(statSync(join(dir, 'before')).mtimeMs).toBe(stamped);
+    expect(statSync(join(dir(), 'before')).mtimeMs).toBe(stamped);
   });
 });
 
@@ -66,15 +63,15 @@ describe("an injected clock's host clock", () => {
     fake.advance(1_234);
     const clock = hostClockOf(fake);
     expect([clock.host, clock.boot]).toEqual([hostname(), 'injected-clock']);
-    expect([clock.monotonic(), clock.wall(), clock.fileNow(dir)]).toEqual([fake.monotonic(), fake.now(), fake.now()]);
-    writeFileSync(join(dir, 'f'), '');
-    const fd = openSync(join(dir, 'f'), 'r+');
+    expect([clock.monotonic(), clock.wall(), clock.fileNow(dir())]).toEqual([fake.monotonic(), fake.now(), fake.now()]);
+    writeFileSync(join(dir(), 'f'), '');
+    const fd = openSync(join(dir(), 'f'), 'r+');
     try {
       clock.stamp(fd);
     } finally {
       closeSync(fd);
     }
-    expect(Math.round(statSync(join(dir, 'f')).mtimeMs)).toBe(Date.UTC(2026, 10, 22, 12, 0, 1, 234));
+    expect(Math.round(statSync(join(dir(), 'f')).mtimeMs)).toBe(Date.UTC(2026, 10, 22, 12, 0, 1, 234));
   });
 });
 
