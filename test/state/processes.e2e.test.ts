@@ -58,10 +58,11 @@ describe('the share across real processes on one state directory', () => {
     const start = Date.now() + 1_500;
     const survivors = Array.from({ length: 4 }, () => slots(5, start, { releaseOneIn: 6 }));
     const killed: Array<Promise<{ arrivals: number[] }>> = [];
-    // Claimers started and SIGKILLed every 150–450 ms of real time while the four run.
+    // Claimers on the same timeline, started and SIGKILLed every 150–450 ms of real time while the four
+    // run (before the start, some are killed mid-wait).
     const until = Date.now() + 6_000;
     while (Date.now() < until) {
-      const victim = slots(100, 0);
+      const victim = slots(100, start);
       killed.push(victim.done);
       await new Promise((r) => setTimeout(r, 150 + Math.random() * 300));
       victim.child.kill('SIGKILL');
