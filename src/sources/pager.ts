@@ -1,8 +1,9 @@
 /**
- * Paging of an `/alerts` list (the open alerts, the resolved-alerts pass): the page size from the
- * plan (the last total when known, the pages the share leaves), the pages read back to back, the
- * total checked across pages, a page cap the portal shows learned, and a one-shot run's deadline
- * grown to what the pages left need.
+ * Paging of a list (the open alerts, the resolved-alerts pass, the access settings' lists, the
+ * directory's users): the page size from the plan (the last total when known, the pages the share
+ * leaves), the pages read back to back, the total checked across pages, a page cap the portal shows
+ * learned (one for the portal: it caps every list alike), and a one-shot run's deadline grown to
+ * what the pages left need.
  */
 import { ListMismatchError } from '../errors.js';
 import { oneShotLeftSeconds } from '../schedule/one-shot.js';
@@ -11,10 +12,12 @@ import { request, type RunContext } from '../schedule/request.js';
 import { continuationOf } from '../schedule/scheduler.js';
 import type { RecordSink } from '../upstream/reader.js';
 
-/** One `/alerts` list as a source pages it. */
-export interface AlertsList<T> {
-  /** The `filter` query parameter (spec 4.4). */
-  readonly filter: string;
+/** One list as a source pages it. */
+export interface PagedList<T> {
+  /** The endpoint, e.g. `/alerts`. */
+  readonly endpoint: string;
+  /** Its query besides `offset` and `limit`, e.g. `{ filter: 'resolved' }` (spec 4.4). */
+  readonly query?: Readonly<Record<string, string>>;
   /** The list's total at the last complete run, if known. */
   readonly lastTotal: number | undefined;
   /** The pages the share leaves this list in one window (read per page: a 429 cuts the share). */
@@ -38,7 +41,8 @@ export interface AlertsList<T> {
 }
 
 /** Reads every page of `list`; the total. Throws ListMismatchError when the pages do not add up to one list. */
-export async function pageAlerts<T>(ctx: RunContext, list: AlertsList<T>): Promise<number> {
+export async function pageList<T>(ctx: RunContext, list: PagedList<T>): Promise<number> {
+  const { endpoint } = list;
   const { portal, memory, logger } = ctx;
   let offset = 0;
   let total: number | undefined;
@@ -52,9 +56,9 @@ export async function pageAlerts<T>(ctx: RunContext, list: AlertsList<T>): Promi
     pageSize = limit === 0 || pageSize === 0 ? 0 : Math.max(pageSize ?? 0, limit);
     list.onPageSize(pageSize);
     const at = offset;
-    const res = await request(ctx, () => ({ endpoint: '/alerts', query: { filter: list.filter, offset: at, limit } }), () => list.sink(at), pages === 0 ? list.priority : continuationOf(list.priority));
+    const res = await request(ctx, () => ({ endpoint, query: { ...list.query, offset: at, limit } }), () => list.sink(at), pages === 0 ? list.priority : continuationOf(list.priority));
     pages++;
-    if (total !== undefined && res.total !== total) throw new ListMismatchError('/alerts', total, res.total, list.changed(total, res.total));
+    if (total !== undefined && res.total !== total) throw new ListMismatchError(endpoint, total, res.total, list.changed(total, res.total));
     total = res.total;
     list.onTotal(total);
     list.onPage(res.result);
@@ -69,7 +73,7 @@ export async function pageAlerts<T>(ctx: RunContext, list: AlertsList<T>): Promi
     if ((limit === 0 || res.received < limit) && res.limit === res.received) {
       // The portal returns at most this many whatever is asked: page by it, and plan with it from now on.
       memory.pageCap = res.limit;
-      logger.info('the portal caps /alerts pages: paging by what it returns', { asked: limit, cap: res.limit, total, ...list.capFields });
+      logger.info(`the portal caps ${endpoint} pages: paging by what it returns`, { asked: limit, cap: res.limit, total, ...list.capFields });
     }
     // A one-shot run may take as long as the remaining pages need.
     const perPage = memory.pageCap ?? (limit === 0 ? total : limit);
@@ -77,6 +81,6 @@ export async function pageAlerts<T>(ctx: RunContext, list: AlertsList<T>): Promi
     const seconds = oneShotLeftSeconds({ requests: left, share: ctx.scheduler.share.effective, maxRetries: ctx.maxRetries, maxRetryAfterSeconds: ctx.scheduler.maxRetryAfterMs / 1000, windowInUse: true });
     ctx.deadline.extendTo(ctx.clock.monotonic() + seconds * 1000);
   }
-  if (offset !== total) throw new ListMismatchError('/alerts', total, offset, list.truncated(offset, total));
+  if (offset !== total) throw new ListMismatchError(endpoint, total, offset, list.truncated(offset, total));
   return total;
 }

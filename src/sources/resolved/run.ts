@@ -6,7 +6,7 @@
 import { slowPagesAllowed } from '../../schedule/plan.js';
 import type { PortalMemory, RunContext } from '../../schedule/request.js';
 import { PRIORITY } from '../../schedule/scheduler.js';
-import { pageAlerts } from '../pager.js';
+import { pageList } from '../pager.js';
 import { ResolvedTally, type ResolvedAggregate } from './fold.js';
 
 /** What the pass remembers of a portal between passes (resolvedAlertsTotal), beside what the open alerts remember (the page cap is the one /alerts has). */
@@ -23,8 +23,9 @@ export async function runResolvedAlerts(ctx: RunContext & { readonly memory: Res
   const { portal, memory, logger } = ctx;
   const nowSeconds = ctx.clock.now() / 1000;
   const tally = new ResolvedTally(nowSeconds);
-  await pageAlerts(ctx, {
-    filter: FILTER,
+  await pageList(ctx, {
+    endpoint: '/alerts',
+    query: { filter: FILTER },
     lastTotal: memory.resolvedAlertsTotal,
     // One request while its total is unknown, then what the window leaves beside the other sources and the open alerts' pages; in serve no more than the plan leaves it.
     pagesAllowed: () => Math.min(ctx.pagesPlanned?.().slow ?? Infinity, slowPagesAllowed({ requestsPerMinute: ctx.scheduler.share.effective, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, pageCap: memory.pageCap }, memory.alertsTotal, memory.resolvedAlertsTotal)),
