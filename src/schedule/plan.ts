@@ -15,25 +15,31 @@ export const MAX_INTERVAL_SECONDS = SETTING_BY_KEY.interval_seconds.max!;
 /**
  * A source on its own interval that runs below the live sources (PRIORITY.slow): its requests,
  * first and follow-up, take only what the live sources leave, so it never makes one late by
- * outranking it. The resolved-alerts pass is one (hourly); a source read hourly in a few requests,
- * or a list read daily, plugs in the same way.
+ * outranking it: the resolved-alerts pass (hourly), the access settings (hourly, three lists read
+ * whole) and the directory's users (daily, a list paged by the plan).
  */
 export interface SlowSource {
   /** Its name in the plan and the timeline, e.g. `resolved`. */
   readonly job: string;
   readonly intervalSeconds: number;
   /**
-   * Requests of one run: a fixed number, or a list paged as the open alerts are (alertsLimit, the
+   * Requests of one run: a fixed number; a list paged as the open alerts are (alertsLimit, the
    * portal's page cap): one request while its total is unknown, then the pages its last total
-   * needs at what one window leaves beside the live sources (slowPagesAllowed).
+   * needs at what one window leaves beside the live sources (slowPagesAllowed); or lists each read
+   * whole, one request each but for the pages of a portal that caps them.
    */
-  readonly requests: number | PagedList;
+  readonly requests: number | PagedList | WholeLists;
 }
 
 /** A list read page by page; `total` as at its last complete run, when known. */
 export interface PagedList {
   readonly paged: true;
   readonly total?: number;
+}
+
+/** Lists each read whole in one request (`limit=0`), or by the portal's cap a page; each one's total as at its last run, when known. */
+export interface WholeLists {
+  readonly whole: readonly (number | undefined)[];
 }
 
 /** What the plan needs to know of a portal entry. */
@@ -206,6 +212,8 @@ export function slowPagesAllowed(input: Pick<PlanInput, 'requestsPerMinute' | 'p
 export function slowRequests(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'pageCap' | 'alertsTotal'>, source: SlowSource, pages = Infinity): number {
   const r = source.requests;
   if (typeof r === 'number') return r;
+  // A list read whole: one request, or its cap's pages once its total and the cap are known.
+  if ('whole' in r) return r.whole.reduce<number>((n, total) => n + (total === undefined || input.pageCap === undefined || input.pageCap <= 0 ? 1 : Math.max(1, Math.ceil(total / input.pageCap))), 0);
   return r.total === undefined ? 1 : listRequests(input, r.total, Math.min(pages, slowPagesAllowed(input, input.alertsTotal, r.total)));
 }
 
@@ -287,8 +295,8 @@ export function plannedPages(entries: readonly EntryInput[], share: number, phas
     return 1;
   };
   const alerts = most(Math.max(...inputs.map((e) => alertsPagesAllowed(e))), (n) => ({ alerts: n, slow: 1 }));
-  // Only a slow list whose total is known is read in more than one request.
-  const known = inputs.filter((e) => e.slow?.some((s) => typeof s.requests !== 'number' && s.requests.total !== undefined));
+  // Only a slow list paged by the plan whose total is known is read in more than one request.
+  const known = inputs.filter((e) => e.slow?.some((s) => typeof s.requests !== 'number' && 'paged' in s.requests && s.requests.total !== undefined));
   const slow = known.length ? most(Math.max(...known.map((e) => slowPagesAllowed(e, e.alertsTotal, 0))), (n) => ({ alerts, slow: n })) : 1;
   return { alerts, slow };
 }

@@ -32,8 +32,8 @@ export interface PagedList<T> {
   onTotal(total: number): void;
   /** The size asked for, as it grows (0: everything). */
   onPageSize(limit: number): void;
-  /** The log line when the plan asks for a larger page than POSTURE_PAGE_SIZE, and fields the cap's line adds. */
-  readonly largerPage: string;
+  /** The log line when the plan asks for a larger page than POSTURE_PAGE_SIZE (none for a list always read whole), and fields the cap's line adds. */
+  readonly largerPage?: string;
   readonly capFields?: Record<string, unknown>;
   /** The messages of a total that changed between pages, and of records that fell short of it. */
   changed(total: number, then: number): string;
@@ -52,7 +52,7 @@ export async function pageList<T>(ctx: RunContext, list: PagedList<T>): Promise<
     // Before the first page the last run's total is the best guess of what is left.
     const remaining = total === undefined ? list.lastTotal : total - offset;
     const limit = alertsLimit({ pageSize: portal.pageSize, remaining, pagesAllowed: Math.max(1, list.pagesAllowed() - pages), pageCap: memory.pageCap });
-    if (limit !== portal.pageSize && limit !== memory.pageCap) logger.info(list.largerPage, { pageSize: portal.pageSize, limit, offset, total: total ?? list.lastTotal });
+    if (list.largerPage !== undefined && limit !== portal.pageSize && limit !== memory.pageCap) logger.info(list.largerPage, { pageSize: portal.pageSize, limit, offset, total: total ?? list.lastTotal });
     pageSize = limit === 0 || pageSize === 0 ? 0 : Math.max(pageSize ?? 0, limit);
     list.onPageSize(pageSize);
     const at = offset;
