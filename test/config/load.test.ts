@@ -66,7 +66,13 @@ describe('loadConfig', () => {
     expect(c.portals).toEqual([
       { name: 'acme.example.com', baseUrl: 'https://acme.example.com/public-api/v1', key: { kind: 'value', value: 'k-secret-value-123' }, apiKeyHeader: 'X-Service-ApiKey', requestsPerMinute: 5, pageSize: 500, vitalsTags: [], intervals: { vitals: 300, alerts: 300, devices: 300 }, maxSeriesPerFamily: 1000, alertSlas: { red: 86_400, amber: 604_800, green: 2_592_000 },
         intervalSettings: { vitals: { explicit: false, kind: 'env', name: 'POSTURE_VITALS_INTERVAL_SECONDS' }, alerts: { explicit: false, kind: 'env', name: 'POSTURE_ALERTS_INTERVAL_SECONDS' }, devices: { explicit: false, kind: 'env', name: 'POSTURE_DEVICES_INTERVAL_SECONDS' } },
-        requestsPerMinuteSetting: { kind: 'env', name: 'POSTURE_REQUESTS_PER_MINUTE' }, vitalsTagsSetting: { kind: 'env', name: 'POSTURE_VITALS_TAGS' }, resolvedAlertsIntervalSeconds: 3600, resolvedAlertsIntervalSetting: { explicit: false, kind: 'env', name: 'POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS' } },
+        requestsPerMinuteSetting: { kind: 'env', name: 'POSTURE_REQUESTS_PER_MINUTE' }, vitalsTagsSetting: { kind: 'env', name: 'POSTURE_VITALS_TAGS' }, slowIntervals: { resolved: 3600, access: 3600, directory: 86400 },
+        slowIntervalSettings: {
+          resolved: { explicit: false, kind: 'env', name: 'POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS' },
+          access: { explicit: false, kind: 'env', name: 'POSTURE_ACCESS_INTERVAL_SECONDS' },
+          directory: { explicit: false, kind: 'env', name: 'POSTURE_DIRECTORY_INTERVAL_SECONDS' },
+        },
+        directoryInactiveDays: [45, 90] },
     ]);
     expect(c.cycleTimeoutSeconds).toBeUndefined();
     // The resolved-alerts pass: two of its 3600 s.
@@ -271,14 +277,14 @@ describe('serve checks', () => {
   });
 
   it('takes the resolved-alerts interval from a flag, the environment or a portal entry, 3600 by default and never from POSTURE_INTERVAL_SECONDS', () => {
-    expect(loadConfig({ env: { ...base, POSTURE_INTERVAL_SECONDS: '240' } }).portals[0]!.resolvedAlertsIntervalSeconds).toBe(3600);
+    expect(loadConfig({ env: { ...base, POSTURE_INTERVAL_SECONDS: '240' } }).portals[0]!.slowIntervals.resolved).toBe(3600);
     const fromEnv = loadConfig({ env: { ...base, POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS: '7200' } }).portals[0]!;
-    expect(fromEnv.resolvedAlertsIntervalSeconds).toBe(7200);
-    expect(fromEnv.resolvedAlertsIntervalSetting).toEqual({ explicit: true, kind: 'env', name: 'POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS' });
+    expect(fromEnv.slowIntervals.resolved).toBe(7200);
+    expect(fromEnv.slowIntervalSettings?.resolved).toEqual({ explicit: true, kind: 'env', name: 'POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS' });
     const fromFlag = loadConfig({ env: { ...base, POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS: '7200' }, flags: { resolved_alerts_interval_seconds: '900' } }).portals[0]!;
-    expect(fromFlag.resolvedAlertsIntervalSeconds).toBe(900);
-    expect(fromFlag.resolvedAlertsIntervalSetting).toEqual({ explicit: true, kind: 'flag', name: '--resolved-alerts-interval-seconds' });
+    expect(fromFlag.slowIntervals.resolved).toBe(900);
+    expect(fromFlag.slowIntervalSettings?.resolved).toEqual({ explicit: true, kind: 'flag', name: '--resolved-alerts-interval-seconds' });
     const file = JSON.stringify({ portals: [{ portal: 'a', base_url: 'https://a.example.com/public-api/v1', api_key: 'k1', resolved_alerts_interval_seconds: 1800 }, { portal: 'b', base_url: 'https://b.example.com/public-api/v1', api_key: 'k2' }] });
-    expect(loadConfig({ env: { POSTURE_CONFIG: file } }).portals.map((p) => p.resolvedAlertsIntervalSeconds)).toEqual([1800, 3600]);
+    expect(loadConfig({ env: { POSTURE_CONFIG: file } }).portals.map((p) => p.slowIntervals.resolved)).toEqual([1800, 3600]);
   });
 });
