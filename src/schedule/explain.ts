@@ -35,7 +35,7 @@ export function explainPlan(config: Config): string[] {
     // The lists' pages are fitted to every entry of the portal together.
     const pages = pagesOf(entries);
     const plan = planOf(p, {}, pages);
-    const per = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
+    const per = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(n < 0.1 ? 2 : 1));
     const others = entries.filter((q) => q !== p).map((q) => q.name);
     const shared = others.length ? `, shared with ${others.join(', ')} (the same portal)` : '';
     lines.push(`portal ${p.name} (${p.baseUrl}, key from ${p.key.kind}): share ${p.requestsPerMinute} requests per 60 s (${plan.capacityPerHour} per hour)${shared}`);

@@ -443,8 +443,9 @@ function smallestThatFit(current: Readonly<Record<Source, number>>, at: (interva
   const out = Object.fromEntries(SOURCES.map((s) => [s, Math.min(MAX_INTERVAL_SECONDS, Math.max(current[s], Math.ceil((current[s] * factor) / 10) * 10))])) as Record<Source, number>;
   // A run that outlasts its interval needs that source longer still (the next multiple of 10 s past the run).
   for (const s of SOURCES) if (run(s) >= out[s]) out[s] = Math.min(MAX_INTERVAL_SECONDS, (Math.floor(run(s) / 10) + 1) * 10);
-  // Minute by minute the same proportions may still be late: 10 s longer each, a few times, before the longest.
-  for (let step = 0; step < LINEAR_STEPS && !at(out).fits; step++) for (const s of SOURCES) out[s] = Math.min(MAX_INTERVAL_SECONDS, out[s] + 10);
+  // Minute by minute the same proportions may still be late: the next multiple of 10 s each, a few times, before the
+  // longest (a value kept as configured, such as 15 s, goes to 20 s, then 30 s).
+  for (let step = 0; step < LINEAR_STEPS && !at(out).fits; step++) for (const s of SOURCES) out[s] = Math.min(MAX_INTERVAL_SECONDS, (Math.floor(out[s] / 10) + 1) * 10);
   if (!at(out).fits) Object.assign(out, longest);
   // Lowering one source adds load, but also moves where the runs line up minute by minute, so a
   // source lowered earlier may go lower still once the others have: again until none moves.

@@ -97,9 +97,12 @@ function commonMultiple(sources: readonly TimelineSource[]): number | undefined 
  * with every source due at once, the first cycle of an unphased start, besides 4 hours as phased.
  */
 export function checkTimeline(sources: readonly TimelineSource[], share: number): Timeline {
-  const longest = Math.max(...sources.map((s) => s.intervalMs));
+  // A source slower than the horizon (the directory, daily) runs once in it, at its phase, beside every way the others
+  // line up: they repeat within it, and would run through a day for nothing more.
+  const repeating = sources.filter((s) => s.intervalMs <= MAX_HORIZON_MS);
+  const longest = Math.max(...(repeating.length ? repeating : sources).map((s) => Math.min(s.intervalMs, MAX_HORIZON_MS)));
   const phases = Math.max(0, ...sources.map((s) => s.phaseMs));
-  const lcm = commonMultiple(sources);
+  const lcm = commonMultiple(repeating);
   // At least an hour: a plan at the edge of the share falls behind a little every cycle (the 1 s margin of each window).
   const phased = runTimeline(sources, share, Math.max(lcm ?? MAX_HORIZON_MS, MIN_HORIZON_MS) + phases + longest);
   if (lcm !== undefined || phased.late.length > 0) return phased;

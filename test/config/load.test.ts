@@ -75,8 +75,8 @@ describe('loadConfig', () => {
         directoryInactiveDays: [45, 90] },
     ]);
     expect(c.cycleTimeoutSeconds).toBeUndefined();
-    // The resolved-alerts pass: two of its 3600 s.
-    expect(stalenessMs(c, c.portals[0]!)).toEqual({ vitals: 600_000, alerts: 600_000, devices: 600_000, resolved: 7_200_000 });
+    // The resolved-alerts pass and the access settings: two of their 3600 s; the directory two of its 86400 s.
+    expect(stalenessMs(c, c.portals[0]!)).toEqual({ vitals: 600_000, alerts: 600_000, devices: 600_000, resolved: 7_200_000, access: 7_200_000, directory: 172_800_000 });
     expect(c.portals[0]!.intervals).toEqual({ vitals: 300, alerts: 300, devices: 300 });
     expect(c).toMatchObject({ intervalSeconds: 300, maxRetryAfterSeconds: 120, maxRetries: 3, listen: { host: '0.0.0.0', port: 9877 }, logLevel: 'info', format: 'prometheus' });
     expect(c.secrets).toContain('k-secret-value-123');
@@ -245,12 +245,12 @@ describe('serve checks', () => {
   it('refuses intervals whose plan does not fit the share, naming the settings and the smallest intervals that fit', () => {
     const c = loadConfig({ env: { ...base, POSTURE_REQUESTS_PER_MINUTE: '2', POSTURE_VITALS_TAGS: 'a,b', POSTURE_INTERVAL_SECONDS: '60', POSTURE_CYCLE_TIMEOUT_SECONDS: '30' } });
     // Per hour: Vitals 3 × 60 + devices 2 × 60 + alerts 1 × 60 = 360 against 2 × 60 = 120: three times too many;
-    // 180 s is exactly the share by the hour, which falls behind minute by minute (each window counts from the end of a
-    // request's second in flight): 200 s. The resolved-alerts pass
-    // adds 1 per hour (every 3600 s). Or a share of 7 (6 allows 360): 6 requests a minute fit 7 per 61 s.
-    expect(planOf(c.portals[0]!).requestsPerHour).toBe(361);
+    // 180 s is exactly the share by the hour, which falls behind minute by minute: 190 s. The resolved-alerts pass
+    // adds 1 per hour (every 3600 s), the access settings 3 (every 3600 s), the directory 1/24 (every 86400 s), and their
+    // first requests make 190 s late minute by minute: 200 s. Or a share of 7 (6 allows 360): 6 requests a minute fit 7 per 61 s.
+    expect(planOf(c.portals[0]!).requestsPerHour).toBeCloseTo(360 + 1 + 3 + 1 / 24, 9);
     expect(checkServeConfig(c).map((e) => e.message)).toEqual([
-      'the intervals need 361 requests per hour but the share allows 120 (2/min): set POSTURE_INTERVAL_SECONDS=200, or raise POSTURE_REQUESTS_PER_MINUTE to 7.',
+      'the intervals need 365 requests per hour but the share allows 120 (2/min): set POSTURE_INTERVAL_SECONDS=200, or raise POSTURE_REQUESTS_PER_MINUTE to 7.',
     ]);
   });
 
@@ -261,7 +261,7 @@ describe('serve checks', () => {
   it('takes per-source intervals from the environment and per portal from a config file, defaulting to POSTURE_INTERVAL_SECONDS', () => {
     const c = loadConfig({ env: { ...base, POSTURE_INTERVAL_SECONDS: '240', POSTURE_ALERTS_INTERVAL_SECONDS: '60' } });
     expect(c.portals[0]!.intervals).toEqual({ alerts: 60, vitals: 240, devices: 240 });
-    expect(stalenessMs(c, c.portals[0]!)).toEqual({ alerts: 120_000, vitals: 480_000, devices: 480_000, resolved: 7_200_000 });
+    expect(stalenessMs(c, c.portals[0]!)).toEqual({ alerts: 120_000, vitals: 480_000, devices: 480_000, resolved: 7_200_000, access: 7_200_000, directory: 172_800_000 });
     const file = JSON.stringify({
       vitals_interval_seconds: 600,
       portals: [
