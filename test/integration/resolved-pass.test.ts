@@ -93,15 +93,17 @@ describe('the resolved-alerts pass in once', () => {
     expect(passRequests(sim)).toHaveLength(1);
     expect(first.stdout).toContain('posture_alerts_resolved{portal="test",severity="red",window="1d"}');
     expect(first.stdout).toContain('posture_collection_success{portal="test",source="resolved"} 1');
-    // Claimed in a file of its own, the entry's first: 0600 in 0700 folders.
+    // Claimed in a file of its own, the entry's first: 0600 in 0700 folders; one folder per slow source (the pass, the
+    // access settings, the directory), each run for the first time.
     const passes = join(dir, 'state', 'passes');
     expect(statSync(passes).mode & 0o777).toBe(0o700);
-    const entries = readdirSync(passes);
-    expect(entries).toHaveLength(1);
-    const entry = join(passes, entries[0]!);
-    expect(statSync(entry).mode & 0o777).toBe(0o700);
-    expect(readdirSync(entry)).toEqual(['p000000000001']);
-    expect(statSync(join(entry, 'p000000000001')).mode & 0o777).toBe(0o600);
+    const entries = readdirSync(passes).map((e) => join(passes, e));
+    expect(entries).toHaveLength(3);
+    for (const entry of entries) {
+      expect(statSync(entry).mode & 0o777).toBe(0o700);
+      expect(readdirSync(entry)).toEqual(['p000000000001']);
+      expect(statSync(join(entry, 'p000000000001')).mode & 0o777).toBe(0o600);
+    }
 
     // Ten minutes later, within the default 3600 s: the sources run, the pass does not.
     clock.advance(10 * MINUTE);
@@ -119,8 +121,8 @@ describe('the resolved-alerts pass in once', () => {
     expect(third.code, third.stderr).toBe(0);
     expect(passRequests(sim)).toHaveLength(2);
     expect(third.stdout).toContain('posture_alerts_resolved{portal="test",severity="red",window="1d"}');
-    // The first pass stopped counting when this one was due, and a window after that the claim pruned it.
-    expect(readdirSync(entry)).toEqual(['p000000000002']);
+    // The pass and the access settings (hourly) ran again, the directory (daily) did not.
+    expect(entries.map((e) => readdirSync(e).length).sort()).toEqual([1, 2, 2]);
   });
 
   it('fits the pass in the first run\'s window: the open alerts leave it a request, so nothing waits for the next window', async () => {
@@ -133,11 +135,14 @@ describe('the resolved-alerts pass in once', () => {
     const first = await once();
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain('posture_collection_success{portal="test",source="resolved"} 1');
-    // Vitals, the two device totals, the open alerts in one request of everything, and the pass: the share's 5, all in the run's first window.
+    // Vitals, the two device totals, the open alerts in one request of everything, and the pass: the share's 5, all in the
+    // run's first window; the other slow sources (the access settings' 3 requests, the directory's 1) take the next.
     const unresolved = sim.requests.filter((q) => q.path === '/alerts' && q.query.filter === 'allunresolved');
     expect(unresolved.map((q) => q.query.limit)).toEqual(['0']);
-    expect(sim.requests).toHaveLength(5);
-    expect(Math.max(...sim.requests.map((q) => q.time)) - T0).toBeLessThan(MINUTE);
+    expect(sim.requests).toHaveLength(9);
+    const inFirst = sim.requests.filter((q) => q.time - T0 < MINUTE);
+    expect(inFirst.map((q) => q.path).sort()).toEqual(['/alerts', '/alerts', '/devices', '/devices', '/vitals']);
+    expect(passRequests(sim).every((q) => q.time - T0 < MINUTE)).toBe(true);
     const sum = ['red', 'amber', 'green'].reduce((n, s) => n + (valueIn(first.stdout, `posture_alerts_open{portal="test",severity="${s}"}`) ?? NaN), 0);
     expect(sum).toBe(open);
 

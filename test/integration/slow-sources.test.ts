@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { startServe } from '../../src/runtime/serve.js';
 import { explainPlan } from '../../src/schedule/explain.js';
-import { checkServeConfig, planOf } from '../../src/schedule/fit.js';
+import { checkServeConfig, planOf, type Learned } from '../../src/schedule/fit.js';
 import type { SimRequest, Simulator } from '../../src/simulator/index.js';
 import { maxInAnyWindow } from '../support/window.js';
 import { portalWithConfig, serveAfterEach, T0 } from './support.js';
@@ -62,7 +62,7 @@ describe('a slow source beside the live ones in serve', () => {
     // requests a minute where 5 can start per 61 s; with everything in one request, 4 a minute fit.
     expect(checkServeConfig(config)).toEqual([]);
     expect(planOf(config.portals[0]!).sources.find((s) => s.source === 'alerts')!.requestsPerRun).toBe(1);
-    expect(explainPlan(config)).toContain('  alerts  every    60 s: 1 request(s) per run (page 500, grown so one run uses at most 1 request(s) once the total is known, 2 in a once/Lambda run (1 in one that makes the resolved-alerts pass)), 60 per hour');
+    expect(explainPlan(config)).toContain('  alerts  every    60 s: 1 request(s) per run (page 500, grown so one run uses at most 1 request(s) once the total is known, 2 in a once/Lambda run (1 in one that runs a slow source (the resolved-alerts pass, access, directory))), 60 per hour');
     const serving = stopping(await startServe(config, { clock, logger }));
     while (clock.monotonic() < T0 + HOUR) await serving.nextCycle();
 
@@ -88,17 +88,20 @@ describe('a slow source beside the live ones in serve', () => {
     const said = logger.records().filter((l) => typeof l.msg === 'string' && l.msg.startsWith("what the portal's answers taught"));
     expect(said).toHaveLength(1);
     expect(said[0]).toMatchObject({ level: 'warn', share: 5, learned: [{ portal: 'test', alertsTotal: open, pageCap: 200 }] });
-    // 60 runs an hour of 1 + 2 + `pages` requests, and the resolved-alerts pass's 1, against the share's 300.
-    expect(said[0]!.msg).toContain(`the intervals need ${60 * (3 + pages) + 1} requests per hour but the share allows 300 (5/min): set `);
+    // 60 runs an hour of 1 + 2 + `pages` requests, the resolved-alerts pass's 1, the access settings' 3 and the directory's
+    // 1 a day, against the share's 300.
+    expect(said[0]!.msg).toContain(`the intervals need ${Math.ceil(60 * (3 + pages) + 1 + 3 + 1 / 24)} requests per hour but the share allows 300 (5/min): set `);
     // Each way out it names fits with what was learned, as check-config would plan it; the plan as configured does not.
     const p = config.portals[0]!;
-    const learned = { alertsTotal: open, pageCap: 200 };
+    // What was learned, as said: the open alerts' total and the cap, and the totals of the slow sources' lists.
+    const { portal: _, ...learned } = (said[0]!.learned as Array<Learned & { portal: string }>)[0]!;
+    expect(learned).toMatchObject({ alertsTotal: open, pageCap: 200 });
     expect(planOf(p, learned).fits).toBe(false);
     const named = (re: RegExp) => Number(re.exec(said[0]!.msg as string)?.[1]);
-    const alerts = named(/POSTURE_ALERTS_INTERVAL_SECONDS=(\d+)/);
+    // /alerts alone cannot fit beside the slow sources' first requests: the shared interval, or the share.
+    expect(said[0]!.msg).toMatch(/: set POSTURE_INTERVAL_SECONDS=\d+, or raise POSTURE_REQUESTS_PER_MINUTE to \d+\.$/);
     const every = named(/POSTURE_INTERVAL_SECONDS=(\d+)/);
     const share = named(/raise POSTURE_REQUESTS_PER_MINUTE to (\d+)/);
-    expect(planOf({ ...p, intervals: { ...p.intervals, alerts } }, learned).fits).toBe(true);
     expect(planOf({ ...p, intervals: { vitals: every, alerts: every, devices: every } }, learned).fits).toBe(true);
     expect(planOf({ ...p, requestsPerMinute: share }, learned).fits).toBe(true);
     expect(planOf({ ...p, requestsPerMinute: share - 1 }, learned).fits).toBe(false);
