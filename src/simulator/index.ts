@@ -59,6 +59,11 @@ export interface Fixture {
   alerts?: AlertRecord[];
   /** Activity from lastOnline vs the clock (30 days). */
   devices?: DeviceRecord[];
+  /** Served as they are (any JSON, malformed records included): `/settings/usermanagement/users`, `/roles`, `/teams`, and `/users` (every filter). */
+  portalUsers?: unknown[];
+  roles?: unknown[];
+  teams?: unknown[];
+  directoryUsers?: unknown[];
 }
 
 /** A running simulated portal. */

@@ -16,6 +16,11 @@ export interface PortalFixture {
   vitals?: FixtureVitalsRecord[];
   alerts?: AlertRecord[];
   devices?: DeviceRecord[];
+  /** Served as they are (any JSON, malformed records included): `/settings/usermanagement/users`, `/roles`, `/teams`, and `/users` (every filter). */
+  portalUsers?: unknown[];
+  roles?: unknown[];
+  teams?: unknown[];
+  directoryUsers?: unknown[];
 }
 
 /** A key's team scope: only devices (and their alerts) carrying one of these tags. */
