@@ -54,6 +54,32 @@ describe('a slow source beside the live ones in serve', () => {
     expect(maxInAnyWindow(sim.requests.map((q) => q.time))).toBeLessThanOrEqual(5);
   }, 60_000);
 
+  it('runs the default configuration for 3 h beside 20,000 directory users in pages capped at 200: the directory read whole once, the access settings hourly, and no late run', async () => {
+    const { clock, sim, logger, config } = await portalWithConfig(closing, [KEY], { maxPageSize: 200, alerts: 300, moving: false }, { POSTURE_LISTEN: '127.0.0.1:0' });
+    const day = (d: number) => `${new Date(T0 - d * 86_400_000).toISOString().slice(0, 23)}0000`;
+    sim.setFixture({ directoryUsers: Array.from({ length: 20_000 }, (_, i) => ({ name: 'n', email: 'e', lastActivity: day(i % 365), lastFailedLogin: { lastLoginTime: day(i % 9) } })) });
+    expect(checkServeConfig(config)).toEqual([]);
+    const serving = stopping(await startServe(config, { clock, logger }));
+    while (clock.monotonic() < T0 + 3 * HOUR) await serving.nextCycle();
+    // No late run, and no failed one: not a warning or an error logged.
+    expect(logger.records().filter((l) => l.level === 'warn' || l.level === 'error')).toEqual([]);
+    // The directory (daily): one run in 3 h, every user once in 100 pages of 200.
+    const users = sim.requests.filter((q) => q.path === '/users');
+    expect(runsOf(users)).toHaveLength(1);
+    expect(users.map((q) => Number(q.query.offset ?? 0)).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i * 200));
+    // The access settings (hourly): each list three times in 3 h, at the start and every hour.
+    for (const list of ['users', 'roles', 'teams']) expect(sim.requests.filter((q) => q.path === `/settings/usermanagement/${list}`), list).toHaveLength(3);
+    // Every live source ran every 300 s: 36 runs in 3 h, the first at the start.
+    const inFirstHours = sim.requests.filter((q) => q.time < T0 + 3 * HOUR);
+    expect(inFirstHours.filter((q) => q.path === '/vitals')).toHaveLength(36);
+    expect(inFirstHours.filter((q) => q.path === '/devices')).toHaveLength(72);
+    expect(runsOf(inFirstHours.filter((q) => q.path === '/alerts' && q.query.filter === 'allunresolved'))).toHaveLength(36);
+    expect(sim.requests.every((q) => q.status === 200)).toBe(true);
+    expect(maxInAnyWindow(sim.requests.map((q) => q.time))).toBeLessThanOrEqual(5);
+    const scraped = serving.exporter.samples();
+    expect(scraped.find((x) => x.name === 'posture_directory_users')?.value).toBe(20_000);
+  }, 60_000);
+
   it('runs POSTURE_INTERVAL_SECONDS=60 with 1,000 open alerts on time: check-config counts the one /alerts request a run then sends', async () => {
     const { clock, sim, logger, config } = await portalWithConfig(closing, [KEY], { alerts: 1_000, moving: false }, { POSTURE_LISTEN: '127.0.0.1:0', POSTURE_INTERVAL_SECONDS: '60' });
     const open = [...sim.data().alerts()].filter((a) => !a.resolved).length;
