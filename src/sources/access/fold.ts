@@ -152,14 +152,3 @@ export class AccessTally {
     return { accounts: [...this.accounts.values()], roles: [...this.roles.values()], teams: this.teams, invalid: this.invalid + this.repeated.count };
   }
 }
-
-/** Folds plain records of the three lists (tests, fixtures) as a run does, each list in one page. */
-export function foldAccess(lists: { readonly [L in AccessList]?: readonly unknown[] }, logger?: Logger): AccessAggregate {
-  const tally = new AccessTally(logger);
-  for (const { list } of ACCESS_LISTS) {
-    const page = tally.sink(list);
-    for (const r of lists[list] ?? []) page.record(r);
-    tally.add(page.finish());
-  }
-  return tally.finish();
-}

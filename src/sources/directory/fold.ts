@@ -120,15 +120,3 @@ export class DirectoryTally {
     return { users: this.users, inactive: this.days.map((d, i) => [d, this.inactive[i]!] as const), failedLogin: [...this.failedLogin], invalid: this.invalid };
   }
 }
-
-/** Folds plain records (tests, fixtures) as a read does, in pages of `pageSize` (all at once by default). */
-export function foldDirectory(records: readonly unknown[], nowSeconds: number, days: readonly number[], options: { logger?: Logger; pageSize?: number } = {}): DirectoryAggregate {
-  const tally = new DirectoryTally(nowSeconds, days);
-  const size = options.pageSize ?? Math.max(1, records.length);
-  for (let offset = 0; offset < Math.max(1, records.length); offset += size) {
-    const page = tally.sink(options.logger, offset);
-    for (const r of records.slice(offset, offset + size)) page.record(r);
-    tally.add(page.finish());
-  }
-  return tally.finish();
-}
