@@ -26,6 +26,9 @@ const ALERTS = [
   'PosturePortalDuplicated',
   'PostureObjectiveBurnRate',
   'PostureObjectiveBudgetExhausted',
+  'PosturePortalPrivilegedWithoutMfa',
+  'PosturePortalSuperAdminsChanged',
+  'PostureDirectoryInactiveUsers',
 ] as const;
 // The two sharding alerts about the shard set as a whole have no portal to name.
 const SHARD_SET_ALERTS = new Set(['PostureShardsDisagree', 'PostureShardMissing']);
@@ -163,6 +166,13 @@ describe('the promtool tests catch broken rules', () => {
     ['no pass-gap bridge in the response recordings', 'response.test.yml', (s) => s.replaceAll('(last_over_time(posture_alerts_resolved_over_sla[2h]))', '(posture_alerts_resolved_over_sla)')],
     ['exporters of one portal added up in the response means', 'response.test.yml', (s) => s.replace('max by (portal, severity, window) (last_over_time(posture_alerts_time_to_resolve_mean_seconds[2h]))', 'sum by (portal, severity, window) (last_over_time(posture_alerts_time_to_resolve_mean_seconds[2h]))')],
     ['exporters of one portal added up in the over-SLA share\'s denominator', 'response.test.yml', (s) => s.replace('(max by (portal, severity, window) (last_over_time(posture_alerts_time_to_resolve_alerts[2h])) > 0)', '(sum by (portal, severity, window) (last_over_time(posture_alerts_time_to_resolve_alerts[2h])) > 0)')],
+    ['accounts with SSO counted as without MFA', 'access.test.yml', (s) => s.replace('enabled="true",mfa!="enabled",sso!="enabled"', 'enabled="true",mfa!="enabled"')],
+    ['disabled accounts counted as privileged', 'access.test.yml', (s) => s.replace('posture_portal_users{enabled="true",mfa!="enabled"', 'posture_portal_users{mfa!="enabled"')],
+    ['a permission held at any level counted as privileged', 'access.test.yml', (s) => s.replace('ssoSetup|integrations",level="Manage"}', 'ssoSetup|integrations"}')],
+    ['no read-gap bridge in the access recordings', 'access.test.yml', (s) => s.replace('(last_over_time(posture_portal_users{enabled="true",mfa!="enabled",sso!="enabled"}[2h]))', '(posture_portal_users{enabled="true",mfa!="enabled",sso!="enabled"})')],
+    ['no 0 when the last superAdmin is gone', 'access.test.yml', (s) => s.replace(/\n\s*or on \(portal\)\n\s*0 \* max by \(portal\) \(last_over_time\(posture_portal_role_info\[2h\]\)\)/, '')],
+    ['the inactive share at the threshold that fires', 'access.test.yml', (s) => s.replace('ratio{days="45"} > 0.10', 'ratio{days="45"} >= 0.10')],
+    ['no daily bridge in the directory share', 'access.test.yml', (s) => s.replace('max by (portal, days) (last_over_time(posture_directory_users_inactive[25h]))', 'max by (portal, days) (last_over_time(posture_directory_users_inactive[2h]))')],
   ];
 
   // The same for the objectives' rules (generated: the mutation stands for a wrong generator).
