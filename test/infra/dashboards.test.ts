@@ -189,6 +189,21 @@ describe('panels', () => {
     for (const expr of exprs) expect(expr.replaceAll(/last_over_time\(posture_alerts_\w+\{[^}]*\}\[2h\]\)/g, ''), expr).not.toMatch(/posture_alerts_/);
   });
 
+  it('has an Access row that reads the access settings within the 2h bridge and the directory within 25h, never raw, and the rules\' recordings for what they alert on', () => {
+    const access = rows(OVERVIEW_UID).find(([row]) => row === 'Access')![1];
+    expect(access).toEqual(['Enabled portal accounts by role', 'Privileged accounts without MFA or SSO', 'Enabled superAdmins', 'Managing permissions per role', 'Team members', 'Directory users inactive', 'Directory users and failed logins']);
+    const exprs = access.flatMap(overviewQueries);
+    for (const expr of exprs) {
+      const rest = expr.replaceAll(/last_over_time\(posture_portal_\w+\{[^}]*\}\[2h\]\)/g, '').replaceAll(/last_over_time\(posture_directory_\w+\{[^}]*\}\[25h\]\)/g, '');
+      expect(rest, expr).not.toMatch(/(?<![:\w])posture_(portal|directory)_/);
+    }
+    const recorded = new Set(loadRuleExpressions().filter((r) => r.group === 'posture-exporter-access' && r.kind === 'record').map((r) => r.name));
+    for (const name of ['portal_role:posture_portal_users:enabled_without_mfa_last2h', 'portal_role:posture_portal_role_permission:privileged_last2h', 'portal:posture_portal_users:superadmins_enabled_last2h', 'portal_days:posture_directory_users_inactive:ratio']) {
+      expect(recorded.has(name), name).toBe(true);
+      expect(exprs.some((e) => e.includes(name)), name).toBe(true);
+    }
+  });
+
   it('shows p50 and p90 of the times to resolve and to acknowledge per portal and severity, over the last 7 days', () => {
     for (const [title, action] of [['Time to resolve, last 7 days: p50 and p90', 'resolve'], ['Time to acknowledge, last 7 days: p50 and p90', 'acknowledge']]) {
       expect(overviewQueries(title!)).toEqual(['50', '90'].map((p) => lastPass(`posture_alerts_time_to_${action}_seconds`, `,percentile="${p}"`)));
