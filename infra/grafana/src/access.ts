@@ -34,11 +34,13 @@ function accountsByRole(): timeseries.PanelBuilder {
 }
 
 function privilegedWithoutMfa(): timeseries.PanelBuilder {
-  const expr = 'portal_role:posture_portal_users:enabled_without_mfa_last2h{' + PORTAL + '} * on (portal, role) group_left () portal_role:posture_portal_role_permission:privileged_last2h{' + PORTAL + '}';
+  const privileged = `portal_role:posture_portal_role_permission:privileged_last2h{${PORTAL}}`;
+  // Each privileged role, at 0 while all its enabled accounts have MFA or SSO (not "No data").
+  const expr = `portal_role:posture_portal_users:enabled_without_mfa_last2h{${PORTAL}} * on (portal, role) group_left () ${privileged} or 0 * ${privileged}`;
   const panel = timeSeriesPanel(
     panelSpec(
       'Privileged accounts without MFA or SSO',
-      'Enabled accounts with neither MFA nor SSO whose role holds a privileged permission at its managing level (the list of the rules\' recording portal_role:posture_portal_role_permission:privileged_last2h), per role. Above 0 for 15 minutes, PosturePortalPrivilegedWithoutMfa fires.' + HOURLY,
+      'Enabled accounts with neither MFA nor SSO whose role holds a privileged permission at its managing level (the list of the rules\' recording portal_role:posture_portal_role_permission:privileged_last2h), per privileged role (0 when every such account has MFA or SSO). Above 0 for 15 minutes, PosturePortalPrivilegedWithoutMfa fires.' + HOURLY,
       { h: 8, w: 12 },
       promQuery('A', expr, '{{portal}} · {{role}}'),
     ),
