@@ -243,8 +243,9 @@ describe('panels', () => {
     expect(panel.fieldConfig.defaults.thresholds.steps.map((x) => x.value)).toEqual([null, 1]);
   });
 
-  it('reads the per-source health gauges of a source slower than 15 min (pushed once a run) within the bridge, and the others raw', () => {
+  it('reads the per-source health gauges of a source slower than 15 min (pushed once a run) within the 2h bridge, one slower than 2 h (the daily directory) within 25 h, and the others raw', () => {
     const slow = '(max by (portal, source) (last_over_time(posture_collection_interval_seconds{portal=~"$portal"}[2h])) > 900)';
+    const daily = '(max by (portal, source) (last_over_time(posture_collection_interval_seconds{portal=~"$portal"}[2h])) > 7200)';
     const exporterQueries = (title: string) => allDashboardQueries().filter((x) => x.dashboard === EXPORTER_UID && x.source === title).map((x) => x.expr);
     for (const [title, metric, agg] of [
       ['Collection success per source', 'posture_collection_success', 'min'],
@@ -252,7 +253,7 @@ describe('panels', () => {
       ['Invalid records per source', 'posture_collection_invalid_records', 'max'],
     ] as const) {
       expect(exporterQueries(title), title).toEqual([
-        `(${agg} by (portal, source) (${metric}{portal=~"$portal"}) unless on (portal, source) ${slow}) or (${agg} by (portal, source) (last_over_time(${metric}{portal=~"$portal"}[2h])) and on (portal, source) ${slow})`,
+        `(${agg} by (portal, source) (${metric}{portal=~"$portal"}) unless on (portal, source) ${slow}) or (${agg} by (portal, source) (last_over_time(${metric}{portal=~"$portal"}[2h])) and on (portal, source) (${slow} unless on (portal, source) ${daily})) or (${agg} by (portal, source) (last_over_time(${metric}{portal=~"$portal"}[25h])) and on (portal, source) ${daily})`,
       ]);
     }
     expect(SPAN_NULLS_MS).toBe(900_000);

@@ -7,12 +7,12 @@
 import type * as bargauge from '@grafana/grafana-foundation-sdk/bargauge';
 import type * as stat from '@grafana/grafana-foundation-sdk/stat';
 import type * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
-import { PASS_BRIDGE, PORTAL, barGaugePanel, panelSpec, promQuery, quantityOverTime, stackedCounts, statPanel, thresholds, timeSeriesPanel, withAlertLine } from './common.js';
+import { DAILY_BRIDGE, PASS_BRIDGE, PORTAL, barGaugePanel, panelSpec, promQuery, quantityOverTime, stackedCounts, statPanel, thresholds, timeSeriesPanel, withAlertLine } from './common.js';
 
 /** The access settings' bridge: an hourly read and a missed one (as the pass's). */
 const ACCESS_BRIDGE = PASS_BRIDGE;
 /** The directory's bridge: a daily read and an hour. */
-const DIRECTORY_BRIDGE = '25h';
+const DIRECTORY_BRIDGE = DAILY_BRIDGE;
 // The share of directory users inactive for 45 days that fires PostureDirectoryInactiveUsers.
 const INACTIVE_SHARE = 0.1;
 
