@@ -37,7 +37,7 @@ function ways(stderr: string, file: string): string[] {
 describe('a plan from a config file that does not fit', () => {
   // Share 2: 120 per hour. Every source every 100 s: 4 × 36 = 144, 1 of the resolved-alerts pass (every 3600 s), 3 of the
   // access settings (every 3600 s) and 0.04 of the directory (every 86400 s): 148.04, 149.
-  // Every 120 s: 4 × 30 + 4.04 = 124.04, which does not; 130 s does. Or a share of 3: 180 per hour, and the 4 live
+  // Every 120 s: 4 × 30 + 4.04 = 124.04, which does not; 130 s does by the hour, 140 s minute by minute (each window counts from the end of a request's second in flight). Or a share of 3: 180 per hour, and the 4 live
   // requests of every 100 s fit 3 per 61 s beside the slow sources' first ones.
   it('names the keys of the file, one per line, and requests_per_minute where the file sets it', async () => {
     const file = write('posture.yaml', `${ACME}requests_per_minute: 2\ninterval_seconds: 100\n`);
@@ -45,8 +45,8 @@ describe('a plan from a config file that does not fit', () => {
     expect(r.code).toBe(2);
     expect(r.stderr.split('\n')[0]).toBe('config error: the intervals need 149 requests per hour but the share allows 120 (2/min); any one of these fits:');
     const lines = ways(r.stderr, file);
-    // 130 s: 110.8 + 4.04 per hour.
-    expect(lines.filter((l) => / interval_seconds: 130 in /.test(l))).toHaveLength(1);
+    // 140 s: 102.9 + 4.04 per hour.
+    expect(lines.filter((l) => / interval_seconds: 140 in /.test(l))).toHaveLength(1);
     expect(lines.at(-1)).toBe(`    or raise requests_per_minute to 3 in config file ${file}`);
     expect(r.stderr).not.toContain('POSTURE_');
     // Each source's own interval is a key the file does not hold yet: said so, on a line of its own.
@@ -86,6 +86,6 @@ describe('a plan from flags and variables', () => {
   it('names the flag that set the share, on the one line as before', async () => {
     const r = await runMain(['check-config', '--requests-per-minute', '2', '--interval-seconds', '100'], { env: { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-advice-0123456789' } });
     // Or a share of 3, as above.
-    expect(r.stderr).toMatch(/^config error: the intervals need 149 requests per hour but the share allows 120 \(2\/min\): set [^\n]*--interval-seconds=130[^\n]*, or raise --requests-per-minute to 3\.\n$/);
+    expect(r.stderr).toMatch(/^config error: the intervals need 149 requests per hour but the share allows 120 \(2\/min\): set [^\n]*--interval-seconds=140[^\n]*, or raise --requests-per-minute to 3\.\n$/);
   });
 });

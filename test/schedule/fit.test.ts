@@ -21,7 +21,7 @@ describe('checkServeConfig', () => {
     // and POSTURE_INTERVAL_SECONDS (Vitals and devices): 6 × 3600 / x ≤ 180 → 120 s, each exactly 300
     // per hour, which 5 requests per 61 s cannot keep up with: every source changes.
     // The resolved-alerts pass (1 request per run, every 3600 s by default) is planned beside the sources: 481 per hour, and the
-    // stretched proportions are lowered around its hourly request minute by minute: 80, 80 and 120 s.
+    // stretched proportions are lowered around its hourly request minute by minute: 90, 80 and 100 s.
     // Or the share: 481 per hour needs 9/min (540 per hour; 8 allows 480), where a minute's 4 + 2 + 2 requests fit 9 per 61 s.
     // The access settings (3 requests every 3600 s) and the directory (1 every 86400 s) add 3.04: 485 per hour, and their
     // 4 requests at the start leave the first minutes no room for Vitals every 80 s and devices every 120 s: 110 s and 130 s,
@@ -36,11 +36,12 @@ describe('checkServeConfig', () => {
     // Share 1 (60 per hour), 10 tags, every source at the default 300 s: 132 + 12 + 24. Vitals alone
     // by the hour: 39600 / x ≤ 24 → 1,650 s, but a run of 11 requests then holds the share for 610 s
     // and the other sources' runs wait past their deadlines. All three: 14 × 3600 / x ≤ 60 → 840 s by
-    // the hour, 850 s minute by minute; with the resolved-alerts pass's hourly request (169 per hour) 870 s.
+    // the hour, more minute by minute.
     // Or the share: 2/min allows 120 per hour; 3/min 180, and the 14 requests of every 300 s fit 3 per 61 s (14.75 in 300 s).
-    // The access settings' 3 hourly requests and the directory's daily one make it 173 per hour, and 930 s minute by minute.
+    // With the slow sources (the pass's 1 an hour, the access settings' 3, the directory's 1 a day) 173 per hour, and 940 s
+    // minute by minute, where each window counts from the end of a request's second in flight; or 4/min.
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '1', POSTURE_VITALS_TAGS: tags(10) }))).toEqual([
-      ['POSTURE_INTERVAL_SECONDS', 'the intervals need 173 requests per hour but the share allows 60 (1/min): set POSTURE_INTERVAL_SECONDS=930, or raise POSTURE_REQUESTS_PER_MINUTE to 3.'],
+      ['POSTURE_INTERVAL_SECONDS', 'the intervals need 173 requests per hour but the share allows 60 (1/min): set POSTURE_INTERVAL_SECONDS=940, or raise POSTURE_REQUESTS_PER_MINUTE to 4.'],
     ]);
   });
 
@@ -63,12 +64,12 @@ describe('checkServeConfig', () => {
     ]);
     // At 428 s the run fits its interval, but its last request leaves less than 10 s to be read or retried.
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '428', POSTURE_INTERVAL_SECONDS: '86400', ...DAILY }))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +0 s could send its last request only at +427 s, less than 10 s before its deadline +428 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=460.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +0 s could not send all its requests before its deadline +428 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=460.'],
     ]);
-    // At 440 s a Vitals run meets the slow sources' first requests (the resolved-alerts pass's 1, the access settings' 3 and
-    // the directory's 1) and cannot send all its requests in time: 460 s runs.
+    // At 440 s its last request (at 7 × 62 = 434 s) leaves less than 10 s to be read or retried (the slow sources' first
+    // requests take slots of its first windows too): 460 s runs.
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '440', POSTURE_INTERVAL_SECONDS: '86400', ...DAILY }))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +880 s could not send all its requests before its deadline +1320 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=460.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /vitals late: its run that starts at +0 s could send its last request only at +434 s, less than 10 s before its deadline +440 s at 10/min: set POSTURE_VITALS_INTERVAL_SECONDS=460.'],
     ]);
     expect(problems(env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(70), POSTURE_VITALS_INTERVAL_SECONDS: '460', POSTURE_INTERVAL_SECONDS: '86400', ...DAILY }))).toEqual([]);
   });
@@ -77,12 +78,13 @@ describe('checkServeConfig', () => {
     // 100 tags at 10 a window: 101 requests span 11 windows, 10 × 61 = 610 s. Per hour 101 × 3600 / 610
     // + 3 × 3600 / 2745 = 596.07 + 3.93 = 600, the share's capacity exactly, and the resolved-alerts pass's
     // request every 3600 s makes it 601, the access settings' 3 and the directory's 0.04 605: the hour is named first.
-    // Vitals at 630 s: 577.1 + 3.9 + 1 + 3.04 = 585.1, and 640 s for the 4 slow requests in a Vitals run's windows. The share is the
+    // Vitals at 630 s: 577.1 + 3.9 + 1 + 3.04 = 585.1; each window counts from the end of a request's second in flight (62 s apart), and beside the slow
+    // sources' first requests 650 s. The share is the
     // portal's 10 already: no raise is named.
     const c = env({ POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_VITALS_TAGS: tags(100), POSTURE_VITALS_INTERVAL_SECONDS: '610', POSTURE_INTERVAL_SECONDS: '2745' });
     expect(problems(c)).toEqual([
-      // 620 s by the run's length, 630 s for the 10 s a last request needs to be read or retried, 640 s beside the slow requests.
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 605 requests per hour but the share allows 600 (10/min): set POSTURE_VITALS_INTERVAL_SECONDS=640.'],
+      // 10 × 62 = 620 s by the run's length, 10 s for its last request to be read or retried, and the slow sources' first requests: 650 s.
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 605 requests per hour but the share allows 600 (10/min): set POSTURE_VITALS_INTERVAL_SECONDS=650.'],
     ]);
   });
 
@@ -127,26 +129,26 @@ describe('checkServeConfig', () => {
     ];
     const c = loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 70, portals: two }) }, flags: {} });
     expect(problems(c)).toEqual([
-      ['POSTURE_INTERVAL_SECONDS', 'portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: their intervals need 420 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.4 times, or raise portals[0].requests_per_minute to 8 (a new key) in POSTURE_CONFIG and raise portals[1].requests_per_minute to 8 (a new key) in POSTURE_CONFIG, or read the portal with fewer keys.'],
+      ['POSTURE_INTERVAL_SECONDS', 'portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: their intervals need 420 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.4 times, or raise portals[0].requests_per_minute to 9 (a new key) in POSTURE_CONFIG and raise portals[1].requests_per_minute to 9 (a new key) in POSTURE_CONFIG, or read the portal with fewer keys.'],
     ]);
     // Every 85 s: 170.4 each with the pass, 340.8 together, and 3.04 each of the access settings and the directory: 347,
     // 1.16 times → 1.2 (1.1 would still be 315).
     expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 85, portals: two }) }, flags: {} }))[0]![1]).toContain('their intervals need 347 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.2 times');
     // Every 96 s: 150 each, 1 each of the resolved-alerts passes and 3.04 each of the access settings and the directory:
     // 308.1 together, 309, above the share by the hour; 6/min holds 360 by the hour but not the slow sources' first
-    // requests beside the live ones minute by minute, 7/min does.
+    // requests beside the live ones minute by minute, 6/min does.
     expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 96, portals: two }) }, flags: {} }))).toEqual([
-      ['POSTURE_INTERVAL_SECONDS', 'portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: their intervals need 309 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.1 times, or raise portals[0].requests_per_minute to 7 (a new key) in POSTURE_CONFIG and raise portals[1].requests_per_minute to 7 (a new key) in POSTURE_CONFIG, or read the portal with fewer keys.'],
+      ['POSTURE_INTERVAL_SECONDS', 'portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: their intervals need 309 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.1 times, or raise portals[0].requests_per_minute to 6 (a new key) in POSTURE_CONFIG and raise portals[1].requests_per_minute to 6 (a new key) in POSTURE_CONFIG, or read the portal with fewer keys.'],
     ]);
     // Every 100 s: 148 each with the slow sources, 296.1 together by the hour, and every 110 s: 134.9 each, 269.9 together,
     // but the slow sources' first requests (two passes, two reads of the access settings, two of the directory:
-    // 10) beside the live runs make blue's /alerts, then its /devices late minute by minute (5 requests per 61 s);
+    // 10) beside the live runs make blue's /alerts late minute by minute (5 requests per 61 s);
     // every 120 s runs.
     expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 100, portals: two }) }, flags: {} }))).toEqual([
       ['POSTURE_INTERVAL_SECONDS', "portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: serve would run blue's /alerts late: its run that starts at +241 s could not send all its requests before its deadline +341 s at 5/min: lengthen their intervals, or raise portals[0].requests_per_minute to 6 (a new key) in POSTURE_CONFIG and raise portals[1].requests_per_minute to 6 (a new key) in POSTURE_CONFIG, or read the portal with fewer keys."],
     ]);
     expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 110, portals: two }) }, flags: {} }))).toEqual([
-      ['POSTURE_INTERVAL_SECONDS', "portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: serve would run blue's /devices late: its run that starts at +440 s could send its last request only at +549 s, less than 10 s before its deadline +550 s at 5/min: lengthen their intervals, or raise portals[0].requests_per_minute to 6 (a new key) in POSTURE_CONFIG and raise portals[1].requests_per_minute to 6 (a new key) in POSTURE_CONFIG, or read the portal with fewer keys."],
+      ['POSTURE_INTERVAL_SECONDS', "portals red, blue read one portal (https://acme.example.com/public-api/v1) with one share: serve would run blue's /alerts late: its run that starts at +925 s could not send all its requests before its deadline +1035 s at 5/min: lengthen their intervals, or raise portals[0].requests_per_minute to 6 (a new key) in POSTURE_CONFIG and raise portals[1].requests_per_minute to 6 (a new key) in POSTURE_CONFIG, or read the portal with fewer keys."],
     ]);
     expect(problems(loadConfig({ env: { POSTURE_CONFIG: JSON.stringify({ interval_seconds: 120, portals: two }) }, flags: {} }))).toEqual([]);
     // One entry that does not fit alone (327.3 + 3 × 37.5 + 1 of its pass + 3.04 of the access settings and the directory
@@ -174,13 +176,13 @@ describe('checkServeConfig at the capacity exactly, and minute by minute', () =>
     // 3 Vitals requests every 180 s, 2 device totals and 1 /alerts page every 60 s: 240 per hour, 6 in a
     // minute where every source is due, 1 of the resolved-alerts pass, 3 of the access settings and 0.04 of the
     // directory: 245. At 4 per 61 s that is more than the hour holds (240). At 5 the hour holds them, but the slow
-    // sources' 5 first requests beside a minute's 6 live ones make /alerts late: Vitals every 240 s fits, or the share of 6.
+    // sources' 5 first requests beside a minute's 6 live ones make /alerts late: /alerts every 80 s fits, or the share of 6.
     expect(problems(at(6))).toEqual([]);
     expect(problems(at(5))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'serve would run /alerts late: its run that starts at +140 s could not send all its requests before its deadline +200 s at 5/min: set POSTURE_VITALS_INTERVAL_SECONDS=240, or raise POSTURE_REQUESTS_PER_MINUTE to 6.'],
+      ['POSTURE_ALERTS_INTERVAL_SECONDS', 'serve would run /alerts late: its run that starts at +140 s could not send all its requests before its deadline +200 s at 5/min: set POSTURE_ALERTS_INTERVAL_SECONDS=80, or raise POSTURE_REQUESTS_PER_MINUTE to 6.'],
     ]);
     expect(problems(at(4))).toEqual([
-      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 245 requests per hour but the share allows 240 (4/min): set POSTURE_VITALS_INTERVAL_SECONDS=190 POSTURE_ALERTS_INTERVAL_SECONDS=80 POSTURE_DEVICES_INTERVAL_SECONDS=80, or raise POSTURE_REQUESTS_PER_MINUTE to 6.'],
+      ['POSTURE_VITALS_INTERVAL_SECONDS', 'the intervals need 245 requests per hour but the share allows 240 (4/min): set POSTURE_VITALS_INTERVAL_SECONDS=200 POSTURE_ALERTS_INTERVAL_SECONDS=80 POSTURE_DEVICES_INTERVAL_SECONDS=80, or raise POSTURE_REQUESTS_PER_MINUTE to 6.'],
     ]);
   });
 });
