@@ -7,7 +7,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Config, PortalConfig } from '../config/load.js';
-import { intervalOf, oneShotInputOf, PortalPlanner, stalenessMs } from '../schedule/fit.js';
+import { intervalOf, oneShotInputOf, PortalPlanner, slowJobsThatFit, stalenessMs } from '../schedule/fit.js';
 import { wallIso, type Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { AuthenticationError, LateError, PortalUnreachableError, PostureError, TimeoutError, UntrustedCertificateError } from '../errors.js';
@@ -176,7 +176,17 @@ export class Exporter {
       await Promise.all(this.portals.map(async (p) => [p, new Map(await Promise.all(SLOW_JOBS.map(async (j) => [j, await this.claimPass(p, j, clearAt.get(p.scheduler)!)] as const)))] as const)),
     );
     this.passing.clear();
-    for (const [p, claims] of passes) this.passing.set(p, new Set(SLOW_JOBS.filter((j) => claims.get(j)?.due)));
+    // Of the slow jobs due, those that fit the run's window beside the live sources; the others are given back for a later run.
+    for (const [p, claims] of passes) {
+      const due = SLOW_JOBS.filter((j) => claims.get(j)?.due);
+      const fit = new Set(slowJobsThatFit(p.config, p.memory, p.scheduler.share.effective, due));
+      for (const j of due) {
+        if (fit.has(j)) continue;
+        await claims.get(j)!.release();
+        claims.delete(j);
+      }
+      this.passing.set(p, fit);
+    }
     const results = await Promise.all(
       this.portals.map((p) => {
         const clear = clearAt.get(p.scheduler)!;

@@ -9,7 +9,7 @@ import { SETTING_BY_KEY } from '../config/settings.js';
 import type { Logger } from '../core/log.js';
 import { isSlowJob, JOBS, RESOLVED, SLOW_RUN_NAMES, SOURCES, type Job, type SlowJob, type Source } from '../domain.js';
 import { ConfigError } from '../errors.js';
-import { entryRuns, MAX_INTERVAL_SECONDS, plannedPages, planPortal, portalFits, runSeconds, servePlan, type EntryInput, type IntervalChange, type PlannedPages, type PlanInput, type PortalPlan, type SlowSource } from './plan.js';
+import { alertsRequests, DEVICES_REQUESTS, entryRuns, MAX_INTERVAL_SECONDS, plannedPages, planPortal, portalFits, runSeconds, servePlan, type EntryInput, type IntervalChange, type PlannedPages, type PlanInput, type PortalPlan, type SlowSource, slowRequests, vitalsRequests } from './plan.js';
 import type { OneShotInput } from './one-shot.js';
 import type { PortalMemory } from './request.js';
 import { HEADROOM_MS, type LateRun } from './timeline.js';
@@ -245,6 +245,26 @@ export function checkServeConfig(config: Config): ConfigError[] {
 export function oneShotInputOf(portal: PortalConfig, learned: Learned, share: number, slowDue: ReadonlySet<string> | 'all'): OneShotInput {
   const { slow, ...input } = inputOf(portal, learned, share);
   return { ...input, slow: (slow ?? []).filter((s) => slowDue === 'all' || slowDue.has(s.job)) };
+}
+
+/**
+ * The slow jobs of a one-shot run (`once`, Lambda) among those due: in SLOW_JOBS order, each whose
+ * requests still fit the window beside the live sources (whose open alerts leave a request), so the
+ * run stays in one window; the first due always runs, so none waits forever. The others are given
+ * back and run in a later run, within their intervals (a Lambda every 5 minutes reads them in turn).
+ */
+export function slowJobsThatFit(portal: PortalConfig, learned: Learned, share: number, due: readonly SlowJob[]): SlowJob[] {
+  const input = inputOf(portal, learned, share);
+  let room = share - vitalsRequests(portal.vitalsTags) - DEVICES_REQUESTS - alertsRequests(input, learned.alertsTotal, true);
+  const out: SlowJob[] = [];
+  for (const job of due) {
+    const source = (input.slow ?? []).find((s) => s.job === job);
+    const requests = source ? slowRequests(input, source) : 1;
+    if (out.length > 0 && requests > room) continue;
+    out.push(job);
+    room -= requests;
+  }
+  return out;
 }
 
 /** An entry of a portal as `serve` runs it: its settings, and what its runs taught (read as it changes). */

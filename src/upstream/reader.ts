@@ -108,8 +108,6 @@ function permissionHint(endpoint: string): string {
   if (endpoint.startsWith('/alerts')) return "give the key's role the needed visibility (deviceVisibility All or Team, userVisibility for user alerts)";
   if (endpoint.startsWith('/devices') || endpoint.startsWith('/inventory')) return "give the key's role the needed visibility (deviceVisibility All or Team)";
   if (endpoint.startsWith('/users')) return "give the key's role the needed visibility (userVisibility)";
-  const setting = /^\/settings\/usermanagement\/(users|roles|teams)\b/.exec(endpoint)?.[1];
-  if (setting) return `give the key's role the ${setting} permission`;
   if (endpoint.startsWith('/settings')) return "give the key's role the matching settings permission (users, roles, teams)";
   return "give the key's role the needed visibility (e.g. deviceVisibility All or Team)";
 }
