@@ -191,7 +191,7 @@ describe('the access settings and the directory in once', () => {
     // One line, naming the permission.
     const lines = denied.stderr.split('\n').filter((l) => l.includes('collecting access failed'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain("/settings/usermanagement/roles (403): give the key's role the roles permission");
+    expect(lines[0]).toContain("/settings/usermanagement/roles (403): give the key's role the matching settings permission (users, roles, teams)");
     // The other families as in a run without the fault (the portal's data does not move).
     const others = (t: string) => t.split('\n').filter((l) => /^posture_(vitals|alerts|devices|directory)_/.test(l) && !l.startsWith('posture_alerts_oldest'));
     expect(others(denied.stdout)).toEqual(others(base.stdout));
