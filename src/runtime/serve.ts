@@ -8,7 +8,8 @@ import { startMetricsServer } from '../http/server.js';
 import { wallIso } from '../core/clock.js';
 import { LedgerError } from '../errors.js';
 import { intervalOf, phasesOf } from '../schedule/fit.js';
-import type { PortalScheduler } from '../schedule/scheduler.js';
+import { PRIORITY, type PortalScheduler } from '../schedule/scheduler.js';
+import { LiveGrid } from '../schedule/yield.js';
 
 /** A running `serve`: stop it to end the loops and close the server. */
 export interface ServeHandle {
@@ -130,6 +131,14 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
     deps.logger.info(`waiting for the portal's budget until ${waitingUntil}: requests other processes (or an earlier run) recorded in ${ledger} fill its window, so serve starts collecting when they have left it`, { reason: 'others', until: waitingUntil, ledger });
   }
   const phases = phasesOf(config);
+  // Each portal's scheduler knows when its live runs are due: a slow source's request pushes none of them back.
+  for (const scheduler of clearAt.keys()) {
+    const entries = exporter.portals.filter((p) => p.scheduler === scheduler);
+    const runs = entries.flatMap((p) =>
+      SOURCES.map((s) => ({ startMs: clearAt.get(scheduler)! + phases.get(p.config)![s], everyMs: intervalOf(p.config, s) * 1000, priority: PRIORITY[s], requests: () => p.planner.liveRequests(p.config, s, scheduler.share.effective) })),
+    );
+    scheduler.expectLive(new LiveGrid(runs));
+  }
   const loops = Promise.all(exporter.portals.flatMap((p) => JOBS.map((s) => loop(p, s, clearAt.get(p.scheduler)! + phases.get(p.config)![s]))));
 
   return {

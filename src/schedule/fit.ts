@@ -12,7 +12,8 @@ import { ConfigError } from '../errors.js';
 import { alertsRequests, DEVICES_REQUESTS, entryRuns, MAX_INTERVAL_SECONDS, plannedPages, planPortal, portalFits, runSeconds, servePlan, type EntryInput, type IntervalChange, type PlannedPages, type PlanInput, type PortalPlan, type SlowSource, slowRequests, vitalsRequests } from './plan.js';
 import type { OneShotInput } from './one-shot.js';
 import type { PortalMemory } from './request.js';
-import { HEADROOM_MS, type LateRun } from './timeline.js';
+import type { LateRun } from './timeline.js';
+import { HEADROOM_MS } from './yield.js';
 
 /** The largest share a setting takes (requests_per_minute): the portal's own limit. */
 const MAX_SHARE = SETTING_BY_KEY.requests_per_minute.max!;
@@ -310,6 +311,12 @@ export class PortalPlanner {
     const pages = plannedPages(inputs, share, this.phased);
     this.last = { key, pages };
     return pages;
+  }
+
+  /** Requests a run of live source `source` of `entry` sends at `share` (the share in force), its lists at the pages planned: what a slow request leaves it (./yield.ts). */
+  liveRequests(entry: PortalConfig, source: Source, share: number): number {
+    const e = this.entries.find((x) => x.config === entry);
+    return e ? entryRuns(inputOf(e.config, e.memory, share), this.pages(share)).perRun[source] : 0;
   }
 
   /** Warns that what the runs taught makes the plan late, naming it and what fits (as check-config would, with what was learned). */

@@ -379,6 +379,7 @@ function timelineOf(entries: readonly EntryRuns[], phased: boolean): ServedSourc
     job: item.job,
     priority: item.priority,
     continuationPriority: item.continuation,
+    ...(item.priority === PRIORITY.slow && { slow: true }),
     requests: item.requests,
     intervalMs: item.intervalSeconds * 1000,
     phaseMs: phased ? Math.floor((i * shortest) / items.length) * 1000 : 0,

@@ -184,7 +184,9 @@ describe('a portal that cannot be reached', () => {
       // Two rounds of the three sources, and the first of each slow source (the resolved-alerts pass, the access settings, the directory).
       while (runs().length < 9) await serving.nextCycle();
       const done = runs();
-      expect(done.every((l) => l.ok === false && (l.durationMs as number) < 5_000)).toBe(true);
+      expect(done.every((l) => l.ok === false)).toBe(true);
+      // The live sources' runs fail within seconds; a slow source's request first waits for a gap that makes no live run late.
+      expect(done.filter((l) => SOURCES.includes(l.source as Source)).every((l) => (l.durationMs as number) < 5_000)).toBe(true);
       // Both rounds of every source: one refused line each, at error.
       const lines = failureLines(logger.records());
       for (const s of SOURCES) {

@@ -24,7 +24,8 @@ describe('explainPlan', () => {
     // Vitals 4 per run × 60 per hour = 240, /alerts 1 × 120 = 120, devices 2 × 60 = 120, and the resolved-alerts
     // pass 1 × 1, the access settings 3 × 1 and the directory 1 every 86400 s (0.04): 484.04 of 300. Once (with every slow
     // source): 4 + 1 + 2 + 1 + 3 + 1 requests + 3 retries = 15 at 5 span three windows: 122 + 60 + 30 = 212 s. The
-    // suggestion is the stretched proportions lowered around the slow sources' requests.
+    // suggestion is the stretched proportions lowered minute by minute; the slow sources' requests wait for the gaps that
+    // make no live run late, so it is the live sources' own: 90, 80 and 100 s.
     expect(hourly(env({ POSTURE_VITALS_TAGS: 'a,b,c', POSTURE_ALERTS_INTERVAL_SECONDS: '30', POSTURE_INTERVAL_SECONDS: '60' }))).toEqual([
       'portal x.example.com (https://x.example.com/public-api/v1, key from value): share 5 requests per 60 s (300 per hour)',
       '  vitals  every    60 s: 4 request(s) per run (whole portal + 3 tag(s)), 240 per hour',
@@ -34,7 +35,7 @@ describe('explainPlan', () => {
       "  access  every  3600 s: 3 request(s) per run (the portal's accounts, roles and teams: /settings/usermanagement/users, /roles and /teams, 1 each (more when the portal caps pages), below every live source), 3 per hour",
       "  directory every 86400 s: 1 request(s) per run (the directory's users: /users?filter=all paged as /alerts, 1 while its total is unknown, below every live source), 0.04 per hour",
       '  serve: 484.0 of 300 requests per hour — does NOT fit; once/Lambda: one run of every source and every slow one with 3 retries takes up to 212 s (give the Lambda a timeout of at least 222 s)',
-      '  smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=110 POSTURE_ALERTS_INTERVAL_SECONDS=80 POSTURE_DEVICES_INTERVAL_SECONDS=130',
+      '  smallest intervals that fit: POSTURE_VITALS_INTERVAL_SECONDS=90 POSTURE_ALERTS_INTERVAL_SECONDS=80 POSTURE_DEVICES_INTERVAL_SECONDS=100',
     ]);
   });
 
@@ -100,15 +101,15 @@ describe('explainPlan', () => {
   it('prints the plan minute by minute: each source\'s first run, spread over the shortest interval in priority order where at once would be late, and the busiest 60 s', () => {
     // Three sources and the three slow ones over the shortest interval, 60 s: Vitals at +0 s, devices at +10 s,
     // /alerts at +20 s, the pass at +30 s, the access settings at +40 s, the directory at +50 s. 3 Vitals requests at
-    // +0 s and 2 device totals at +10 s: 5 in a minute, the share, and the slow sources' 5 requests then make /alerts late;
-    // at 6 every source starts at once.
+    // +0 s and 2 device totals at +10 s: 5 in a minute, the share; the slow sources' 5 requests wait for the gaps that
+    // make no live run late. At 6 every source starts at once; at 4 the hour does not hold them (245 of 240).
     const at = (share: number) => env({ POSTURE_REQUESTS_PER_MINUTE: String(share), POSTURE_VITALS_TAGS: 'a,b', POSTURE_VITALS_INTERVAL_SECONDS: '180', POSTURE_ALERTS_INTERVAL_SECONDS: '60', POSTURE_DEVICES_INTERVAL_SECONDS: '60' });
     expect(explainPlan(at(6))).toContain('  serve minute by minute: every source at once; busiest 60 s: 6 of 6 requests');
-    expect(explainPlan(at(5)).find((l) => l.startsWith('  serve minute by minute'))).toBe(
-      '  serve minute by minute: first runs at vitals +0 s, devices +10 s, alerts +20 s, resolved +30 s, access +40 s, directory +50 s; busiest 60 s: 5 of 5 requests — NOT on time: serve would run /alerts late: its run that starts at +140 s could not send all its requests before its deadline +200 s at 5/min',
+    expect(explainPlan(at(5))).toContain('  serve minute by minute: first runs at vitals +0 s, devices +10 s, alerts +20 s, resolved +30 s, access +40 s, directory +50 s; busiest 60 s: 5 of 5 requests');
+    expect(explainPlan(at(4)).find((l) => l.startsWith('  serve minute by minute'))).toBe(
+      '  serve minute by minute: first runs at vitals +0 s, devices +10 s, alerts +20 s, resolved +30 s, access +40 s, directory +50 s; busiest 60 s: 4 of 4 requests — NOT on time: serve would run /devices late: its run that starts at +10 s could send its last request only at +62 s, less than 10 s before its deadline +70 s at 4/min',
     );
-    // Where every source can start at once and run on time, it does: two entries every 120 s (every 110 s, their
-    // slow sources' requests make a run late, see fit.test.ts).
-    expect(explainPlan(file({ interval_seconds: 120 })).filter((l) => l.startsWith('  serve minute by minute'))[0]).toMatch(/^ {2}serve minute by minute: every source at once; busiest 60 s: \d of 5 requests$/);
+    // Where every source can start at once and run on time, it does: two entries every 110 s.
+    expect(explainPlan(file({ interval_seconds: 110 })).filter((l) => l.startsWith('  serve minute by minute'))[0]).toMatch(/^ {2}serve minute by minute: every source at once; busiest 60 s: \d of 5 requests$/);
   });
 });

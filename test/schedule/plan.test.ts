@@ -41,35 +41,37 @@ describe('interval suggestions', () => {
     const plan = planOf(c.portals[0]!);
     // /alerts every 20 s is 180 + 12 + 24 = 216 per hour, but a window that holds a Vitals run and a
     // devices run (3 requests) leaves 2 slots for 3 /alerts runs, and one waits past its deadline's
-    // 10 s of headroom; every 30 s, 2 runs a window fit beside them, but not beside the slow sources' first requests (the
-    // resolved-alerts pass's 1, the access settings' 3, the directory's 1) in the first minutes: every 50 s.
-    expect(plan.change).toEqual({ sources: { alerts: 50 }, intervals: { vitals: 300, alerts: 50, devices: 300 } });
+    // 10 s of headroom; every 30 s, 2 runs a window fit beside them. The slow sources' first requests (the resolved-alerts
+    // pass's 1, the access settings' 3, the directory's 1) wait for the gaps that make no live run late: still 30 s.
+    expect(plan.change).toEqual({ sources: { alerts: 30 }, intervals: { vitals: 300, alerts: 30, devices: 300 } });
     expect(planOf({ ...c.portals[0]!, intervals: { vitals: 300, alerts: 20, devices: 300 } }).late).toMatchObject({ name: 'alerts' });
     // Raising POSTURE_INTERVAL_SECONDS cannot help: the explicit /alerts interval alone overspends.
     expect(plan.intervalAlone).toBeUndefined();
-    expect(plan.suggested).toEqual({ vitals: 300, alerts: 50, devices: 300 });
-    // 396 per hour, 1 of the resolved-alerts pass (every 3600 s), 3 of the access settings and 0.04 of the directory. No share helps: /alerts every 10 s has
-    // 10 s of headroom to send its one request, none, and waits a second whenever another source is due.
-    expect(checkServeConfig(c).map((e) => e.message)).toEqual(['the intervals need 401 requests per hour but the share allows 300 (5/min): set --alerts-interval-seconds=50.']);
-    const fixed = apply('--alerts-interval-seconds=50', base, { alerts_interval_seconds: '10' });
+    expect(plan.suggested).toEqual({ vitals: 300, alerts: 30, devices: 300 });
+    // 396 per hour, 1 of the resolved-alerts pass (every 3600 s), 3 of the access settings and 0.04 of the directory. At the portal's 10/min the 6 /alerts
+    // requests a minute fit beside the others, the slow ones waiting for the gaps.
+    expect(checkServeConfig(c).map((e) => e.message)).toEqual(['the intervals need 401 requests per hour but the share allows 300 (5/min): set --alerts-interval-seconds=30, or raise POSTURE_REQUESTS_PER_MINUTE to 10.']);
+    const fixed = apply('--alerts-interval-seconds=30', base, { alerts_interval_seconds: '10' });
     expect(checkServeConfig(load(fixed.env, fixed.flags))).toEqual([]);
   });
 
   it('with --interval-seconds 400 as well, still only /alerts changes', () => {
     const c = load(base, { alerts_interval_seconds: '10', interval_seconds: '400' });
-    expect(suggestions(c)).toEqual(['--alerts-interval-seconds=50', 'POSTURE_VITALS_INTERVAL_SECONDS=400 --alerts-interval-seconds=50 POSTURE_DEVICES_INTERVAL_SECONDS=400']);
+    expect(suggestions(c)).toEqual(['--alerts-interval-seconds=30', 'POSTURE_VITALS_INTERVAL_SECONDS=400 --alerts-interval-seconds=30 POSTURE_DEVICES_INTERVAL_SECONDS=400']);
   });
 
   it('names POSTURE_INTERVAL_SECONDS when every source inherits it and one source alone cannot fix it', () => {
+    // Every 50 s the live sources send 4 requests, 4.9 of the 5 each 61 s holds: what a slow source's request pushes back
+    // drains for minutes, and a later /alerts run is late. Every 60 s leaves the slow sources their gaps.
     const env = { ...base, POSTURE_INTERVAL_SECONDS: '10' };
     const c = load(env, {});
-    expect(suggestions(c)).toEqual(['POSTURE_INTERVAL_SECONDS=60', 'POSTURE_INTERVAL_SECONDS=60', 'POSTURE_VITALS_INTERVAL_SECONDS=50 POSTURE_ALERTS_INTERVAL_SECONDS=60 POSTURE_DEVICES_INTERVAL_SECONDS=60']);
+    expect(suggestions(c)).toEqual(['POSTURE_INTERVAL_SECONDS=60', 'POSTURE_INTERVAL_SECONDS=60', 'POSTURE_VITALS_INTERVAL_SECONDS=60 POSTURE_ALERTS_INTERVAL_SECONDS=40 POSTURE_DEVICES_INTERVAL_SECONDS=60']);
   });
 
   it('names the key of a portal in a config file', () => {
     const file = JSON.stringify({ portals: [{ portal: 'a', base_url: base.POSTURE_BASE_URL, api_key: 'k1', alerts_interval_seconds: 10 }] });
     const c = load({ POSTURE_CONFIG: file }, {});
-    expect(suggestions(c)[0]).toBe('portals[0].alerts_interval_seconds: 50 in POSTURE_CONFIG');
+    expect(suggestions(c)[0]).toBe('portals[0].alerts_interval_seconds: 30 in POSTURE_CONFIG');
   });
 
   it('the longest interval a setting takes is the one suggestions stop at', () => {
