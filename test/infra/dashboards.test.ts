@@ -231,11 +231,11 @@ describe('panels', () => {
 
   it('shows each source\'s age against the threshold PostureCollectionFailing judges it by (twice its interval plus the rule\'s margin)', () => {
     const stale = loadRuleExpressions().find((r) => r.name === 'PostureCollectionFailing' && r.labels.reason === 'stale')!;
-    const [, factor, margin] = /> on \(portal, source\) (\d+) \* portal_source:posture_collection_interval_seconds:last1d \+ (\d+)/.exec(stale.expr)!;
+    const [, factor, margin] = /> on \(portal, source\) (\d+) \* portal_source:posture_collection_interval_seconds:last3d \+ (\d+)/.exec(stale.expr)!;
     const records = new Map(loadRuleExpressions().filter((r) => r.kind === 'record').map((r) => [r.name, r.expr]));
     const selected = (expr: string) => expr.replace('posture_collection_last_success_timestamp_seconds[', 'posture_collection_last_success_timestamp_seconds{portal=~"$portal"}[').replace('posture_collection_interval_seconds[', 'posture_collection_interval_seconds{portal=~"$portal"}[');
-    const age = `time() - ${selected(records.get('portal_source:posture_collection_last_success_timestamp_seconds:max1d')!)}`;
-    const threshold = `${factor} * ${selected(records.get('portal_source:posture_collection_interval_seconds:last1d')!)} + ${margin}`;
+    const age = `time() - ${selected(records.get('portal_source:posture_collection_last_success_timestamp_seconds:max3d')!)}`;
+    const threshold = `${factor} * ${selected(records.get('portal_source:posture_collection_interval_seconds:last3d')!)} + ${margin}`;
     const q = allDashboardQueries().filter((x) => x.dashboard === EXPORTER_UID && x.source === 'Age of the last successful collection');
     expect(q.map((x) => x.expr)).toEqual([`(${age}) / on (portal, source) (${threshold})`]);
     const panel = flatPanels(byUid(EXPORTER_UID)).find((p) => p.title === 'Age of the last successful collection') as Panel & { fieldConfig: { defaults: { unit: string; thresholds: { steps: Array<{ value: number | null }> } } } };

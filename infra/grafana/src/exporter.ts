@@ -51,15 +51,15 @@ const collectionSuccess = () =>
 
 /**
  * Each source's age against its own alert threshold, as PostureCollectionFailing reads it: the
- * newest last success and the interval seen in the past day (a source whose samples come once a
+ * newest last success and the interval seen in the past 3 days (a source whose samples come once a
  * pass, or that stopped, keeps its line), the age over twice the interval plus the margin.
  */
 function lastSuccessAge(): timeseries.PanelBuilder {
-  const age = `time() - max by (portal, source) (max_over_time(posture_collection_last_success_timestamp_seconds{${PORTAL}}[1d]))`;
-  const threshold = `2 * max by (portal, source) (last_over_time(posture_collection_interval_seconds{${PORTAL}}[1d])) + ${COLLECTION_STALE_MARGIN_SECONDS}`;
+  const age = `time() - max by (portal, source) (max_over_time(posture_collection_last_success_timestamp_seconds{${PORTAL}}[3d]))`;
+  const threshold = `2 * max by (portal, source) (last_over_time(posture_collection_interval_seconds{${PORTAL}}[3d])) + ${COLLECTION_STALE_MARGIN_SECONDS}`;
   const panel = timeSeriesPanel({
     title: 'Age of the last successful collection',
-    description: 'How old each source\'s last successful collection is, as a share of the age at which PostureCollectionFailing fires: twice the source\'s own interval (posture_collection_interval_seconds: 5 min by default, the resolved-alerts pass 1 h) plus 10 minutes. A source on time stays below about half; above the dashed line (100 %) the alert fires.',
+    description: 'How old each source\'s last successful collection is, as a share of the age at which PostureCollectionFailing fires: twice the source\'s own interval (posture_collection_interval_seconds: 5 min by default, the resolved-alerts pass and the access settings 1 h, the directory 1 d) plus 10 minutes. A source on time stays below about half; above the dashed line (100 %) the alert fires.',
     targets: [promQuery('A', `(${age}) / on (portal, source) (${threshold})`, '{{portal}} · {{source}}')],
     size: { h: 7, w: 12 },
   });
