@@ -42,7 +42,7 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
   let lastCycle: string | undefined;
   /** While the first runs wait for a window other processes filled: when it clears (wall time). */
   let waitingUntil: string | undefined;
-  /** The runs whose last one failed because the ledger could not record a claim (a full disk), by `portal/source`: why. */
+  /** The portals (by identity: their ledger) whose last run failed because the ledger could not record a claim (a full disk): why. */
   const stoppedBy = new Map<string, string>();
   const shortest = Math.min(...config.portals.flatMap((p) => SOURCES.map((s) => p.intervals[s])), config.intervalSeconds);
   const server = await startMetricsServer(
@@ -97,8 +97,9 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
       else if (run.result.error instanceof UntrustedCertificateError && !reached.has(p.identity)) refuse(run.result.error);
       p.state.recordRun(run);
       // Nothing is sent while the ledger cannot record a claim: /healthz says why until a run goes through again.
-      if (!run.result.ok && run.result.error instanceof LedgerError) stoppedBy.set(`${p.config.name}/${source}`, run.result.error.message);
-      else stoppedBy.delete(`${p.config.name}/${source}`);
+      // Any run of the portal that claimed a slot says the ledger records claims again (an hourly or daily source's next run may be far).
+      if (!run.result.ok && run.result.error instanceof LedgerError) stoppedBy.set(p.identity, run.result.error.message);
+      else if (run.result.ok || totalRequests(run.requests) > 0) stoppedBy.delete(p.identity);
       deps.logger.info('run finished', {
         portal: p.config.name,
         source,
