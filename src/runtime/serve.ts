@@ -1,8 +1,8 @@
 import type { Config } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import { JOBS, SOURCES, type Job } from '../domain.js';
-import { UntrustedCertificateError } from '../errors.js';
+import { isSlowJob, JOBS, SOURCES, type Job } from '../domain.js';
+import { AuthenticationError, PermissionError, UntrustedCertificateError } from '../errors.js';
 import { Exporter, totalRequests, type ExporterDeps, type PortalRuntime } from '../exporter/exporter.js';
 import { startMetricsServer } from '../http/server.js';
 import { wallIso } from '../core/clock.js';
@@ -26,6 +26,13 @@ export interface ServeHandle {
   readonly refused: Promise<UntrustedCertificateError>;
   stop(): Promise<void>;
 }
+
+/**
+ * How soon a slow job (the resolved-alerts pass, the access settings, the directory) whose run
+ * failed for a reason that may pass (not a refused key or a missing permission) tries again,
+ * rather than a whole interval (a day for the directory) later.
+ */
+const SLOW_RETRY_MS = 15 * 60_000;
 
 /**
  * Runs each source of each portal on its own interval, and its resolved-alerts pass on its own,
@@ -110,8 +117,15 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
       finished();
       // The next slot on the grid; a run that overran skips the slots it missed.
       k = Math.max(k + 1, Math.floor((deps.clock.monotonic() - start) / every) + 1);
+      let next = start + k * every;
+      // A slow job (hourly, daily) whose run failed for a reason that may pass tries again sooner, by the grid's next slot.
+      const retryAt = deps.clock.monotonic() + SLOW_RETRY_MS;
+      if (isSlowJob(source) && !run.result.ok && !(run.result.error instanceof AuthenticationError || run.result.error instanceof PermissionError) && retryAt < next) {
+        next = retryAt;
+        k--;
+      }
       try {
-        await deps.clock.sleep(start + k * every - deps.clock.monotonic(), stopper.signal);
+        await deps.clock.sleep(next - deps.clock.monotonic(), stopper.signal);
       } catch {
         break;
       }
