@@ -132,7 +132,8 @@ function lastStarts(arrivals: readonly number[], due: readonly Due[], w: YieldWi
  * the next one back until `busy`.
  */
 export function makesLiveLate(arrivals: readonly number[], arrival: number, busy: number, due: readonly Due[], w: YieldWindow): boolean {
-  if (due.length === 0) return false;
+  // Fewer requests than the share in all: nothing waits for the window, with it or without.
+  if (arrivals.length + 1 + due.reduce((n, d) => n + d.requests, 0) <= w.share) return false;
   const without = lastStarts(arrivals, due, w, -Infinity);
   const withIt = lastStarts([...arrivals, arrival], due, w, busy);
   return withIt.some((t, i) => t > due[i]!.by && without[i]! <= due[i]!.by);
