@@ -180,12 +180,25 @@ export class Exporter {
     for (const [p, claims] of passes) {
       const due = SLOW_JOBS.filter((j) => claims.get(j)?.due);
       const fit = new Set(slowJobsThatFit(p.config, p.memory, p.scheduler.share.effective, due));
+      this.passing.set(p, fit);
+      // A run of capped time (the Lambda's timeout) leaves out, last first, the slow jobs it could not finish by then: a
+      // list cut part-way is read again whole, so it would spend its requests for nothing every run.
+      const clear = clearAt.get(p.scheduler);
+      const from = typeof clear === 'number' ? clear : now;
+      for (const j of [...fit].reverse()) {
+        const needs = this.oneShotMs(p);
+        if (from + needs <= cap) break;
+        fit.delete(j);
+        this.deps.logger.warn(
+          `the ${SLOW_RUN_NAMES[j].run} (${SLOW_RUN_NAMES[j].reads}) does not fit this run's time: the run would need ${Math.ceil(needs / 1000)} s at ${p.scheduler.share.effective}/min and has ${Math.floor((cap - from) / 1000)} s, so it is given back; read it with serve, or give the run more time (the Lambda's timeout, POSTURE_CYCLE_TIMEOUT_SECONDS)`,
+          { portal: p.config.name, source: j, needsSeconds: Math.ceil(needs / 1000), hasSeconds: Math.floor((cap - from) / 1000) },
+        );
+      }
       for (const j of due) {
         if (fit.has(j)) continue;
         await claims.get(j)!.release();
         claims.delete(j);
       }
-      this.passing.set(p, fit);
     }
     const results = await Promise.all(
       this.portals.map((p) => {

@@ -5,7 +5,11 @@
 // threshold, and a portal that caps its pages at 200. A 403 on the settings leaves every other source
 // exact, and no username, name, surname or email appears in anything the run wrote.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
 import { FakeClock } from '../../src/core/clock.js';
+import { memoryLogger } from '../../src/core/log.js';
+import { Exporter } from '../../src/exporter/exporter.js';
+import { PassMemory } from '../../src/schedule/passes.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { runMain } from '../support/cli.js';
 
@@ -177,6 +181,31 @@ describe('the access settings and the directory in once', () => {
     expect(users.map((q) => q.query.filter)).toEqual(Array(100).fill('all'));
     expect(users.every((q) => q.status === 200)).toBe(true);
     for (const word of PERSONAL) expect(once.stdout + once.stderr, word).not.toContain(word);
+  }, 60_000);
+
+  it('a run of capped time (the Lambda\'s) that knows the directory needs 100 pages gives it back, says why once, and reads the rest', async () => {
+    const clock = new FakeClock(T0, { autoAdvance: true });
+    const logger = memoryLogger({ secrets: [KEY] });
+    const exporter = new Exporter(loadConfig({ env: env({ POSTURE_DIRECTORY_INTERVAL_SECONDS: '3600', POSTURE_ACCESS_INTERVAL_SECONDS: '86400', POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS: '86400' }) }), { clock, logger, runtime: 'lambda', passes: new PassMemory(() => clock.monotonic()) });
+    // A first run learns the directory's 20,000 users and the cap of 200: 100 pages.
+    const [first] = await exporter.collect();
+    expect(first!.directory?.ok).toBe(true);
+    clock.set(clock.now() + 3_600_000);
+    const from = sim.requests.length;
+    // An hour on, the directory alone is due again (the other slow jobs are daily here); the run has 150 s, and 100 pages at
+    // 10/min need ten windows.
+    const [second] = await exporter.collect({ cap: clock.monotonic() + 150_000 });
+    expect(sim.requests.slice(from).filter((q) => q.path === '/users')).toEqual([]);
+    expect(second!.directory).toBeUndefined();
+    expect([second!.vitals.ok, second!.alerts.ok, second!.devices.ok]).toEqual([true, true, true]);
+    // Of the warnings (the fixture's invalid records aside), one says why the directory waits.
+    const warned = logger.records().filter((r) => r.level === 'warn' && String(r.msg).includes('time'));
+    expect(warned.map((r) => [r.source, String(r.msg).replace(/\d+ s/g, 'N s')])).toEqual([
+      ['directory', "the directory (/users?filter=all) does not fit this run's time: the run would need N s at 10/min and has N s, so it is given back; read it with serve, or give the run more time (the Lambda's timeout, POSTURE_CYCLE_TIMEOUT_SECONDS)"],
+    ]);
+    // Given back: the next run with the time to read it does.
+    const [third] = await exporter.collect();
+    expect(third!.directory?.ok).toBe(true);
   }, 60_000);
 
   it('fails only the access settings on a 403, naming the permission to grant, and leaves every other source exact', async () => {
