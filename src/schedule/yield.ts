@@ -28,14 +28,6 @@ export const YIELD_REQUEST_MS = 1_000;
  */
 export const HEADROOM_MS = 10_000;
 
-/** A live run due: when it starts, the latest its last request may start (its deadline less HEADROOM_MS), its priority (PRIORITY) and requests. */
-export interface Due {
-  readonly at: number;
-  readonly by: number;
-  readonly priority: number;
-  readonly requests: number;
-}
-
 /**
  * The live runs a portal expects: `serve`'s grid of each live source (its phase, then every
  * interval), or the next one-shot run's. Monotonic ms.
@@ -45,6 +37,14 @@ export interface LiveDemand {
   dueIn(from: number, to: number): Due[];
   /** The first start of a live run after `at` (Infinity when none). */
   nextAfter(at: number): number;
+}
+
+/** A live run due: when it starts, the latest its last request may start (its deadline less HEADROOM_MS), its priority (PRIORITY) and requests. */
+export interface Due {
+  readonly at: number;
+  readonly by: number;
+  readonly priority: number;
+  readonly requests: number;
 }
 
 /** A live source's runs: the first at `startMs`, then every `everyMs`, each of `requests()` requests at `priority`. */
