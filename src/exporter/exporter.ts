@@ -23,7 +23,7 @@ import { fetchArchive, type VitalsList } from '../sources/vitals.js';
 import { Deadline } from '../schedule/deadline.js';
 import type { PortalMemory, RunContext } from '../schedule/request.js';
 import type { SendLedger } from '../schedule/ledger.js';
-import { portalOneShotSeconds } from '../schedule/one-shot.js';
+import { portalOneShotLeastSeconds, portalOneShotSeconds, type OneShotInput } from '../schedule/one-shot.js';
 import { portalIdentity } from '../config/identity.js';
 import { PortalScheduler } from '../schedule/scheduler.js';
 import { PortalReader } from '../upstream/reader.js';
@@ -155,8 +155,12 @@ export class Exporter {
 
   /** How long a one-shot run of this entry may take by default (the plan of every entry that shares its budget, the slow jobs due included), in ms. */
   oneShotMs(p: PortalRuntime): number {
-    const inputs = this.portals.filter((q) => q.scheduler === p.scheduler).map((q) => oneShotInputOf(q.config, q.memory, q.scheduler.share.effective, this.passing.get(q) ?? new Set()));
-    return portalOneShotSeconds(inputs, this.config.maxRetries, this.config.maxRetryAfterSeconds) * 1000;
+    return portalOneShotSeconds(this.oneShotInputs(p), this.config.maxRetries, this.config.maxRetryAfterSeconds) * 1000;
+  }
+
+  /** What a one-shot run of every entry that shares `p`'s budget plans with, the slow jobs each includes. */
+  private oneShotInputs(p: PortalRuntime): OneShotInput[] {
+    return this.portals.filter((q) => q.scheduler === p.scheduler).map((q) => oneShotInputOf(q.config, q.memory, q.scheduler.share.effective, this.passing.get(q) ?? new Set()));
   }
 
   /**
@@ -181,16 +185,16 @@ export class Exporter {
       const due = SLOW_JOBS.filter((j) => claims.get(j)?.due);
       const fit = new Set(slowJobsThatFit(p.config, p.memory, p.scheduler.share.effective, due));
       this.passing.set(p, fit);
-      // A run of capped time (the Lambda's timeout) leaves out, last first, the slow jobs it could not finish by then: a
-      // list cut part-way is read again whole, so it would spend its requests for nothing every run.
+      // A run of capped time (the Lambda's timeout) leaves out, last first, the slow jobs it could not finish by then even
+      // when nothing fails: a list cut part-way is read again whole, so it would spend its requests for nothing every run.
       const clear = clearAt.get(p.scheduler);
       const from = typeof clear === 'number' ? clear : now;
       for (const j of [...fit].reverse()) {
-        const needs = this.oneShotMs(p);
+        const needs = portalOneShotLeastSeconds(this.oneShotInputs(p)) * 1000;
         if (from + needs <= cap) break;
         fit.delete(j);
         this.deps.logger.warn(
-          `the ${SLOW_RUN_NAMES[j].run} (${SLOW_RUN_NAMES[j].reads}) does not fit this run's time: the run would need ${Math.ceil(needs / 1000)} s at ${p.scheduler.share.effective}/min and has ${Math.floor((cap - from) / 1000)} s, so it is given back; read it with serve, or give the run more time (the Lambda's timeout, POSTURE_CYCLE_TIMEOUT_SECONDS)`,
+          `the ${SLOW_RUN_NAMES[j].run} (${SLOW_RUN_NAMES[j].reads}) does not fit this run's time: the run would need at least ${Math.ceil(needs / 1000)} s at ${p.scheduler.share.effective}/min and has ${Math.floor((cap - from) / 1000)} s, so it is given back; read it with serve, or give the run more time (the Lambda's timeout, POSTURE_CYCLE_TIMEOUT_SECONDS)`,
           { portal: p.config.name, source: j, needsSeconds: Math.ceil(needs / 1000), hasSeconds: Math.floor((cap - from) / 1000) },
         );
       }

@@ -201,7 +201,7 @@ describe('the access settings and the directory in once', () => {
     // Of the warnings (the fixture's invalid records aside), one says why the directory waits.
     const warned = logger.records().filter((r) => r.level === 'warn' && String(r.msg).includes('time'));
     expect(warned.map((r) => [r.source, String(r.msg).replace(/\d+ s/g, 'N s')])).toEqual([
-      ['directory', "the directory (/users?filter=all) does not fit this run's time: the run would need N s at 10/min and has N s, so it is given back; read it with serve, or give the run more time (the Lambda's timeout, POSTURE_CYCLE_TIMEOUT_SECONDS)"],
+      ['directory', "the directory (/users?filter=all) does not fit this run's time: the run would need at least N s at 10/min and has N s, so it is given back; read it with serve, or give the run more time (the Lambda's timeout, POSTURE_CYCLE_TIMEOUT_SECONDS)"],
     ]);
     // Given back: the next run with the time to read it does.
     const [third] = await exporter.collect();
