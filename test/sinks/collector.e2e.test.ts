@@ -117,16 +117,16 @@ describe('OTLP through the Collector to Prometheus 3, with the exporter settings
   it('labels every series with a resource attribute in resource_constant_labels, and keeps the others on target_info', async () => {
     const portal = 'resource attributes';
     const job = 'collector-resource';
-    const run = await oncePush({ ...otlpEnv(advised, portal, job, 'http/protobuf'), OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=e2e,team=security,service.instance.id=eu-1' });
+    const run = await oncePush({ ...otlpEnv(advised, portal, job, 'http/protobuf'), OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=e2e,owner=security,service.instance.id=eu-1' });
     const expected = run.pushed;
     expect(await forwarded(runSelector(portal, job), expected.size, ['deployment_environment'])).toEqual(expected);
     for (const r of await queryPrometheusApi(prometheus().url, runSelector(portal, job))) {
       expect(r.metric).toMatchObject({ job, instance: 'eu-1', deployment_environment: 'e2e' });
-      expect(r.metric).not.toHaveProperty('team');
+      expect(r.metric).not.toHaveProperty('owner');
     }
     const [info, ...more] = await queryPrometheusApi(prometheus().url, `target_info{job="${job}"}`);
     expect(more).toEqual([]);
-    expect(info!.metric).toMatchObject({ job, instance: 'eu-1', team: 'security' });
+    expect(info!.metric).toMatchObject({ job, instance: 'eu-1', owner: 'security' });
   });
 });
 

@@ -78,19 +78,19 @@ describe('OTLP into Prometheus 3 with the translation docs/push.md advises', () 
   it('labels every series with a promoted resource attribute, and keeps the others on target_info only', async () => {
     const portal = 'resource attributes';
     const job = 'once-resource';
-    const run = await oncePush({ ...otlpEnv(advised().url, portal, job, 'http/protobuf'), OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=e2e,team=security,service.instance.id=eu-1' });
+    const run = await oncePush({ ...otlpEnv(advised().url, portal, job, 'http/protobuf'), OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=e2e,owner=security,service.instance.id=eu-1' });
     const expected = run.pushed;
     const held = await queryPrometheusApi(advised().url, runSelector(portal, job));
     expect(held.length).toBe(expected.size);
     for (const r of held) {
       // service.name and service.instance.id become job and instance; the promoted attribute a label of its own.
       expect(r.metric).toMatchObject({ job, instance: 'eu-1', deployment_environment: 'e2e' });
-      expect(r.metric).not.toHaveProperty('team');
+      expect(r.metric).not.toHaveProperty('owner');
     }
     expect(await heldBy(advised().url, runSelector(portal, job), { drop: ['deployment_environment'] })).toEqual(expected);
     const [info, ...more] = await queryPrometheusApi(advised().url, `target_info{job="${job}"}`);
     expect(more).toEqual([]);
-    expect(info!.metric).toMatchObject({ job, instance: 'eu-1', team: 'security' });
+    expect(info!.metric).toMatchObject({ job, instance: 'eu-1', owner: 'security' });
   });
 });
 
