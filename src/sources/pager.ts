@@ -3,13 +3,14 @@
  * directory's users): the page size from the plan (the last total when known, the pages the share
  * leaves), the pages read back to back, the total checked across pages, a page cap the portal shows
  * learned (one for the portal: it caps every list alike), and a one-shot run's deadline grown to
- * what the pages left need.
+ * what the pages left need. The slow sources' lists (pageSlowList) are paged alike.
  */
 import { ListMismatchError } from '../errors.js';
 import { oneShotLeftSeconds } from '../schedule/one-shot.js';
-import { alertsLimit } from '../schedule/plan.js';
+import type { Logger } from '../core/log.js';
+import { alertsLimit, slowPagesAllowed } from '../schedule/plan.js';
 import { request, type RunContext } from '../schedule/request.js';
-import { continuationOf } from '../schedule/scheduler.js';
+import { continuationOf, PRIORITY } from '../schedule/scheduler.js';
 import type { RecordSink } from '../upstream/reader.js';
 
 /** One list as a source pages it. */
@@ -83,4 +84,51 @@ export async function pageList<T>(ctx: RunContext, list: PagedList<T>): Promise<
   }
   if (offset !== total) throw new ListMismatchError(endpoint, total, offset, list.truncated(offset, total));
   return total;
+}
+
+/** A slow source's list, read whole on the source's own interval (the resolved-alerts pass, the directory). */
+export interface SlowList {
+  /** The endpoint and the filter it is read with, e.g. `/alerts` and `resolved` (spec 4.4). */
+  readonly endpoint: string;
+  readonly filter: string;
+  /** Where the portal's memory keeps the list's total between runs. */
+  readonly total: 'resolvedAlertsTotal' | 'directoryUsersTotal';
+  /** Its records, as the log line of a larger page names them (`resolved alerts`). */
+  readonly records: string;
+  /** What a list that changed between pages costs the run, e.g. `the counts would be off, so this read is dropped`. */
+  readonly dropped: string;
+  /** Fields the line of a page cap learned adds. */
+  readonly capFields?: Record<string, unknown>;
+}
+
+/** Folds a list's pages: the sink of the page starting at `offset`, and each page's result. */
+interface Tally<T> {
+  sink(logger: Logger, offset: number): RecordSink<T>;
+  add(page: T): void;
+}
+
+/**
+ * Reads every page of a slow source's list into `tally`, after every live source's requests: one
+ * request while its total is unknown, then what a window leaves beside the live sources and the open
+ * alerts' pages (in serve no more than the plan leaves the slow sources); the total remembered as
+ * soon as a page says it, so that the next runs are planned from it. The total.
+ */
+export async function pageSlowList<T>(ctx: RunContext, list: SlowList, tally: Tally<T>, onPageSize: (limit: number) => void = () => {}): Promise<number> {
+  const { portal, memory, logger } = ctx;
+  const path = `${list.endpoint}?filter=${list.filter}`;
+  return pageList(ctx, {
+    endpoint: list.endpoint,
+    query: { filter: list.filter },
+    lastTotal: memory[list.total],
+    pagesAllowed: () => Math.min(ctx.pagesPlanned?.().slow ?? Infinity, slowPagesAllowed({ requestsPerMinute: ctx.scheduler.share.effective, pageSize: portal.pageSize, vitalsTags: portal.vitalsTags, pageCap: memory.pageCap }, memory.alertsTotal, memory[list.total])),
+    sink: (offset) => tally.sink(logger, offset),
+    priority: PRIORITY.slow,
+    onPage: (page) => tally.add(page),
+    onTotal: (total) => (memory[list.total] = total),
+    onPageSize,
+    largerPage: `planned a larger page of ${list.records} to fit the rate budget`,
+    capFields: list.capFields,
+    changed: (total, then) => `${path} changed while it was being paged (total ${total}, then ${then}): ${list.dropped}; a larger POSTURE_PAGE_SIZE avoids it.`,
+    truncated: (received, total) => `${path} returned ${received} records but its total says ${total}: the list was truncated or moved while paged.`,
+  });
 }

@@ -11,13 +11,21 @@ const KEY = 'sim-slow-retry-key-0123456789';
 const MINUTE = 60_000;
 const { closing, stopping } = serveAfterEach();
 
+/**
+ * Serves from T0 for `minutes` against a portal whose `path` answers `status` to its first `times`
+ * requests (no retries within a run): the requests to `path`, and the running serve.
+ */
+async function serveWithFault(path: string, status: number, times: number, minutes: number) {
+  const { clock, sim, logger, config } = await portalWithConfig(closing, [KEY], { moving: false }, { POSTURE_LISTEN: '127.0.0.1:0', POSTURE_MAX_RETRIES: '0' });
+  sim.addFault({ path, times, fault: { kind: 'status', status } });
+  const serving = stopping(await startServe(config, { clock, logger }));
+  while (clock.monotonic() < T0 + minutes * MINUTE) await serving.nextCycle();
+  return { reads: sim.requests.filter((q) => q.path === path), serving };
+}
+
 describe('a slow job that failed, in serve', () => {
   it('the directory after a 500 reads again within 15 minutes, not a day later, and succeeds', async () => {
-    const { clock, sim, logger, config } = await portalWithConfig(closing, [KEY], { moving: false }, { POSTURE_LISTEN: '127.0.0.1:0', POSTURE_MAX_RETRIES: '0' });
-    sim.addFault({ path: '/users', times: 1, fault: { kind: 'status', status: 500 } });
-    const serving = stopping(await startServe(config, { clock, logger }));
-    while (clock.monotonic() < T0 + 40 * MINUTE) await serving.nextCycle();
-    const reads = sim.requests.filter((q) => q.path === '/users');
+    const { reads, serving } = await serveWithFault('/users', 500, 1, 40);
     expect(reads.map((q) => q.status)).toEqual([500, 200]);
     // The second read goes 15 minutes after the first failed (give or take the gap it waits for), not a day later.
     expect(reads[1]!.time - reads[0]!.time).toBeGreaterThanOrEqual(15 * MINUTE);
@@ -27,11 +35,7 @@ describe('a slow job that failed, in serve', () => {
   });
 
   it('the access settings refused for a missing permission (403) wait their hour, not 15 minutes', async () => {
-    const { clock, sim, logger, config } = await portalWithConfig(closing, [KEY], { moving: false }, { POSTURE_LISTEN: '127.0.0.1:0', POSTURE_MAX_RETRIES: '0' });
-    sim.addFault({ path: '/settings/usermanagement/roles', times: 1_000, fault: { kind: 'status', status: 403 } });
-    const serving = stopping(await startServe(config, { clock, logger }));
-    while (clock.monotonic() < T0 + 70 * MINUTE) await serving.nextCycle();
-    const roles = sim.requests.filter((q) => q.path === '/settings/usermanagement/roles');
+    const { reads: roles } = await serveWithFault('/settings/usermanagement/roles', 403, 1_000, 70);
     expect(roles.map((q) => q.status)).toEqual([403, 403]);
     expect(roles[1]!.time - roles[0]!.time).toBeGreaterThanOrEqual(55 * MINUTE);
   });
