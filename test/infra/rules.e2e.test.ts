@@ -178,9 +178,11 @@ describe('the promtool tests catch broken rules', () => {
     ] as const).map(([what, to]): [string, string, (rules: string) => string] => [what, 'collection.test.yml', (s) => s.replace(STALE_THRESHOLD, to)]),
     ['no interval memory for series that stopped arriving', 'collection.test.yml', (s) => s.replace('last_over_time(posture_collection_interval_seconds[3d])', 'posture_collection_interval_seconds')],
     // A memory of one day, as before the daily directory: its last sample is gone before it is stale.
-    ['a last-success memory of one day (a daily source stopped after one push never fires)', 'collection-days.test.yml', (s) => s.replace('max_over_time(posture_collection_last_success_timestamp_seconds[3d])', 'max_over_time(posture_collection_last_success_timestamp_seconds[1d])')],
-    ['an interval memory of one day (a daily source stopped after one push is judged by 1800 s)', 'collection-days.test.yml', (s) => s.replace('last_over_time(posture_collection_interval_seconds[3d])', 'last_over_time(posture_collection_interval_seconds[1d])')],
-    ['a never-succeeded memory of one day (a daily source whose one run failed goes quiet after a day)', 'collection-days.test.yml', (s) => s.replace('last_over_time(posture_collection_success[3d])', 'last_over_time(posture_collection_success[1d])')],
+    ...([
+      ['a last-success memory of one day (a daily source stopped after one push never fires)', 'max_over_time(posture_collection_last_success_timestamp_seconds[3d])'],
+      ['an interval memory of one day (a daily source stopped after one push is judged by 1800 s)', 'last_over_time(posture_collection_interval_seconds[3d])'],
+      ['a never-succeeded memory of one day (a daily source whose one run failed goes quiet after a day)', 'last_over_time(posture_collection_success[3d])'],
+    ] as const).map(([what, memory]): [string, string, (rules: string) => string] => [what, 'collection-days.test.yml', (s) => s.replace(memory, memory.replace('[3d]', '[1d]'))]),
     ['a resolved-over-SLA share at the threshold that fires', 'response.test.yml', (s) => s.replace('ratio{window="7d"}) > 0.20', 'ratio{window="7d"}) >= 0.20')],
     ['the over-SLA share of every window', 'response.test.yml', (s) => s.replace('ratio{window="7d"}) > 0.20', 'ratio) > 0.20')],
     ['no pass-gap bridge in the response recordings', 'response.test.yml', (s) => s.replaceAll('(last_over_time(posture_alerts_resolved_over_sla[2h]))', '(posture_alerts_resolved_over_sla)')],
