@@ -20,7 +20,7 @@ import type { BudgetFacts } from './cycle.js';
 export const DEFAULT_MAX_SERIES_PER_FAMILY = 1000;
 
 /** Families whose series grow with portal data (one or more series per integration or team), capped per portal: each source's, in SOURCES order, then each slow job's. */
-export const CAPPED_FAMILIES: readonly MetricName[] = [...SOURCES.flatMap((s): readonly MetricName[] => SOURCE_MODULES[s].capped), ...SLOW_JOBS.flatMap((j): readonly MetricName[] => SLOW_MODULES[j].capped)];
+export const CAPPED_FAMILIES: readonly MetricName[] = [...SOURCES.map((s) => SOURCE_MODULES[s]), ...SLOW_JOBS.map((j) => SLOW_MODULES[j])].flatMap((m: { readonly name: string; readonly capped?: readonly MetricName[] }) => m.capped ?? []);
 
 /** What is known of one source when rendering. */
 export interface SourceView<T> {

@@ -31,8 +31,8 @@ export interface SourceModule<S extends SourceOrigin, T, F extends readonly Sour
   readonly name: S;
   /** Its families, in catalogue order. */
   readonly families: F;
-  /** Its families whose series grow with portal data, capped per portal (POSTURE_MAX_SERIES_PER_FAMILY). */
-  readonly capped: readonly F[number]['name'][];
+  /** Its families whose series grow with portal data, capped per portal (POSTURE_MAX_SERIES_PER_FAMILY); unset: none. */
+  readonly capped?: readonly F[number]['name'][];
   /** One run: its requests through `request`, paging and total checks; throws on failure. */
   run(ctx: RunContext, hooks: RunHooks): Promise<T>;
   /** The samples of a value, with the series cap: `folded` gets, per capped family, the series folded or dropped. */

@@ -15,7 +15,6 @@ function directorySamples(a: DirectoryAggregate, add: Add<DirectoryFamily>): voi
 export const directory = {
   name: 'directory',
   families: DIRECTORY_FAMILIES,
-  capped: [],
   run: (ctx) => runDirectory(ctx),
   samples: directorySamples,
   invalidOf: (a) => a.invalid,
