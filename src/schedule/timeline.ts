@@ -94,9 +94,10 @@ function commonMultiple(sources: readonly TimelineSource[]): number | undefined 
  * with every source due at once, the first cycle of an unphased start, besides 4 hours as phased.
  */
 export function checkTimeline(sources: readonly TimelineSource[], share: number): Timeline {
-  // A source slower than the horizon (the directory, daily) runs once in it, at its phase, beside every way the others
-  // line up: they repeat within it, and would run through a day for nothing more.
-  const repeating = sources.filter((s) => s.intervalMs <= MAX_HORIZON_MS);
+  // A slow source slower than the horizon (the directory, daily) runs once in it, at its phase, beside every way the
+  // others line up: they repeat within it, and would run through a day for nothing more. A live source that slow still
+  // counts (its runs meet the others' in every way over the days), so no interval escapes the check by its length.
+  const repeating = sources.filter((s) => !s.slow || s.intervalMs <= MAX_HORIZON_MS);
   const longest = Math.max(...(repeating.length ? repeating : sources).map((s) => Math.min(s.intervalMs, MAX_HORIZON_MS)));
   const phases = Math.max(0, ...sources.map((s) => s.phaseMs));
   const lcm = commonMultiple(repeating);

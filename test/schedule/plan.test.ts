@@ -55,6 +55,14 @@ describe('interval suggestions', () => {
     expect(checkServeConfig(load(fixed.env, fixed.flags))).toEqual([]);
   });
 
+  it('never names a live interval past the 4-hour horizon that the check would see only once: at 9/min, /alerts every 20 s, not Vitals every 14,410 s', () => {
+    // /alerts every 10 s, 1 request, beside Vitals and devices every 300 s: the /alerts run that meets them at +300 s
+    // starts late. Vitals moved past 4 hours would be checked in one alignment only and its other meetings with devices
+    // (14,410 s is 10 s past a multiple of 300 s) never; /alerts every 20 s leaves each run 10 s to wait.
+    const c = load({ ...base, POSTURE_REQUESTS_PER_MINUTE: '9' }, { alerts_interval_seconds: '10' });
+    expect(checkServeConfig(c).map((e) => e.message.replace(/^.*: set /, 'set '))).toEqual(['set --alerts-interval-seconds=20, or raise POSTURE_REQUESTS_PER_MINUTE to 10.']);
+  });
+
   it('with --interval-seconds 400 as well, still only /alerts changes', () => {
     const c = load(base, { alerts_interval_seconds: '10', interval_seconds: '400' });
     expect(suggestions(c)).toEqual(['--alerts-interval-seconds=30', 'POSTURE_VITALS_INTERVAL_SECONDS=400 --alerts-interval-seconds=30 POSTURE_DEVICES_INTERVAL_SECONDS=400']);
