@@ -18,7 +18,7 @@ import { isSlowJob, JOBS, RESOLVED, SLOW_JOBS, SLOW_RUN_NAMES, SOURCES, type Job
 import type { PassClaim, PassLedger } from '../schedule/passes.js';
 import type { ResolvedMemory } from '../sources/resolved/run.js';
 import type { Sample } from '../metrics/sample.js';
-import { moduleOf } from '../sources/index.js';
+import { endpointsOf, moduleOf } from '../sources/index.js';
 import { fetchArchive, type VitalsList } from '../sources/vitals.js';
 import { Deadline } from '../schedule/deadline.js';
 import type { PortalMemory, RunContext } from '../schedule/request.js';
@@ -146,7 +146,7 @@ export class Exporter {
       state: new PortalState(p.name),
       oneShots: new Set(),
       planner: plannerOf(portalIdentity(p.baseUrl)),
-      requestTotals: new Map(SOURCES.flatMap((s) => ['200', '429'].map((code): [string, number] => [`/${s}\u0000${code}`, 0]))),
+      requestTotals: new Map([...new Set(JOBS.flatMap(endpointsOf))].flatMap((endpoint) => ['200', '429'].map((code): [string, number] => [`${endpoint}\u0000${code}`, 0]))),
     }));
   }
 

@@ -237,9 +237,13 @@ describe('dashboards and rules against Prometheus fed by the exporter', () => {
       '/vitals 200': 2,
       '/vitals 429': 0,
       '/settings/usermanagement/users 200': 1,
+      '/settings/usermanagement/users 429': 0,
       '/settings/usermanagement/roles 200': 1,
+      '/settings/usermanagement/roles 429': 0,
       '/settings/usermanagement/teams 200': 1,
+      '/settings/usermanagement/teams 429': 0,
       '/users 200': 1,
+      '/users 429': 0,
     });
     // The last run of each source by endpoint, exactly: 2 Vitals (whole portal and one tag), 2 device totals, /alerts'
     // 1 page and the pass's 1, and the slow sources' 1 request per list.
