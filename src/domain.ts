@@ -13,11 +13,32 @@ export type Source = (typeof SOURCES)[number];
  */
 export const RESOLVED = 'resolved';
 
-/** What runs for a portal: each source, and the resolved-alerts pass. */
-export type Job = Source | typeof RESOLVED;
+/**
+ * The slow jobs: each on its own interval (hourly, daily), below every live source in priority, run
+ * by `once` and the Lambda only when its interval has passed since its last run (remembered in the
+ * state directory or table): the resolved-alerts pass, the portal's access settings (its accounts,
+ * roles and teams) and the directory's users.
+ */
+export const SLOW_JOBS = [RESOLVED, 'access', 'directory'] as const;
+export type SlowJob = (typeof SLOW_JOBS)[number];
 
-/** Every job, the pass last. */
-export const JOBS: readonly Job[] = [...SOURCES, RESOLVED];
+/** What runs for a portal: each source, and each slow job. */
+export type Job = Source | SlowJob;
+
+/** Every job, the slow ones last. */
+export const JOBS: readonly Job[] = [...SOURCES, ...SLOW_JOBS];
+
+/** What each slow job's run reads, as messages name it (a live source is named by its endpoint, `/vitals`). */
+export const SLOW_RUN_NAMES: Readonly<Record<SlowJob, { readonly run: string; readonly reads: string }>> = {
+  resolved: { run: 'resolved-alerts pass', reads: '/alerts?filter=resolved' },
+  access: { run: 'access settings', reads: '/settings/usermanagement/users, /roles, /teams' },
+  directory: { run: 'directory', reads: '/users?filter=all' },
+};
+
+/** Whether a job is a slow one (its own interval, below the live sources). */
+export function isSlowJob(job: Job): job is SlowJob {
+  return (SLOW_JOBS as readonly string[]).includes(job);
+}
 
 /** The three severities that are always present on the alert families. */
 export const SEVERITIES = ['red', 'amber', 'green'] as const;

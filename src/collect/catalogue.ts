@@ -6,19 +6,19 @@
  * definition sits lower, in src/metrics/definition.ts, where the sources declare theirs.
  */
 
-import { SOURCES } from '../domain.js';
+import { SLOW_JOBS, SOURCES } from '../domain.js';
 import type { MetricDef } from '../metrics/definition.js';
-import { resolved, SOURCE_MODULES, type SourceFamilyOf } from '../sources/index.js';
+import { SLOW_MODULES, SOURCE_MODULES, type SlowFamilyOf, type SourceFamilyOf } from '../sources/index.js';
 
 /**
  * The exporter's own families of each source's runs (label `source`: vitals, alerts, devices, and
- * `resolved`, the resolved-alerts pass, once it has run): name, unit, how two samples written as
+ * each slow source once it has run: resolved, access, directory): name, unit, how two samples written as
  * one series combine, help, and the README's line.
  */
 const PER_SOURCE = [
-  ['posture_collection_success', '1', 'min', 'Whether the last collection of a source from the portal succeeded (1) or failed (0).', '1 when the last collection of `source` ∈ vitals, alerts, devices (and `resolved`, the resolved-alerts pass, once it has run) succeeded, else 0.'],
+  ['posture_collection_success', '1', 'min', 'Whether the last collection of a source from the portal succeeded (1) or failed (0).', '1 when the last collection of `source` ∈ vitals, alerts, devices (and each slow source once it has run: `resolved`, the resolved-alerts pass; `access`, the portal\'s accounts, roles and teams; `directory`, its directory users) succeeded, else 0.'],
   ['posture_collection_last_success_timestamp_seconds', 's', 'min', 'Unix time of the last successful collection of a source.', 'Unix time of the last successful collection of the source (absent until the first success).'],
-  ['posture_collection_interval_seconds', 's', 'max', 'Configured interval of a source (the resolved-alerts pass included): how often it is collected, the time its freshness is judged against.', 'The configured interval of `source` ∈ vitals, alerts, devices (`POSTURE_<SOURCE>_INTERVAL_SECONDS`) and resolved (`POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS`), from the start and in every output; `PostureCollectionFailing` fires when a last success is older than twice it plus 10 minutes ([docs/alerting.md](docs/alerting.md#staleness-per-source)).'],
+  ['posture_collection_interval_seconds', 's', 'max', 'Configured interval of a source (the slow ones included: resolved, access, directory): how often it is collected, the time its freshness is judged against.', 'The configured interval of `source` ∈ vitals, alerts, devices (`POSTURE_<SOURCE>_INTERVAL_SECONDS`) and the slow sources resolved, access and directory (`POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS`, `POSTURE_ACCESS_INTERVAL_SECONDS`, `POSTURE_DIRECTORY_INTERVAL_SECONDS`), from the start and in every output; `PostureCollectionFailing` fires when a last success is older than twice it plus 10 minutes ([docs/alerting.md](docs/alerting.md#staleness-per-source)).'],
   ['posture_collection_duration_seconds', 's', 'max', 'Wall time of the last run of a source, waits for the rate budget included.', 'Wall time of the last run of `source`, including waits for the budget.'],
 ] as const;
 
@@ -29,7 +29,7 @@ const EXPORTER_FAMILIES = [
     name: 'posture_collection_api_requests',
     help: 'Requests the last run of each source sent to the portal, by endpoint and HTTP status (error when no response).',
     type: 'gauge', unit: '{request}', labels: ['endpoint', 'code'], origin: 'exporter',
-    doc: 'Requests the last run of each source sent, by `endpoint` (`/vitals`, `/alerts`, `/devices`) and HTTP status `code` (`error` for no response).',
+    doc: 'Requests the last run of each source sent, by `endpoint` (`/vitals`, `/alerts`, `/devices`, `/settings/usermanagement/users`, `/roles`, `/teams`, `/users`) and HTTP status `code` (`error` for no response).',
   },
   {
     name: 'posture_api_requests_total',
@@ -69,9 +69,9 @@ const EXPORTER_FAMILIES = [
   },
   {
     name: 'posture_series_folded',
-    help: 'Series of a label-valued family that the per-portal cap (POSTURE_MAX_SERIES_PER_FAMILY) folded into integration=__other__ or dropped (info series) in this output; 0 when the family fits.',
+    help: 'Series of a label-valued family that the per-portal cap (POSTURE_MAX_SERIES_PER_FAMILY) folded into integration=__other__ (team=__other__ for teams) or dropped (info series) in this output; 0 when the family fits.',
     type: 'gauge', unit: '{series}', labels: ['family'], origin: 'exporter',
-    doc: 'Per family that can grow with portal data (`posture_alerts_open_by_integration`, the per-integration Vitals families): series folded into `integration="__other__"` (or, for `posture_vitals_integration_info`, dropped) by `POSTURE_MAX_SERIES_PER_FAMILY`; 0 when the family fits. See [docs/metrics.md](docs/metrics.md).',
+    doc: 'Per family that can grow with portal data (`posture_alerts_open_by_integration`, the per-integration Vitals families, `posture_portal_team_members`): series folded into `integration="__other__"` (`team="__other__"`; or, for `posture_vitals_integration_info`, dropped) by `POSTURE_MAX_SERIES_PER_FAMILY`; 0 when the family fits. See [docs/metrics.md](docs/metrics.md).',
   },
   {
     name: 'posture_push_success',
@@ -105,10 +105,10 @@ const EXPORTER_FAMILIES = [
   },
 ] as const satisfies readonly MetricDef[];
 
-/** Every family: each source's (src/sources/, in SOURCES order), the resolved-alerts pass's, then the exporter's own. */
-export const CATALOGUE: readonly (SourceFamilyOf | (typeof resolved.families)[number] | (typeof EXPORTER_FAMILIES)[number])[] = [
+/** Every family: each live source's (src/sources/, in SOURCES order), each slow job's (in SLOW_JOBS order), then the exporter's own. */
+export const CATALOGUE: readonly (SourceFamilyOf | SlowFamilyOf | (typeof EXPORTER_FAMILIES)[number])[] = [
   ...SOURCES.flatMap((s): readonly SourceFamilyOf[] => SOURCE_MODULES[s].families),
-  ...resolved.families,
+  ...SLOW_JOBS.flatMap((j): readonly SlowFamilyOf[] => SLOW_MODULES[j].families),
   ...EXPORTER_FAMILIES,
 ];
 

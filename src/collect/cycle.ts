@@ -1,4 +1,4 @@
-import type { Job, Source } from '../domain.js';
+import type { Job, SlowJob, Source } from '../domain.js';
 import type { JobValue, SourceValue } from '../sources/index.js';
 
 /** The outcome of collecting one source. */
@@ -12,7 +12,7 @@ export type SourceValues = { readonly [S in Source]: SourceValue<S> };
 /** The outcome of each source of one portal. */
 export type SourceResults = { readonly [S in Source]: SourceResult<SourceValues[S]> };
 
-/** One run of one source (or of the resolved-alerts pass) of one portal: its outcome, its time and the requests it sent. */
+/** One run of one job (a source, or a slow job) of one portal: its outcome, its time and the requests it sent. */
 export interface SourceRun<S extends Job = Job> {
   readonly source: S;
   readonly result: SourceResult<JobValue<S>>;
@@ -29,8 +29,11 @@ export interface SourceRun<S extends Job = Job> {
   readonly alertsPageSize?: number;
 }
 
-/** Everything a one-shot run (`once`, Lambda) learned about one portal: a run of every source. */
-export interface CycleResult extends SourceResults {
+/** The outcome of each slow job of one portal that a one-shot run included (its interval had passed). */
+export type SlowResults = { readonly [J in SlowJob]?: SourceResult<JobValue<J>> };
+
+/** Everything a one-shot run (`once`, Lambda) learned about one portal: a run of every source, and of each slow job due. */
+export interface CycleResult extends SourceResults, SlowResults {
   readonly portal: string;
   /** Wall time (epoch ms) of the first run's start and the last run's end. */
   readonly startedAt: number;
@@ -41,9 +44,7 @@ export interface CycleResult extends SourceResults {
   readonly durationMs: number;
   /** Requests sent, by `endpoint\u0000code`. */
   readonly requests: ReadonlyMap<string, number>;
-  /** The resolved-alerts pass, when this run included it (its interval had passed). */
-  readonly resolved?: SourceResult<JobValue<'resolved'>>;
-  /** The run of each source (and of the pass) this result was put together from. */
+  /** The run of each source (and of each slow job) this result was put together from. */
   readonly runs: readonly SourceRun[];
   /** The /alerts page size used (0 = all in one request); absent when /alerts was not asked. */
   readonly alertsPageSize?: number;

@@ -7,21 +7,20 @@
  * portal's scheduler and reader on the clock, and hands their results to collect/.
  */
 import type { Logger } from '../core/log.js';
-import { JOBS, SOURCES, type Job, type Source } from '../domain.js';
+import { JOBS, SLOW_JOBS, SOURCES, type Job, type SlowJob, type Source } from '../domain.js';
 import { PORTAL_LABEL } from '../metrics/definition.js';
 import type { Sample } from '../metrics/sample.js';
 import { OTHER } from '../sources/cap.js';
-import { moduleOf, resolved, SOURCE_MODULES, type SourceValue } from '../sources/index.js';
-import type { ResolvedAggregate } from '../sources/resolved/fold.js';
+import { moduleOf, SLOW_MODULES, SOURCE_MODULES, type JobValue, type SourceValue } from '../sources/index.js';
 import type { Add } from '../sources/source.js';
-import type { MetricName } from './catalogue.js';
+import { METRICS, type MetricName } from './catalogue.js';
 import type { BudgetFacts } from './cycle.js';
 
 /** Most series per label-valued family and portal when the view does not say (POSTURE_MAX_SERIES_PER_FAMILY's default, checked equal to it by test/sources/registry.test.ts). */
 export const DEFAULT_MAX_SERIES_PER_FAMILY = 1000;
 
-/** Families whose series grow with portal data (one or more series per integration), capped per portal: each source's, in SOURCES order. */
-export const CAPPED_FAMILIES: readonly MetricName[] = SOURCES.flatMap((s) => SOURCE_MODULES[s].capped);
+/** Families whose series grow with portal data (one or more series per integration or team), capped per portal: each source's, in SOURCES order, then each slow job's. */
+export const CAPPED_FAMILIES: readonly MetricName[] = [...SOURCES.map((s) => SOURCE_MODULES[s]), ...SLOW_JOBS.map((j) => SLOW_MODULES[j])].flatMap((m: { readonly name: string; readonly capped?: readonly MetricName[] }) => m.capped ?? []);
 
 /** What is known of one source when rendering. */
 export interface SourceView<T> {
@@ -52,11 +51,12 @@ export interface CycleFacts {
 /** What is known of each source of one portal. */
 export type SourceViews = { readonly [S in Source]: SourceView<SourceValue<S>> };
 
+/** What is known of each slow job of one portal, once it has run (the resolved-alerts pass's acknowledgement families joined with the open alerts served). */
+export type SlowViews = { readonly [J in SlowJob]?: SourceView<JobValue<J>> };
+
 /** Everything a render needs to know of one portal. */
-export interface PortalView extends SourceViews {
+export interface PortalView extends SourceViews, SlowViews {
   readonly portal: string;
-  /** The resolved-alerts pass, once it has run (its acknowledgement families joined with the open alerts served). */
-  readonly resolved?: SourceView<ResolvedAggregate>;
   readonly cycle?: CycleFacts;
   /** Most series each label-valued family may have for this portal. @default DEFAULT_MAX_SERIES_PER_FAMILY */
   readonly maxSeriesPerFamily?: number;
@@ -85,10 +85,9 @@ export function toSamples(views: readonly PortalView[], exporter: ExporterFacts)
       out.push({ name, labels: { [PORTAL_LABEL]: view.portal, ...labels }, value });
     const cap = view.maxSeriesPerFamily ?? DEFAULT_MAX_SERIES_PER_FAMILY;
     const folded = new Map<string, number>();
-    for (const source of SOURCES) samplesOf(source, view, add, cap, folded);
-    if (view.resolved?.value) resolved.samples(view.resolved.value, add as Add);
-    // The sources, then the pass once it has run: the same self-health series.
-    const jobs = (view.resolved ? JOBS : SOURCES).map((source) => [source, (view[source] ?? {}) as SourceView<unknown>] as const);
+    for (const job of JOBS) samplesOf(job, view, add, cap, folded);
+    // The sources, then each slow job once it has run: the same self-health series.
+    const jobs = JOBS.filter((j) => view[j] !== undefined).map((source) => [source, view[source] as SourceView<unknown>] as const);
     for (const [source, s] of jobs) {
       if (s.success === undefined) continue;
       add('posture_collection_success', { source }, s.success ? 1 : 0);
@@ -147,10 +146,10 @@ function byEndpointAndCode(requests: ReadonlyMap<string, number>): Array<[string
   });
 }
 
-/** The samples of one source's value, if it has one. */
-function samplesOf<S extends Source>(source: S, view: PortalView, add: (name: MetricName, labels: Record<string, string>, value: number) => void, cap: number, folded: Map<string, number>): void {
-  const value = (view[source] as SourceView<SourceValue<S>>).value;
-  if (value !== undefined) moduleOf(source).samples(value, add as Add, cap, folded);
+/** The samples of one job's value, if it has one. */
+function samplesOf<J extends Job>(job: J, view: PortalView, add: (name: MetricName, labels: Record<string, string>, value: number) => void, cap: number, folded: Map<string, number>): void {
+  const value = (view[job] as SourceView<JobValue<J>> | undefined)?.value;
+  if (value !== undefined) moduleOf(job).samples(value, add as Add, cap, folded);
 }
 
 // ------------------------------------------------------------------ warnings
@@ -170,7 +169,9 @@ export class FoldWarnings {
       const key = `${portal}\u0000${family}`;
       if (this.warned.has(key)) continue;
       this.warned.add(key);
-      this.logger.warn(`capped ${family}: folded the smallest integrations into integration="${OTHER}" (raise POSTURE_MAX_SERIES_PER_FAMILY to keep more)`, { portal, family, folded: s.value });
+      // A capped family folds by its first label: integration, or team.
+      const label = METRICS[family]?.labels[0] ?? 'integration';
+      this.logger.warn(`capped ${family}: folded the smallest ${label}s into ${label}="${OTHER}" (raise POSTURE_MAX_SERIES_PER_FAMILY to keep more)`, { portal, family, folded: s.value });
     }
   }
 }

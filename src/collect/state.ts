@@ -1,8 +1,8 @@
-import { JOBS, RESOLVED, SOURCES, type Job, type Source } from '../domain.js';
+import { JOBS, RESOLVED, SLOW_JOBS, SOURCES, type Job } from '../domain.js';
 import { passBeside } from '../sources/index.js';
 import type { ResolvedAggregate } from '../sources/resolved/fold.js';
 import type { BudgetFacts, CycleResult, SourceResult, SourceRun } from './cycle.js';
-import type { CycleFacts, PortalView, SourceView, SourceViews } from './samples.js';
+import type { CycleFacts, PortalView, SlowViews, SourceView, SourceViews } from './samples.js';
 
 interface Kept {
   value?: unknown;
@@ -23,7 +23,7 @@ interface Kept {
  * for at most its staleness limit after its last success, then dropped (never zeros).
  */
 export class PortalState {
-  private readonly sources: Record<Job, Kept> = { vitals: {}, alerts: {}, devices: {}, resolved: {} };
+  private readonly sources = Object.fromEntries(JOBS.map((j) => [j, {}])) as Record<Job, Kept>;
   private alertsPageSize: number | undefined;
 
   constructor(readonly portal: string) {}
@@ -62,7 +62,7 @@ export class PortalState {
    * last success, and none with a limit of 0. A source that has not run yet has an empty view (no
    * series); the portal's budget, and `serve`'s request counters since the start, are there from the start.
    */
-  view(now: number, maxStalenessMs: number | (Readonly<Record<Source, number>> & { readonly resolved?: number }), budget?: BudgetFacts, requestTotals?: ReadonlyMap<string, number>): PortalView {
+  view(now: number, maxStalenessMs: number | Readonly<Partial<Record<Job, number>>>, budget?: BudgetFacts, requestTotals?: ReadonlyMap<string, number>): PortalView {
     const limit = (s: Job) => (typeof maxStalenessMs === 'number' ? maxStalenessMs : (maxStalenessMs[s] ?? 0));
     const viewOf = <T>(source: Job): SourceView<T> => {
       const k = this.sources[source];
@@ -78,17 +78,19 @@ export class PortalState {
     const requests = new Map<string, number>();
     const durations: Partial<Record<Job, number>> = {};
     for (const s of JOBS) {
-      // The pass reads /alerts too: its requests add to the open alerts' run's.
+      // The pass reads /alerts too: its requests add to the open alerts' run's; each job's requests add up by endpoint.
       for (const [k, n] of this.sources[s].requests ?? []) requests.set(k, (requests.get(k) ?? 0) + n);
       if (this.sources[s].durationMs !== undefined) durations[s] = this.sources[s].durationMs;
     }
     const cycle: CycleFacts = { durations, requests, alertsPageSize: this.alertsPageSize, budget, ...(requestTotals ? { requestTotals } : {}) };
     const views = Object.fromEntries(SOURCES.map((s) => [s, viewOf(s)])) as SourceViews;
-    const pass = viewOf<ResolvedAggregate>(RESOLVED);
-    if (pass.success === undefined) return { portal: this.portal, ...views, cycle };
-    // Its acknowledgement families joined with the open alerts served beside it.
+    // Each slow job once it has run.
+    const slow = Object.fromEntries(SLOW_JOBS.flatMap((j) => (this.sources[j].success === undefined ? [] : [[j, viewOf(j)]]))) as SlowViews;
+    const pass = slow[RESOLVED];
+    if (!pass) return { portal: this.portal, ...views, ...slow, cycle };
+    // The pass's acknowledgement families joined with the open alerts served beside it.
     const values = Object.fromEntries(SOURCES.map((s) => [s, views[s].value]));
-    return { portal: this.portal, ...views, resolved: { ...pass, value: passBeside(pass.value, values) }, cycle };
+    return { portal: this.portal, ...views, ...slow, resolved: { ...pass, value: passBeside(pass.value as ResolvedAggregate | undefined, values) }, cycle };
   }
 
   /** Whether every source has run at least once (successfully or not). */

@@ -3,7 +3,7 @@
  * (each entry over the process's settings). Each has an address, exactly one key source and its
  * own settings, defaults from the settings table and intervals from JOB_INTERVALS.
  */
-import { RESOLVED, SOURCES, type Job, type Source } from '../domain.js';
+import { SLOW_JOBS, SOURCES, type Job, type SlowJob, type Source } from '../domain.js';
 import { portalAddress, type NameOf } from './address.js';
 import { portalIdentity } from './identity.js';
 import { JOB_INTERVALS, type IntervalRow } from './intervals.js';
@@ -50,6 +50,14 @@ function sourceIntervals(get: Get, layers: readonly Layer[], inherited: number):
   };
 }
 
+/** Each slow job's interval and how it is set. */
+function slowIntervals(get: Get, layers: readonly Layer[], inherited: number): Pick<PortalConfig, 'slowIntervals' | 'slowIntervalSettings'> {
+  return {
+    slowIntervals: Object.fromEntries(SLOW_JOBS.map((j) => [j, intervalOf(get, j, inherited)])) as Record<SlowJob, number>,
+    slowIntervalSettings: Object.fromEntries(SLOW_JOBS.map((j) => [j, intervalSetting(layers, JOB_INTERVALS[j].key)])) as Record<SlowJob, IntervalSetting>,
+  };
+}
+
 /** One portal from its layers (its `portals` entry, then flags, env, file): address, key, and its settings. */
 function buildPortal(layers: readonly Layer[], problems: Problems, index: number | null, interval: number, file = ''): PortalConfig | undefined {
   const get = getter(layers, problems);
@@ -78,8 +86,8 @@ function buildPortal(layers: readonly Layer[], problems: Problems, index: number
     ...sourceIntervals(get, layers, interval),
     requestsPerMinuteSetting: settingRef(layers, 'requests_per_minute'),
     vitalsTagsSetting: settingRef(layers, 'vitals_tags'),
-    resolvedAlertsIntervalSeconds: intervalOf(get, RESOLVED, interval),
-    resolvedAlertsIntervalSetting: intervalSetting(layers, JOB_INTERVALS[RESOLVED].key),
+    ...slowIntervals(get, layers, interval),
+    directoryInactiveDays: get('directory_inactive_days') ?? defaultValue('directory_inactive_days'),
     maxSeriesPerFamily: get('max_series_per_family') ?? defaultValue('max_series_per_family'),
     alertSlas: get('alert_slas') ?? defaultValue('alert_slas'),
   };

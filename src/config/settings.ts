@@ -13,8 +13,11 @@ export interface SettingDef {
   /** Key in a config file (snake_case); the env name is `POSTURE_` + upper case; the flag is `--` + kebab case. */
   readonly key: string;
   readonly scope: Scope;
-  /** `durations`: severity=duration pairs, or a mapping of them in a config file (src/config/alert-slas.ts). */
-  readonly kind: 'string' | 'int' | 'list' | 'secret' | 'enum' | 'durations';
+  /**
+   * `durations`: severity=duration pairs, or a mapping of them in a config file (src/config/alert-slas.ts);
+   * `ints`: whole numbers from `min` to `max`, comma-separated (a list in a config file), each once.
+   */
+  readonly kind: 'string' | 'int' | 'list' | 'secret' | 'enum' | 'durations' | 'ints';
   /** The default as documented (undefined: none; a string explains a derived default). */
   readonly default?: string | number;
   readonly values?: readonly string[];
@@ -58,6 +61,7 @@ export const SETTINGS = [
   { key: 'page_size', scope: 'portal', kind: 'int', default: 500, min: 1, max: 100000, flag: true, doc: 'Records per `/alerts` request; the plan grows it (up to all in one request) when the pages would not fit the share beside the other sources, from the last run\'s total when known.' },
   { key: 'max_series_per_family', scope: 'portal', kind: 'int', default: 1000, min: 10, max: 1000000, flag: true, doc: 'Most series one label-valued family (alerts by integration, the per-integration Vitals families) may have for the portal; the smallest integrations are folded into `integration="__other__"` so the family still adds up (docs/metrics.md).' },
   { key: 'alert_slas', scope: 'portal', kind: 'durations', default: 'red=1d,amber=7d,green=30d', flag: true, doc: 'How long an unresolved alert of each severity may stay open before `posture_alerts_over_sla` counts it (snoozed alerts are not counted): `severity=duration` pairs, or in a config file a mapping such as `{red: 12h, amber: 3d}`; Prometheus durations (`12h`, `3d`, `1h30m`); severities left out keep their defaults. See [docs/objectives.md](docs/objectives.md#alert-slas).' },
+  { key: 'directory_inactive_days', scope: 'portal', kind: 'ints', default: '45,90', min: 1, max: 3650, flag: true, doc: 'The thresholds of `posture_directory_users_inactive`: whole days, comma-separated (a list in a config file, such as `[45, 90]`), each once; a directory user counts for a threshold when its `lastActivity` is unset or more than that many days before the read (its `days` label is the number, e.g. `"45"`). See [docs/metrics.md](docs/metrics.md#access).' },
   { key: 'vitals_tags', scope: 'portal', kind: 'list', default: '', flag: true, doc: 'Comma-separated tags: the Vitals families are also collected per tag (one request each) with a `tag` label.' },
   { key: 'interval_seconds', scope: 'global', kind: 'int', default: 300, ...INTERVAL_BOUNDS, flag: true, doc: '`serve`: seconds between runs of every source, unless a source has its own interval; refused at start when the plan does not fit the budget (`check-config` prints the plan).' },
   ...intervalSettingDefs(),

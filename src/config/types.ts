@@ -1,6 +1,6 @@
 import type { LogLevel } from '../core/log.js';
 import type { AlertSlas } from './alert-slas.js';
-import type { Source } from '../domain.js';
+import type { SlowJob, Source } from '../domain.js';
 import type { Objective } from './objectives.js';
 import type { SettingKey, SinkName } from './settings.js';
 
@@ -46,10 +46,16 @@ export interface PortalConfig {
   readonly requestsPerMinuteSetting?: SettingRef;
   /** How the Vitals tags are set (unset: where they are best added). */
   readonly vitalsTagsSetting?: SettingRef;
-  /** Seconds between passes over the resolved alerts (`resolved_alerts_interval_seconds`, default 3600; not POSTURE_INTERVAL_SECONDS). */
-  readonly resolvedAlertsIntervalSeconds: number;
-  /** How that interval is set (unset: POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS, not set explicitly). */
-  readonly resolvedAlertsIntervalSetting?: IntervalSetting;
+  /**
+   * Seconds between runs of each slow job, its own interval (not POSTURE_INTERVAL_SECONDS): the
+   * resolved-alerts pass (`resolved_alerts_interval_seconds`, default 3600), the access settings
+   * (`access_interval_seconds`, 3600) and the directory's users (`directory_interval_seconds`, 86400).
+   */
+  readonly slowIntervals: Readonly<Record<SlowJob, number>>;
+  /** How each is set (unset: its variable, not set explicitly). */
+  readonly slowIntervalSettings?: Readonly<Record<SlowJob, IntervalSetting>>;
+  /** The thresholds of `posture_directory_users_inactive`, whole days ascending (`directory_inactive_days`, default 45 and 90). */
+  readonly directoryInactiveDays: readonly number[];
   /** Most series per label-valued family for this portal (the rest folded into `__other__`). */
   readonly maxSeriesPerFamily: number;
   /** Seconds an unresolved, unsnoozed alert of each severity may stay open (`alert_slas`). */

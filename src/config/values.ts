@@ -32,6 +32,7 @@ interface KindValue {
   list: string[];
   enum: string;
   durations: AlertSlas;
+  ints: number[];
 }
 /** The parsed value of setting `K`: an enum one of its values, a list of values a list of them. */
 export type ValueOf<K extends SettingKey> =
@@ -66,6 +67,8 @@ export function parseValue(def: SettingDef, value: unknown, where: string, probl
       }
       return [...new Set(list)];
     }
+    case 'ints':
+      return parseInts(def, value, name, problems);
     case 'enum': {
       const s = String(value).trim();
       if (!def.values!.includes(s)) {
@@ -83,6 +86,28 @@ export function parseValue(def: SettingDef, value: unknown, where: string, probl
       }
       return value.trim();
   }
+}
+
+/**
+ * A list of whole numbers from the setting's `min` to `max`, each once, at least one: comma-separated
+ * text, or a list (a config file); ascending. One problem naming the setting when any item is not.
+ */
+function parseInts(def: SettingDef, value: unknown, name: string, problems: Problems): number[] | undefined {
+  const items = Array.isArray(value) ? value.map((v) => String(v).trim()) : String(value).split(',').map((s) => s.trim());
+  const min = def.min ?? 0;
+  const max = def.max ?? Number.MAX_SAFE_INTEGER;
+  const numbers = items.map((s) => (/^\d+$/.test(s) ? Number(s) : NaN));
+  const fix = `set comma-separated whole numbers from ${min} to ${max}, each once${def.default !== undefined ? ` (default ${def.default})` : ''}`;
+  if (items.length === 0 || items.every((s) => s === '') || numbers.some((n) => !Number.isInteger(n) || n < min || n > max)) {
+    problems.add(envName(def), `${name}=${show(def, value)} is not valid: ${fix}.`);
+    return undefined;
+  }
+  const repeated = numbers.find((n, i) => numbers.indexOf(n) !== i);
+  if (repeated !== undefined) {
+    problems.add(envName(def), `${name}=${show(def, value)} is not valid: ${repeated} is given twice; ${fix}.`);
+    return undefined;
+  }
+  return numbers.sort((a, b) => a - b);
 }
 
 /**

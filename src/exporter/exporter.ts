@@ -7,23 +7,23 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Config, PortalConfig } from '../config/load.js';
-import { intervalOf, oneShotInputOf, PortalPlanner, stalenessMs } from '../schedule/fit.js';
+import { intervalOf, oneShotInputOf, PortalPlanner, slowJobsThatFit, stalenessMs } from '../schedule/fit.js';
 import { wallIso, type Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { AuthenticationError, LateError, PortalUnreachableError, PostureError, TimeoutError, UntrustedCertificateError } from '../errors.js';
 import { cycleOf, type BudgetFacts, type CycleResult, type SourceResult, type SourceRun } from '../collect/cycle.js';
 import { FoldWarnings, toSamples, type ExporterFacts } from '../collect/samples.js';
 import { PortalState, viewOfCycle } from '../collect/state.js';
-import { JOBS, RESOLVED, SOURCES, type Job } from '../domain.js';
+import { isSlowJob, JOBS, RESOLVED, SLOW_JOBS, SLOW_RUN_NAMES, SOURCES, type Job, type SlowJob } from '../domain.js';
 import type { PassClaim, PassLedger } from '../schedule/passes.js';
 import type { ResolvedMemory } from '../sources/resolved/run.js';
 import type { Sample } from '../metrics/sample.js';
-import { moduleOf } from '../sources/index.js';
+import { endpointsOf, moduleOf } from '../sources/index.js';
 import { fetchArchive, type VitalsList } from '../sources/vitals.js';
 import { Deadline } from '../schedule/deadline.js';
 import type { PortalMemory, RunContext } from '../schedule/request.js';
 import type { SendLedger } from '../schedule/ledger.js';
-import { portalOneShotSeconds } from '../schedule/one-shot.js';
+import { portalOneShotLeastSeconds, portalOneShotSeconds, type OneShotInput } from '../schedule/one-shot.js';
 import { portalIdentity } from '../config/identity.js';
 import { PortalScheduler } from '../schedule/scheduler.js';
 import { PortalReader } from '../upstream/reader.js';
@@ -47,9 +47,9 @@ export interface ExporterDeps {
   /** The ledger of a portal (by identity), shared with other processes (the state directory, a DynamoDB table); unset or undefined: this process's requests only. */
   ledgerOf?: (identity: string) => SendLedger | undefined;
   /**
-   * When each entry last ran its resolved-alerts pass: a one-shot run (`collect`) claims and runs
-   * the pass of the entries whose interval has passed, and gives back a pass that failed. Unset:
-   * `collect` runs no pass (`serve` runs it on its own interval).
+   * When each entry last ran each slow job (the resolved-alerts pass, the access settings, the
+   * directory): a one-shot run (`collect`) claims and runs the slow jobs whose interval has passed,
+   * and gives back one that failed. Unset: `collect` runs no slow job (`serve` runs each on its own interval).
    */
   passes?: PassLedger;
 }
@@ -83,8 +83,16 @@ export interface RunWindow {
   signal?: AbortSignal;
 }
 
-/** The resolved-alerts pass of one entry in a one-shot run: claimed (due) or not, and the error of a claim that failed. */
+/** A slow job of one entry in a one-shot run: claimed (due) or not, and the error of a claim that failed. */
 type PassRun = PassClaim & { readonly error?: Error };
+
+/**
+ * The name a slow job of an entry is remembered under in the pass ledger: the entry's name for the
+ * resolved-alerts pass (as its records have always been), the entry and the job for the others.
+ */
+function ledgerEntryOf(entry: string, job: SlowJob): string {
+  return job === RESOLVED ? entry : `${entry}\u0000${job}`;
+}
 
 /**
  * The collection service shared by `once`, `serve`, the Lambda handler and backfill: one
@@ -138,17 +146,21 @@ export class Exporter {
       state: new PortalState(p.name),
       oneShots: new Set(),
       planner: plannerOf(portalIdentity(p.baseUrl)),
-      requestTotals: new Map(SOURCES.flatMap((s) => ['200', '429'].map((code): [string, number] => [`/${s}\u0000${code}`, 0]))),
+      requestTotals: new Map([...new Set(JOBS.flatMap(endpointsOf))].flatMap((endpoint) => ['200', '429'].map((code): [string, number] => [`${endpoint}\u0000${code}`, 0]))),
     }));
   }
 
-  /** The entries whose one-shot run under way includes the resolved-alerts pass. */
-  private readonly passing = new Set<PortalRuntime>();
+  /** The slow jobs each entry's one-shot run under way includes. */
+  private readonly passing = new Map<PortalRuntime, ReadonlySet<SlowJob>>();
 
-  /** How long a one-shot run of this entry may take by default (the plan of every entry that shares its budget, the passes due included), in ms. */
+  /** How long a one-shot run of this entry may take by default (the plan of every entry that shares its budget, the slow jobs due included), in ms. */
   oneShotMs(p: PortalRuntime): number {
-    const inputs = this.portals.filter((q) => q.scheduler === p.scheduler).map((q) => oneShotInputOf(q.config, q.memory, q.scheduler.share.effective, this.passing.has(q)));
-    return portalOneShotSeconds(inputs, this.config.maxRetries, this.config.maxRetryAfterSeconds) * 1000;
+    return portalOneShotSeconds(this.oneShotInputs(p), this.config.maxRetries, this.config.maxRetryAfterSeconds) * 1000;
+  }
+
+  /** What a one-shot run of every entry that shares `p`'s budget plans with, the slow jobs each includes. */
+  private oneShotInputs(p: PortalRuntime): OneShotInput[] {
+    return this.portals.filter((q) => q.scheduler === p.scheduler).map((q) => oneShotInputOf(q.config, q.memory, q.scheduler.share.effective, this.passing.get(q) ?? new Set()));
   }
 
   /**
@@ -163,14 +175,39 @@ export class Exporter {
     // Requests other processes (an earlier run, a restart) sent in the last window delay this run at most until they leave it.
     // A ledger that cannot be read fails its portal's run before any request (fail closed).
     const clearAt = new Map(await Promise.all([...new Set(this.portals.map((p) => p.scheduler))].map(async (s) => [s, await s.refresh().catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))] as const)));
-    // The resolved-alerts pass of each entry whose interval has passed since its last (every entry's with no record), claimed.
-    const passes = new Map(await Promise.all(this.portals.map(async (p) => [p, await this.claimPass(p, clearAt.get(p.scheduler)!)] as const)));
+    // Each slow job of each entry whose interval has passed since its last run (every one with no record), claimed.
+    const passes = new Map(
+      await Promise.all(this.portals.map(async (p) => [p, new Map(await Promise.all(SLOW_JOBS.map(async (j) => [j, await this.claimPass(p, j, clearAt.get(p.scheduler)!)] as const)))] as const)),
+    );
     this.passing.clear();
-    for (const [p, check] of passes) if (check?.due) this.passing.add(p);
+    // Of the slow jobs due, those that fit the run's window beside the live sources; the others are given back for a later run.
+    for (const [p, claims] of passes) {
+      const due = SLOW_JOBS.filter((j) => claims.get(j)?.due);
+      const fit = new Set(slowJobsThatFit(p.config, p.memory, p.scheduler.share.effective, due));
+      this.passing.set(p, fit);
+      // A run of capped time (the Lambda's timeout) leaves out, last first, the slow jobs it could not finish by then even
+      // when nothing fails: a list cut part-way is read again whole, so it would spend its requests for nothing every run.
+      const clear = clearAt.get(p.scheduler);
+      const from = typeof clear === 'number' ? clear : now;
+      for (const j of [...fit].reverse()) {
+        const needs = portalOneShotLeastSeconds(this.oneShotInputs(p)) * 1000;
+        if (from + needs <= cap) break;
+        fit.delete(j);
+        this.deps.logger.warn(
+          `the ${SLOW_RUN_NAMES[j].run} (${SLOW_RUN_NAMES[j].reads}) does not fit this run's time: the run would need at least ${Math.ceil(needs / 1000)} s at ${p.scheduler.share.effective}/min and has ${Math.floor((cap - from) / 1000)} s, so it is given back; read it with serve, or give the run more time (the Lambda's timeout, POSTURE_CYCLE_TIMEOUT_SECONDS)`,
+          { portal: p.config.name, source: j, needsSeconds: Math.ceil(needs / 1000), hasSeconds: Math.floor((cap - from) / 1000) },
+        );
+      }
+      for (const j of due) {
+        if (fit.has(j)) continue;
+        await claims.get(j)!.release();
+        claims.delete(j);
+      }
+    }
     const results = await Promise.all(
       this.portals.map((p) => {
         const clear = clearAt.get(p.scheduler)!;
-        const pass = passes.get(p);
+        const pass = passes.get(p)!;
         return clear instanceof Error ? this.collectPortal(p, { deadline: now, signal: options.signal }, pass, clear) : this.collectPortal(p, { deadline: Math.min(clear + this.oneShotMs(p), cap), cap, signal: options.signal }, pass);
       }),
     );
@@ -180,22 +217,22 @@ export class Exporter {
   }
 
   /**
-   * Claims the resolved-alerts pass of `p` for a one-shot run when it is due; undefined without a
-   * pass ledger. With the portal's ledger unreadable (`clear` an Error) nothing is claimed, and the
-   * pass fails with it as every source does; a claim that fails fails the pass alone.
+   * Claims slow job `job` of `p` for a one-shot run when it is due; undefined without a pass
+   * ledger. With the portal's ledger unreadable (`clear` an Error) nothing is claimed, and the job
+   * fails with it as every source does; a claim that fails fails that job alone.
    */
-  private async claimPass(p: PortalRuntime, clear: number | Error): Promise<PassRun | undefined> {
+  private async claimPass(p: PortalRuntime, job: SlowJob, clear: number | Error): Promise<PassRun | undefined> {
     const ledger = this.deps.passes;
     if (!ledger) return undefined;
     if (clear instanceof Error) return { due: true, release: () => Promise.resolve() };
     try {
-      return await ledger.claim(p.identity, p.config.name, intervalOf(p.config, RESOLVED) * 1000);
+      return await ledger.claim(p.identity, ledgerEntryOf(p.config.name, job), intervalOf(p.config, job) * 1000);
     } catch (err) {
       return { due: true, release: () => Promise.resolve(), error: err instanceof Error ? err : new Error(String(err)) };
     }
   }
 
-  private async collectPortal(p: PortalRuntime, window: RunWindow, pass: PassRun | undefined, ledgerError?: Error): Promise<CycleResult> {
+  private async collectPortal(p: PortalRuntime, window: RunWindow, passes: ReadonlyMap<SlowJob, PassRun | undefined>, ledgerError?: Error): Promise<CycleResult> {
     // A rejected key, an unreachable portal or an untrusted certificate fails every source alike:
     // the first such failure stops this portal's other runs (each still reports it).
     const portalFailed = new AbortController();
@@ -203,18 +240,20 @@ export class Exporter {
     // A ledger that cannot be read fails every source before any request: said once for the portal.
     if (ledgerError) this.deps.logger.error(`collecting failed before any request: ${ledgerError.message}`, { portal: p.config.name, reason: 'ledger', error: ledgerError.name });
     const apiKey = ledgerError ?? (await this.apiKeyOf(p));
-    // A pass whose claim failed fails with the claim's error, before any request.
+    // A slow job whose claim failed fails with the claim's error, before any request.
+    const claimError = (source: Job) => (ledgerError ? undefined : passes.get(source as SlowJob)?.error);
     const run = <S extends Job>(source: S) =>
-      this.runSource(p, source, { ...window, signal }, source === RESOLVED && pass?.error && !ledgerError ? pass.error : apiKey, ledgerError !== undefined).then((r) => {
+      this.runSource(p, source, { ...window, signal }, claimError(source) ?? apiKey, ledgerError !== undefined).then((r) => {
         if (!r.result.ok && stopsThePortal(r.result.error)) portalFailed.abort(r.result.error);
         return r;
       });
-    const jobs = pass?.due ? JOBS : SOURCES;
+    const due = SLOW_JOBS.filter((j) => passes.get(j)?.due);
+    const jobs = [...SOURCES, ...due];
     const runs = await Promise.all(jobs.map(run));
     const result = cycleOf(p.config.name, runs, this.budgetOf(p));
     p.state.record(result);
-    // A failed pass is given back: the next run tries again.
-    if (pass?.due && !result.resolved?.ok) await pass.release();
+    // A slow job that failed is given back: the next run tries again.
+    await Promise.all(due.filter((j) => !result[j]?.ok).map((j) => passes.get(j)!.release()));
     const failed = jobs.filter((s) => !jobOk(result, s));
     this.deps.logger.info('collection finished', {
       portal: p.config.name,
@@ -317,7 +356,7 @@ export class Exporter {
       maxRetries: this.config.maxRetries,
       random: this.deps.random ?? Math.random,
       memory: p.memory,
-      ...(oneShot && this.passing.has(p) ? { withPass: true } : {}),
+      ...(oneShot && (this.passing.get(p)?.size ?? 0) > 0 ? { withPass: true } : {}),
       // serve: the lists' pages as the portal's plan leaves them, at the share in force.
       ...(oneShot ? {} : { pagesPlanned: () => p.planner.pages(p.scheduler.share.effective) }),
       requests,
@@ -360,7 +399,7 @@ export class Exporter {
     // An unreachable portal (or an untrusted certificate) is never reported late, even when the deadline passed while retrying it.
     if (err instanceof LateError || err instanceof TimeoutError || err instanceof PortalUnreachableError || err instanceof UntrustedCertificateError) return err;
     if (deadline.signal.aborted) {
-      const what = source === RESOLVED ? '/alerts?filter=resolved' : `/${source}`;
+      const what = runName(source);
       return new TimeoutError(what, 'deadline', `${what} is late: its run was cut at its deadline ${wallIso(this.deps.clock, deadline.at)} before it finished; the previous values are kept while fresh.`, { cause: err });
     }
     return err instanceof Error ? err : new Error(String(err));
@@ -410,12 +449,17 @@ export function totalRequests(requests: ReadonlyMap<string, number>): number {
   return n;
 }
 
-/** Whether a job of a one-shot run succeeded; the resolved-alerts pass counts only when it ran. */
+/** A job's run as a message names it: a source by its endpoint, a slow job by the lists it reads. */
+function runName(job: Job): string {
+  return isSlowJob(job) ? SLOW_RUN_NAMES[job].reads : `/${job}`;
+}
+
+/** Whether a job of a one-shot run succeeded; a slow job counts only when it ran. */
 function jobOk(r: CycleResult, job: Job): boolean {
   return r[job]?.ok ?? true;
 }
 
-/** Sources (and a resolved-alerts pass that ran) that failed, as `portal/source` names. */
+/** Sources (and slow jobs that ran) that failed, as `portal/source` names. */
 export function failedSources(results: readonly CycleResult[]): string[] {
   return results.flatMap((r) => JOBS.filter((s) => !jobOk(r, s)).map((s) => (results.length > 1 ? `${r.portal}/${s}` : s)));
 }

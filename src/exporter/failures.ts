@@ -2,7 +2,7 @@
  * The one log line a failed run of a source gets: which source, why (a short reason for alerting
  * on logs, the error's own message for people) and at which level. Pure, so it is tested on data.
  */
-import { endpointOf } from '../sources/index.js';
+import { endpointsOf } from '../sources/index.js';
 import type { LogLevel } from '../core/log.js';
 import { AuthenticationError, ConfigError, InvalidResponseError, LateError, LedgerError, NetworkError, PermissionError, PortalUnreachableError, RateLimitedError, TimeoutError, UntrustedCertificateError, UpstreamHttpError } from '../errors.js';
 import type { Job } from '../domain.js';
@@ -58,7 +58,7 @@ function isLate(error: Error): boolean {
  */
 export function failureLine(source: Job, error: Error): { level: Extract<LogLevel, 'warn' | 'error'>; msg: string; reason: FailureReason } {
   const endpoint = (error as { endpoint?: unknown }).endpoint;
-  const other = typeof endpoint === 'string' && endpoint !== '' && !endpoint.startsWith(endpointOf(source));
+  const other = typeof endpoint === 'string' && endpoint !== '' && !endpointsOf(source).some((e) => endpoint.startsWith(e));
   const stopped = other && stopsThePortal(error) ? `, stopped after the same failure on ${endpoint}` : '';
   return { level: isLate(error) ? 'warn' : 'error', msg: `collecting ${source} failed${stopped}: ${error.message}`, reason: failureReason(error) };
 }

@@ -5,16 +5,16 @@
  * catalogue as an argument, so nothing in metrics/ imports upward.
  */
 
-import type { Source } from '../domain.js';
+import type { Job } from '../domain.js';
 
 /** Label added to every series but the process's own (`noPortal`). */
 export const PORTAL_LABEL = 'portal';
 
 /**
- * Where a family's samples come from: one of the collected sources, the resolved-alerts pass
- * (its own source, with its own interval, once the scheduler runs it), or the exporter itself.
+ * Where a family's samples come from: one of the jobs (a live source, or a slow one on its own
+ * interval: the resolved-alerts pass, the access settings, the directory), or the exporter itself.
  */
-export type Origin = Source | 'resolved' | 'exporter';
+export type Origin = Job | 'exporter';
 
 /** One family: what every renderer and the README's metrics table need to know of it. */
 export interface MetricDef {

@@ -4,7 +4,7 @@ import { SETTINGS, SETTING_BY_KEY, envName } from '../config/settings.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { createLogger, redact, type LogFields, type Logger } from '../core/log.js';
 import { ConfigError, ConfigErrors, PostureError, UntrustedCertificateError } from '../errors.js';
-import { JOBS, SOURCES } from '../domain.js';
+import { JOBS, SOURCES, type SlowJob, type Source } from '../domain.js';
 import { PassMemory } from '../schedule/passes.js';
 import { pushAll, type PushOutcome } from '../sinks/index.js';
 import type { CycleResult } from '../collect/cycle.js';
@@ -21,8 +21,8 @@ import { MAX_TOTAL_SHARDS, ownsPortal, parseShard, parseTotalShards } from '../c
 
 /** What one invocation did; returned to Lambda (visible in the console and in async destinations). */
 export interface InvocationSummary {
-  /** Each portal's sources (and its resolved-alerts pass, when it ran): `ok` or why it failed. */
-  portals: Array<{ portal: string; sources: Record<'vitals' | 'alerts' | 'devices', 'ok' | string> & { resolved?: 'ok' | string }; requests: number; durationMs: number }>;
+  /** Each portal's sources (and each slow one that ran: the resolved-alerts pass, access, directory): `ok` or why it failed. */
+  portals: Array<{ portal: string; sources: Record<Source, 'ok' | string> & Partial<Record<SlowJob, 'ok' | string>>; requests: number; durationMs: number }>;
   /** Each sink's outcome; a sink that failed in part says how many of its groups or requests got through (`pushed` of `total`). */
   sinks: Array<{ sink: SinkName; ok: boolean; durationMs: number; error?: string; pushed?: number; total?: number }>;
   /** Present when the invocation ran one shard (named by its event or its settings): which one, and how many portals it owned. */
@@ -251,7 +251,7 @@ function summarize(results: readonly CycleResult[], outcomes: readonly PushOutco
   return {
     portals: results.map((r) => ({
       portal: r.portal,
-      // The resolved-alerts pass only when this invocation ran it.
+      // A slow source (the resolved-alerts pass, access, directory) only when this invocation ran it.
       sources: Object.fromEntries(JOBS.flatMap((s) => (r[s] ? [[s, r[s].ok ? 'ok' : scrub(r[s].error.message)]] : []))) as InvocationSummary['portals'][number]['sources'],
       requests: totalRequests(r.requests),
       durationMs: r.durationMs,

@@ -1,14 +1,15 @@
 import type { Config } from '../config/load.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import { JOBS, SOURCES, type Job } from '../domain.js';
-import { UntrustedCertificateError } from '../errors.js';
+import { isSlowJob, JOBS, SOURCES, type Job } from '../domain.js';
+import { AuthenticationError, PermissionError, UntrustedCertificateError } from '../errors.js';
 import { Exporter, totalRequests, type ExporterDeps, type PortalRuntime } from '../exporter/exporter.js';
 import { startMetricsServer } from '../http/server.js';
 import { wallIso } from '../core/clock.js';
 import { LedgerError } from '../errors.js';
 import { intervalOf, phasesOf } from '../schedule/fit.js';
-import type { PortalScheduler } from '../schedule/scheduler.js';
+import { PRIORITY, type PortalScheduler } from '../schedule/scheduler.js';
+import { LiveGrid } from '../schedule/yield.js';
 
 /** A running `serve`: stop it to end the loops and close the server. */
 export interface ServeHandle {
@@ -27,6 +28,13 @@ export interface ServeHandle {
 }
 
 /**
+ * How soon a slow job (the resolved-alerts pass, the access settings, the directory) whose run
+ * failed for a reason that may pass (not a refused key or a missing permission) tries again,
+ * rather than a whole interval (a day for the directory) later.
+ */
+const SLOW_RETRY_MS = 15 * 60_000;
+
+/**
  * Runs each source of each portal on its own interval, and its resolved-alerts pass on its own,
  * and serves what is known on /metrics.
  * Polling on a timer is the documented exception to "collect at scrape time": the portal allows
@@ -41,7 +49,7 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
   let lastCycle: string | undefined;
   /** While the first runs wait for a window other processes filled: when it clears (wall time). */
   let waitingUntil: string | undefined;
-  /** The runs whose last one failed because the ledger could not record a claim (a full disk), by `portal/source`: why. */
+  /** The portals (by identity: their ledger) whose last run failed because the ledger could not record a claim (a full disk): why. */
   const stoppedBy = new Map<string, string>();
   const shortest = Math.min(...config.portals.flatMap((p) => SOURCES.map((s) => p.intervals[s])), config.intervalSeconds);
   const server = await startMetricsServer(
@@ -96,8 +104,9 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
       else if (run.result.error instanceof UntrustedCertificateError && !reached.has(p.identity)) refuse(run.result.error);
       p.state.recordRun(run);
       // Nothing is sent while the ledger cannot record a claim: /healthz says why until a run goes through again.
-      if (!run.result.ok && run.result.error instanceof LedgerError) stoppedBy.set(`${p.config.name}/${source}`, run.result.error.message);
-      else stoppedBy.delete(`${p.config.name}/${source}`);
+      // Any run of the portal that claimed a slot says the ledger records claims again (an hourly or daily source's next run may be far).
+      if (!run.result.ok && run.result.error instanceof LedgerError) stoppedBy.set(p.identity, run.result.error.message);
+      else if (run.result.ok || totalRequests(run.requests) > 0) stoppedBy.delete(p.identity);
       deps.logger.info('run finished', {
         portal: p.config.name,
         source,
@@ -108,8 +117,15 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
       finished();
       // The next slot on the grid; a run that overran skips the slots it missed.
       k = Math.max(k + 1, Math.floor((deps.clock.monotonic() - start) / every) + 1);
+      let next = start + k * every;
+      // A slow job (hourly, daily) whose run failed for a reason that may pass tries again sooner, by the grid's next slot.
+      const retryAt = deps.clock.monotonic() + SLOW_RETRY_MS;
+      if (isSlowJob(source) && !run.result.ok && !(run.result.error instanceof AuthenticationError || run.result.error instanceof PermissionError) && retryAt < next) {
+        next = retryAt;
+        k--;
+      }
       try {
-        await deps.clock.sleep(start + k * every - deps.clock.monotonic(), stopper.signal);
+        await deps.clock.sleep(next - deps.clock.monotonic(), stopper.signal);
       } catch {
         break;
       }
@@ -130,6 +146,14 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
     deps.logger.info(`waiting for the portal's budget until ${waitingUntil}: requests other processes (or an earlier run) recorded in ${ledger} fill its window, so serve starts collecting when they have left it`, { reason: 'others', until: waitingUntil, ledger });
   }
   const phases = phasesOf(config);
+  // Each portal's scheduler knows when its live runs are due: a slow source's request pushes none of them back.
+  for (const scheduler of clearAt.keys()) {
+    const entries = exporter.portals.filter((p) => p.scheduler === scheduler);
+    const runs = entries.flatMap((p) =>
+      SOURCES.map((s) => ({ startMs: clearAt.get(scheduler)! + phases.get(p.config)![s], everyMs: intervalOf(p.config, s) * 1000, priority: PRIORITY[s], requests: () => p.planner.liveRequests(p.config, s, scheduler.share.effective) })),
+    );
+    scheduler.expectLive(new LiveGrid(runs));
+  }
   const loops = Promise.all(exporter.portals.flatMap((p) => JOBS.map((s) => loop(p, s, clearAt.get(p.scheduler)! + phases.get(p.config)![s]))));
 
   return {

@@ -7,12 +7,13 @@ import type { Config, PortalConfig, SettingRef } from '../config/types.js';
 import { entriesByPortal } from '../config/identity.js';
 import { SETTING_BY_KEY } from '../config/settings.js';
 import type { Logger } from '../core/log.js';
-import { JOBS, RESOLVED, SOURCES, type Job, type Source } from '../domain.js';
+import { isSlowJob, JOBS, RESOLVED, SLOW_RUN_NAMES, SOURCES, type Job, type SlowJob, type Source } from '../domain.js';
 import { ConfigError } from '../errors.js';
-import { entryRuns, MAX_INTERVAL_SECONDS, plannedPages, planPortal, portalFits, runSeconds, servePlan, type EntryInput, type IntervalChange, type PlannedPages, type PlanInput, type PortalPlan, type SlowSource } from './plan.js';
+import { alertsRequests, DEVICES_REQUESTS, entryRuns, MAX_INTERVAL_SECONDS, plannedPages, planPortal, portalFits, runSeconds, servePlan, type EntryInput, type IntervalChange, type PlannedPages, type PlanInput, type PortalPlan, type SlowSource, slowRequests, vitalsRequests } from './plan.js';
 import type { OneShotInput } from './one-shot.js';
 import type { PortalMemory } from './request.js';
-import { HEADROOM_MS, type LateRun } from './timeline.js';
+import type { LateRun } from './timeline.js';
+import { HEADROOM_MS } from './yield.js';
 
 /** The largest share a setting takes (requests_per_minute): the portal's own limit. */
 const MAX_SHARE = SETTING_BY_KEY.requests_per_minute.max!;
@@ -33,15 +34,24 @@ function raiseTo(ref: SettingRef, value: number): string {
 }
 
 /** What the plan learned of a portal entry from its runs (PortalMemory): its lists' totals and the portal's page cap. */
-export type Learned = Readonly<Pick<PortalMemory, 'alertsTotal' | 'pageCap' | 'resolvedAlertsTotal'>>;
+export type Learned = Readonly<Pick<PortalMemory, 'alertsTotal' | 'pageCap' | 'resolvedAlertsTotal' | 'accessTotals' | 'directoryUsersTotal'>>;
+
+/** A list paged by the plan, with its total when learned. */
+const paged = (total: number | undefined) => ({ paged: true as const, ...(total !== undefined && { total }) });
 
 /**
  * The slow sources of an entry (each on its own interval, below the live sources), counted with
- * what was learned: the resolved-alerts pass, a list paged as /alerts. A new source of its own
+ * what was learned: the resolved-alerts pass, a list paged as /alerts; the access settings, three
+ * lists read whole; the directory's users, a list paged as /alerts. A new source of its own
  * interval is planned, phased and queued by adding it here.
  */
 function slowSourcesOf(portal: PortalConfig, learned: Learned = {}): SlowSource[] {
-  return [{ job: RESOLVED, intervalSeconds: portal.resolvedAlertsIntervalSeconds, requests: { paged: true, ...(learned.resolvedAlertsTotal !== undefined && { total: learned.resolvedAlertsTotal }) } }];
+  const { users, roles, teams } = learned.accessTotals ?? {};
+  return [
+    { job: RESOLVED, intervalSeconds: portal.slowIntervals.resolved, requests: paged(learned.resolvedAlertsTotal) },
+    { job: 'access', intervalSeconds: portal.slowIntervals.access, requests: { whole: [users, roles, teams] } },
+    { job: 'directory', intervalSeconds: portal.slowIntervals.directory, requests: paged(learned.directoryUsersTotal) },
+  ];
 }
 
 /** The plan input of an entry with what was learned, at `share` (default: as configured). */
@@ -101,15 +111,16 @@ export function lateWhy(late: LateRun, share: number): string {
   const last = Number.isFinite(late.lastAt) ? `could send its last request only at ${at(late.lastAt)}, less than ${HEADROOM_MS / 1000} s before its deadline ${at(late.deadline)}` : `could not send all its requests before its deadline ${at(late.deadline)}`;
   const slash = late.name.indexOf('/');
   const job = late.name.slice(slash + 1);
-  // A source is named by its endpoint; the resolved-alerts pass by its list.
-  const run = job === RESOLVED ? 'resolved-alerts pass (/alerts?filter=resolved)' : `/${job}`;
-  const what = slash < 0 ? (job === RESOLVED ? `the ${run}` : run) : `${late.name.slice(0, slash)}'s ${run}`;
+  // A source is named by its endpoint; a slow job by what it is and its lists.
+  const slow = SLOW_RUN_NAMES[job as SlowJob] as (typeof SLOW_RUN_NAMES)[SlowJob] | undefined;
+  const run = slow ? `${slow.run} (${slow.reads})` : `/${job}`;
+  const what = slash < 0 ? (slow ? `the ${run}` : run) : `${late.name.slice(0, slash)}'s ${run}`;
   return `serve would run ${what} late: its run that starts at ${at(late.startsAt)} ${last} at ${share}/min`;
 }
 
-/** The interval of a source, or of the resolved-alerts pass, in seconds. */
+/** The interval of a job (a source, or a slow job), in seconds. */
 export function intervalOf(portal: PortalConfig, job: Job): number {
-  return job === RESOLVED ? portal.resolvedAlertsIntervalSeconds : portal.intervals[job];
+  return isSlowJob(job) ? portal.slowIntervals[job] : portal.intervals[job];
 }
 
 /** Staleness limit of each source (and the pass) in ms: the setting, else two intervals of its own. */
@@ -229,11 +240,32 @@ export function checkServeConfig(config: Config): ConfigError[] {
 
 /**
  * What a one-shot run (`once`, Lambda) of an entry plans with: what its runs taught, at the share
- * in force, and its slow sources that the run includes (`slowDue`: the resolved-alerts pass is due).
+ * in force, and its slow sources that the run includes (`slowDue`: those due; `all`: every one, the
+ * longest run).
  */
-export function oneShotInputOf(portal: PortalConfig, learned: Learned, share: number, slowDue: boolean): OneShotInput {
+export function oneShotInputOf(portal: PortalConfig, learned: Learned, share: number, slowDue: ReadonlySet<string> | 'all'): OneShotInput {
   const { slow, ...input } = inputOf(portal, learned, share);
-  return { ...input, slow: slowDue ? slow ?? [] : [] };
+  return { ...input, slow: (slow ?? []).filter((s) => slowDue === 'all' || slowDue.has(s.job)) };
+}
+
+/**
+ * The slow jobs of a one-shot run (`once`, Lambda) among those due: in SLOW_JOBS order, each whose
+ * requests still fit the window beside the live sources (whose open alerts leave a request), so the
+ * run stays in one window; the first due always runs, so none waits forever. The others are given
+ * back and run in a later run, within their intervals (a Lambda every 5 minutes reads them in turn).
+ */
+export function slowJobsThatFit(portal: PortalConfig, learned: Learned, share: number, due: readonly SlowJob[]): SlowJob[] {
+  const input = inputOf(portal, learned, share);
+  let room = share - vitalsRequests(portal.vitalsTags) - DEVICES_REQUESTS - alertsRequests(input, learned.alertsTotal, true);
+  const out: SlowJob[] = [];
+  for (const job of due) {
+    const source = (input.slow ?? []).find((s) => s.job === job);
+    const requests = source ? slowRequests(input, source) : 1;
+    if (out.length > 0 && requests > room) continue;
+    out.push(job);
+    room -= requests;
+  }
+  return out;
 }
 
 /** An entry of a portal as `serve` runs it: its settings, and what its runs taught (read as it changes). */
@@ -268,7 +300,7 @@ export class PortalPlanner {
 
   /** The pages the lists of every entry may use in one run at `share` (the share in force): plannedPages with what was learned. */
   pages(share: number): PlannedPages {
-    const key = [share, ...this.entries.flatMap(({ memory: m }) => [m.alertsTotal, m.pageCap, m.resolvedAlertsTotal])].join();
+    const key = [share, ...this.entries.flatMap(({ memory: m }) => [m.alertsTotal, m.pageCap, m.resolvedAlertsTotal, m.accessTotals?.users, m.accessTotals?.roles, m.accessTotals?.teams, m.directoryUsersTotal])].join();
     if (this.last?.key === key) return this.last.pages;
     const inputs = this.entries.map((e) => inputOf(e.config, e.memory, share));
     // Said only of what was learned: a plan that does not fit as configured is refused at start, and a lowered share is said where it is lowered.
@@ -279,6 +311,12 @@ export class PortalPlanner {
     const pages = plannedPages(inputs, share, this.phased);
     this.last = { key, pages };
     return pages;
+  }
+
+  /** Requests a run of live source `source` of `entry` sends at `share` (the share in force), its lists at the pages planned: what a slow request leaves it (./yield.ts). */
+  liveRequests(entry: PortalConfig, source: Source, share: number): number {
+    const e = this.entries.find((x) => x.config === entry);
+    return e ? entryRuns(inputOf(e.config, e.memory, share), this.pages(share)).perRun[source] : 0;
   }
 
   /** Warns that what the runs taught makes the plan late, naming it and what fits (as check-config would, with what was learned). */

@@ -59,9 +59,21 @@ export function oneShotSeconds(input: OneShotInput, maxRetries: number, maxRetry
  */
 export function portalOneShotSeconds(entries: readonly OneShotInput[], maxRetries: number, maxRetryAfterSeconds: number): number {
   if (entries.length === 0) throw new RangeError('portalOneShotSeconds: a portal has at least one entry');
-  const requests = entries.reduce((n, e) => {
+  return oneShotLeftSeconds({ requests: oneShotRequests(entries), share: entries[0]!.requestsPerMinute, maxRetries: maxRetries * entries.length, maxRetryAfterSeconds });
+}
+
+/** Requests a one-shot run of a portal's entries sends when nothing fails: every source's, and the slow sources' it includes. */
+function oneShotRequests(entries: readonly OneShotInput[]): number {
+  return entries.reduce((n, e) => {
     const slow = e.slow ?? [];
     return n + vitalsRequests(e.vitalsTags) + DEVICES_REQUESTS + alertsRequests(e, e.alertsTotal, slow.length > 0) + slow.reduce((m, s) => m + slowRequests(e, s), 0);
   }, 0);
-  return oneShotLeftSeconds({ requests, share: entries[0]!.requestsPerMinute, maxRetries: maxRetries * entries.length, maxRetryAfterSeconds });
+}
+
+/**
+ * Seconds a one-shot run of a portal's entries takes at the least: the windows its requests span at
+ * the share when nothing fails or waits. A run with less time cannot finish them.
+ */
+export function portalOneShotLeastSeconds(entries: readonly OneShotInput[]): number {
+  return runSeconds(oneShotRequests(entries), entries[0]!.requestsPerMinute);
 }

@@ -15,25 +15,31 @@ export const MAX_INTERVAL_SECONDS = SETTING_BY_KEY.interval_seconds.max!;
 /**
  * A source on its own interval that runs below the live sources (PRIORITY.slow): its requests,
  * first and follow-up, take only what the live sources leave, so it never makes one late by
- * outranking it. The resolved-alerts pass is one (hourly); a source read hourly in a few requests,
- * or a list read daily, plugs in the same way.
+ * outranking it: the resolved-alerts pass (hourly), the access settings (hourly, three lists read
+ * whole) and the directory's users (daily, a list paged by the plan).
  */
 export interface SlowSource {
   /** Its name in the plan and the timeline, e.g. `resolved`. */
   readonly job: string;
   readonly intervalSeconds: number;
   /**
-   * Requests of one run: a fixed number, or a list paged as the open alerts are (alertsLimit, the
+   * Requests of one run: a fixed number; a list paged as the open alerts are (alertsLimit, the
    * portal's page cap): one request while its total is unknown, then the pages its last total
-   * needs at what one window leaves beside the live sources (slowPagesAllowed).
+   * needs at what one window leaves beside the live sources (slowPagesAllowed); or lists each read
+   * whole, one request each but for the pages of a portal that caps them.
    */
-  readonly requests: number | PagedList;
+  readonly requests: number | PagedList | WholeLists;
 }
 
 /** A list read page by page; `total` as at its last complete run, when known. */
 export interface PagedList {
   readonly paged: true;
   readonly total?: number;
+}
+
+/** Lists each read whole in one request (`limit=0`), or by the portal's cap a page; each one's total as at its last run, when known. */
+export interface WholeLists {
+  readonly whole: readonly (number | undefined)[];
 }
 
 /** What the plan needs to know of a portal entry. */
@@ -206,6 +212,8 @@ export function slowPagesAllowed(input: Pick<PlanInput, 'requestsPerMinute' | 'p
 export function slowRequests(input: Pick<PlanInput, 'requestsPerMinute' | 'pageSize' | 'vitalsTags' | 'pageCap' | 'alertsTotal'>, source: SlowSource, pages = Infinity): number {
   const r = source.requests;
   if (typeof r === 'number') return r;
+  // A list read whole: one request, or its cap's pages once its total and the cap are known.
+  if ('whole' in r) return r.whole.reduce<number>((n, total) => n + (total === undefined || input.pageCap === undefined || input.pageCap <= 0 ? 1 : Math.max(1, Math.ceil(total / input.pageCap))), 0);
   return r.total === undefined ? 1 : listRequests(input, r.total, Math.min(pages, slowPagesAllowed(input, input.alertsTotal, r.total)));
 }
 
@@ -287,8 +295,8 @@ export function plannedPages(entries: readonly EntryInput[], share: number, phas
     return 1;
   };
   const alerts = most(Math.max(...inputs.map((e) => alertsPagesAllowed(e))), (n) => ({ alerts: n, slow: 1 }));
-  // Only a slow list whose total is known is read in more than one request.
-  const known = inputs.filter((e) => e.slow?.some((s) => typeof s.requests !== 'number' && s.requests.total !== undefined));
+  // Only a slow list paged by the plan whose total is known is read in more than one request.
+  const known = inputs.filter((e) => e.slow?.some((s) => typeof s.requests !== 'number' && 'paged' in s.requests && s.requests.total !== undefined));
   const slow = known.length ? most(Math.max(...known.map((e) => slowPagesAllowed(e, e.alertsTotal, 0))), (n) => ({ alerts, slow: n })) : 1;
   return { alerts, slow };
 }
@@ -371,6 +379,7 @@ function timelineOf(entries: readonly EntryRuns[], phased: boolean): ServedSourc
     job: item.job,
     priority: item.priority,
     continuationPriority: item.continuation,
+    ...(item.priority === PRIORITY.slow && { slow: true }),
     requests: item.requests,
     intervalMs: item.intervalSeconds * 1000,
     phaseMs: phased ? Math.floor((i * shortest) / items.length) * 1000 : 0,
@@ -435,8 +444,9 @@ function smallestThatFit(current: Readonly<Record<Source, number>>, at: (interva
   const out = Object.fromEntries(SOURCES.map((s) => [s, Math.min(MAX_INTERVAL_SECONDS, Math.max(current[s], Math.ceil((current[s] * factor) / 10) * 10))])) as Record<Source, number>;
   // A run that outlasts its interval needs that source longer still (the next multiple of 10 s past the run).
   for (const s of SOURCES) if (run(s) >= out[s]) out[s] = Math.min(MAX_INTERVAL_SECONDS, (Math.floor(run(s) / 10) + 1) * 10);
-  // Minute by minute the same proportions may still be late: 10 s longer each, a few times, before the longest.
-  for (let step = 0; step < LINEAR_STEPS && !at(out).fits; step++) for (const s of SOURCES) out[s] = Math.min(MAX_INTERVAL_SECONDS, out[s] + 10);
+  // Minute by minute the same proportions may still be late: the next multiple of 10 s each, a few times, before the
+  // longest (a value kept as configured, such as 15 s, goes to 20 s, then 30 s).
+  for (let step = 0; step < LINEAR_STEPS && !at(out).fits; step++) for (const s of SOURCES) out[s] = Math.min(MAX_INTERVAL_SECONDS, (Math.floor(out[s] / 10) + 1) * 10);
   if (!at(out).fits) Object.assign(out, longest);
   // Lowering one source adds load, but also moves where the runs line up minute by minute, so a
   // source lowered earlier may go lower still once the others have: again until none moves.

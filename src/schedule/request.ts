@@ -23,6 +23,10 @@ export interface PortalMemory {
   pageCap?: number;
   /** Resolved alerts as the last resolved-alerts pass's pages said (its `total`). */
   resolvedAlertsTotal?: number;
+  /** The access settings' lists (accounts, roles, teams) as the last access run's pages said (each `total`). */
+  accessTotals?: Readonly<Partial<Record<'users' | 'roles' | 'teams', number>>>;
+  /** Directory users as the last directory run's pages said (its `total`). */
+  directoryUsersTotal?: number;
 }
 
 /** Everything a run needs. */
@@ -36,7 +40,7 @@ export interface RunContext {
   readonly maxRetries: number;
   readonly random: () => number;
   readonly memory: PortalMemory;
-  /** A one-shot run whose window also holds the resolved-alerts pass: the open alerts leave it a request (alertsPagesAllowed). */
+  /** A one-shot run whose window also holds a slow job (the resolved-alerts pass, …): the open alerts leave it a request (alertsPagesAllowed). */
   readonly withPass?: boolean;
   /**
    * `serve`: the pages the plan leaves this entry's lists in a run (PortalPlanner), at the share in

@@ -4,6 +4,7 @@ import { LateError } from '../errors.js';
 import type { ClaimResult, SendLedger } from './ledger.js';
 import { AdaptiveShare } from './share.js';
 import { SlidingWindow, WINDOW_MARGIN_MS } from './window.js';
+import { YIELD_LOOKAHEAD_MS, type LiveDemand } from './yield.js';
 
 /** The portal's documented limit (spec 8): 10 requests per 60 s for all its clients together. */
 const PORTAL_LIMIT = 10;
@@ -131,6 +132,8 @@ export class PortalScheduler {
   private said: { reason: WaitReason; until: number } | undefined;
   /** Arrivals and releases being recorded in the ledger (see `flush`). */
   private readonly marks = new Set<Promise<void>>();
+  /** The live runs due (serve's grids, the next one-shot run): a slow request pushes none of them back (./yield.ts). */
+  private live: LiveDemand | undefined;
 
   constructor(options: SchedulerOptions) {
     const windowMs = options.windowMs ?? WINDOW_MS;
@@ -141,6 +144,22 @@ export class PortalScheduler {
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 120_000;
     this.ledger = options.ledger;
     this.flightMs = options.flightMs ?? DEFAULT_FLIGHT_MS;
+  }
+
+  /** Tells the scheduler which live runs to expect: from now on a slow source's request goes only when it pushes none of them back. */
+  expectLive(live: LiveDemand | undefined): void {
+    this.live = live;
+    this.wake();
+  }
+
+  /**
+   * Whether `head`, a slow source's request, must leave the slot to live runs due before it would
+   * leave the window (a run due now that has not asked yet included): when it would make one late.
+   */
+  private yieldsToLive(head: Waiter, now: number): boolean {
+    if (!this.live || !isSlow(head.priority)) return false;
+    const due = this.live.dueIn(now - 1, now + YIELD_LOOKAHEAD_MS);
+    return this.window.makesLiveLate(now, due, this.share.effective);
   }
 
   /** Resolves once every arrival and release said so far is recorded in the ledger (a one-shot run awaits it before it ends). */
@@ -418,6 +437,11 @@ export class PortalScheduler {
           continue;
         }
         if (slot <= now) {
+          if (this.yieldsToLive(head, now)) {
+            // Looked at again when a request leaves the window or a live run is due (or anything changes), within a window.
+            await this.sleepUntil(Math.min(this.window.leavesAt(now), this.live!.nextAfter(now), now + this.window.windowMs), now);
+            continue;
+          }
           if (!this.ledger) {
             this.grant(head, now, undefined);
             continue;

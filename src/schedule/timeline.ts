@@ -11,6 +11,7 @@
  * numbers out.
  */
 import { WINDOW_MARGIN_MS } from './window.js';
+import { HEADROOM_MS, makesLiveLate, YIELD_FLIGHT_MS, YIELD_LOOKAHEAD_MS, YIELD_REQUEST_MS, type Due } from './yield.js';
 
 const WINDOW_MS = 60_000;
 
@@ -19,12 +20,6 @@ const WINDOW_MS = 60_000;
  * the request counts in the window from the end of it (its answer may begin as late as that).
  */
 const MODEL_REQUEST_MS = 1_000;
-/**
- * How long before its deadline a run's last request must go out: time to read it, and to retry it
- * once at once (a 502, a cut body) when the window has a slot. A run that leaves less is late
- * whenever a response is slow.
- */
-export const HEADROOM_MS = 10_000;
 /** The shortest stretch the model runs: an hour. */
 const MIN_HORIZON_MS = 3_600_000;
 /** The longest common multiple of the intervals the model runs through whole: 4 hours. */
@@ -43,6 +38,8 @@ export interface TimelineSource {
   readonly intervalMs: number;
   /** When its first run starts, after the others' (ms). */
   readonly phaseMs: number;
+  /** A slow source: each of its requests yields to the live runs it would push back (./yield.ts). */
+  readonly slow?: boolean;
 }
 
 /** A run that would end too late. */
@@ -97,9 +94,13 @@ function commonMultiple(sources: readonly TimelineSource[]): number | undefined 
  * with every source due at once, the first cycle of an unphased start, besides 4 hours as phased.
  */
 export function checkTimeline(sources: readonly TimelineSource[], share: number): Timeline {
-  const longest = Math.max(...sources.map((s) => s.intervalMs));
+  // A slow source slower than the horizon (the directory, daily) runs once in it, at its phase, beside every way the
+  // others line up: they repeat within it, and would run through a day for nothing more. A live source that slow still
+  // counts (its runs meet the others' in every way over the days), so no interval escapes the check by its length.
+  const repeating = sources.filter((s) => !s.slow || s.intervalMs <= MAX_HORIZON_MS);
+  const longest = Math.max(...(repeating.length ? repeating : sources).map((s) => Math.min(s.intervalMs, MAX_HORIZON_MS)));
   const phases = Math.max(0, ...sources.map((s) => s.phaseMs));
-  const lcm = commonMultiple(sources);
+  const lcm = commonMultiple(repeating);
   // At least an hour: a plan at the edge of the share falls behind a little every cycle (the 1 s margin of each window).
   const phased = runTimeline(sources, share, Math.max(lcm ?? MAX_HORIZON_MS, MIN_HORIZON_MS) + phases + longest);
   if (lcm !== undefined || phased.late.length > 0) return phased;
@@ -139,6 +140,26 @@ function runTimeline(sources: readonly TimelineSource[], share: number, horizonM
     for (const p of queue) if (p.arrival <= now && (!best || p.priority < best.priority || (p.priority === best.priority && p.seq < best.seq))) best = p;
     return best;
   };
+  /**
+   * When a slow request that could go at `now` makes a live run due before it leaves the window
+   * late, as the scheduler sees it: when to look again (a request leaves the window, or a live
+   * run starts); undefined when it may go.
+   */
+  const yieldUntil = (now: number): number | undefined => {
+    const cutoff = now - WINDOW_MS - WINDOW_MARGIN_MS;
+    let first = arrivals.length;
+    while (first > 0 && arrivals[first - 1]! > cutoff) first--;
+    const due: Due[] = [];
+    let nextLive = Infinity;
+    for (let i = next; i < starts.length && starts[i]!.at <= now + YIELD_LOOKAHEAD_MS; i++) {
+      const s = sources[starts[i]!.source]!;
+      if (s.slow) continue;
+      nextLive = Math.min(nextLive, starts[i]!.at);
+      due.push({ at: starts[i]!.at, by: starts[i]!.at + s.intervalMs - HEADROOM_MS, priority: s.priority, requests: s.requests });
+    }
+    if (!makesLiveLate(arrivals.slice(first), now + YIELD_FLIGHT_MS, now + MODEL_REQUEST_MS, due, { share, windowMs: WINDOW_MS, marginMs: WINDOW_MARGIN_MS, requestMs: YIELD_REQUEST_MS })) return undefined;
+    return Math.min(first < arrivals.length ? arrivals[first]! + WINDOW_MS + WINDOW_MARGIN_MS : Infinity, nextLive);
+  };
   // The first late run decides: the plan does not fit.
   while (late.length === 0) {
     now = Math.max(now, busyUntil);
@@ -163,6 +184,13 @@ function runTimeline(sources: readonly TimelineSource[], share: number, horizonM
       // The scheduler refuses the slot: the run fails as late.
       late.push({ name: sources[p.source]!.name, startsAt: p.startsAt, lastAt: Infinity, deadline: p.deadline });
       break;
+    }
+    if (sources[p.source]!.slow) {
+      const wait = yieldUntil(now);
+      if (wait !== undefined) {
+        now = wait;
+        continue;
+      }
     }
     busyUntil = now + MODEL_REQUEST_MS;
     arrivals.push(busyUntil);

@@ -7,6 +7,7 @@
  * scheduler owns the clock.
  */
 import { nextStart } from './ledger.js';
+import { makesLiveLate, YIELD_FLIGHT_MS, YIELD_REQUEST_MS, type Due } from './yield.js';
 
 /**
  * Spacing a start keeps beyond the window from the start it pushes out of it, so network latency
@@ -76,6 +77,17 @@ export class SlidingWindow {
   nextOwnSlot(now: number, share: number): number {
     this.inWindow(now);
     return nextStart(this.starts, share, now, this.windowMs, this.marginMs);
+  }
+
+  /** When the next of the starts in the window ending at `now` leaves it (Infinity when it holds none). */
+  leavesAt(now: number): number {
+    const starts = this.inWindow(now);
+    return starts.length ? starts[0]! + this.windowMs + this.marginMs : Infinity;
+  }
+
+  /** Whether one more request started at `now` would make a live run due at `due` late: makesLiveLate on this window. */
+  makesLiveLate(now: number, due: readonly Due[], share: number): boolean {
+    return makesLiveLate(this.inWindow(now), now + YIELD_FLIGHT_MS, now + YIELD_REQUEST_MS, due, { share, windowMs: this.windowMs, marginMs: this.marginMs, requestMs: YIELD_REQUEST_MS });
   }
 
   /** When the window ending at `now` holds no start any more (`now` when it holds none). */

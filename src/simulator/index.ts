@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../core/clock.js';
 import { World } from './model.js';
-import { Portal } from './portal.js';
+import { Portal, type PortalFixture } from './portal.js';
 import { hexString, mix32 } from './prng.js';
 import type { AlertRecord, DeviceRecord, VitalsRecord } from './records.js';
 import { BASE_PATH, SimServer } from './server.js';
@@ -53,13 +53,7 @@ export interface FaultRule {
 }
 
 /** Exact data for tests, replacing the generated data while set. */
-export interface Fixture {
-  /** Served by /vitals; a record's optional `tags` (never served) decides membership in a `tag` view; with no tags anywhere every tag sees the whole list. */
-  vitals?: (VitalsRecord & { tags?: string[] })[];
-  alerts?: AlertRecord[];
-  /** Activity from lastOnline vs the clock (30 days). */
-  devices?: DeviceRecord[];
-}
+export type Fixture = PortalFixture;
 
 /** A running simulated portal. */
 export interface Simulator {

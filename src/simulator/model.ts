@@ -325,7 +325,15 @@ export class World {
     return guid(this.seed, S_USER, u);
   }
 
+  /**
+   * When directory user `u` was last active at `at`, NaN for one never active (its times unset, spec 2.2): 3% never,
+   * 12% dormant for 5 to 12 months (an account left behind), the rest by the device-like cycle (10% of them away for
+   * 40 to 150 days at a time), so the last activities spread over a year.
+   */
   private userLastActivity(u: number, at: number): number {
+    const kind = unit(this.seed, S_USER, u, 30);
+    if (kind < 0.03) return NaN;
+    if (kind < 0.15) return at - intIn(150 * DAY, 365 * DAY, this.seed, S_USER, u, 31);
     return this.lastSeen(S_USER, u, at, 0.1, 1 * HOUR, 2 * DAY);
   }
 
@@ -333,8 +341,9 @@ export class World {
   user(u: number, at: number): UserRecord {
     const c = this.userCore(u);
     const lastActivity = this.userLastActivity(u, at);
+    const never = Number.isNaN(lastActivity);
     const loginAt = lastActivity - intIn(0, 3 * HOUR, this.seed, S_USER, u, 3);
-    const hasFailed = unit(this.seed, S_USER, u, 4) < 0.4;
+    const hasFailed = !never && unit(this.seed, S_USER, u, 4) < 0.4;
     const failedAt = loginAt - intIn(HOUR, 20 * DAY, this.seed, S_USER, u, 5);
     const failedPlace = unit(this.seed, S_USER, u, 6) < 0.8 ? c.place : pick(PLACES, this.seed, S_USER, u, 7);
     const devices = this.devicesOfUser(u);
@@ -344,9 +353,9 @@ export class World {
       jobTitle: pick(c.department.titles, this.seed, S_USER, u, 8),
       department: c.department.name,
       tags: [...c.tags],
-      lastActivity: formatTimestamp(lastActivity, hash(lastActivity, u) % 10000),
+      lastActivity: never ? MIN_TIMESTAMP : formatTimestamp(lastActivity, hash(lastActivity, u) % 10000),
       lastSuccessLogin: {
-        lastLoginTime: formatTimestamp(loginAt, hash(loginAt, u) % 10000),
+        lastLoginTime: never ? MIN_TIMESTAMP : formatTimestamp(loginAt, hash(loginAt, u) % 10000),
         lastLoginLocation: { ip: `${c.place.ipPrefix}.${1 + (hash(this.seed, S_USER, u, 9) % 254)}`, countryCode: c.place.countryCode, country: c.place.country, city: c.place.city },
       },
       lastFailedLogin: hasFailed
@@ -366,6 +375,7 @@ export class World {
 
   /** Whether user `u` was active (lastActivity within 30 days) at `at`. */
   userActive(u: number, at: number): boolean {
+    // NaN (never active) compares false.
     return at - this.userLastActivity(u, at) <= ACTIVE_MS;
   }
 
@@ -553,9 +563,10 @@ export class World {
       email: c.email,
       displayName: c.name,
       department: c.department.name,
+      // NaN (never active): not enabled, and no login.
       enabled: at - last <= 90 * DAY,
       mfaEnrolled: unit(this.seed, S_INV, u, 8000 + integ.index) < 0.9,
-      lastLoginTime: formatTimestamp(last),
+      lastLoginTime: Number.isNaN(last) ? MIN_TIMESTAMP : formatTimestamp(last),
       createTime: formatTimestamp(Date.UTC(2020, 0, 1) + Math.floor(unit(this.seed, S_INV, u, 9000) * 5 * 365 * DAY)),
       uuid: guid(this.seed, S_INV, 1_000_000 + u * 64 + integ.index),
       itemId: this.userId(u),
@@ -913,8 +924,9 @@ export class World {
         name: first,
         surname: last,
         roleid: role.id,
-        mfastatus: unit(s, S_PORTAL, i, 4) < 0.85 ? 'enabled' : 'disabled',
-        enabled: n < 3 || unit(s, S_PORTAL, i, 5) < 0.9,
+        // Some accounts without MFA (the fifth and ninth always), a few disabled (the seventh and twelfth always).
+        mfastatus: n !== 4 && n !== 8 && unit(s, S_PORTAL, i, 4) < 0.85 ? 'enabled' : 'disabled',
+        enabled: n !== 6 && n !== 11 && (n < 3 || unit(s, S_PORTAL, i, 5) < 0.9),
         ssostatus: unit(s, S_PORTAL, i, 6) < 0.6 ? 'enabled' : 'disabled',
         currentteams,
       };

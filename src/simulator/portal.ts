@@ -11,11 +11,18 @@ import { DAY, parseTimestamp } from './time.js';
 /** A Vitals record of a fixture: `tags` (never served) decides membership in a `tag` view. */
 export type FixtureVitalsRecord = VitalsRecord & { tags?: string[] };
 
-/** Exact data that replaces the generated data while set. */
+/** Exact data for tests, replacing the generated data while set. */
 export interface PortalFixture {
+  /** Served by /vitals; a record's optional `tags` (never served) decides membership in a `tag` view; with no tags anywhere every tag sees the whole list. */
   vitals?: FixtureVitalsRecord[];
   alerts?: AlertRecord[];
+  /** Activity from lastOnline vs the clock (30 days). */
   devices?: DeviceRecord[];
+  /** Served as they are (any JSON, malformed records included): `/settings/usermanagement/users`, `/roles`, `/teams`, and `/users` (every filter). */
+  portalUsers?: unknown[];
+  roles?: unknown[];
+  teams?: unknown[];
+  directoryUsers?: unknown[];
 }
 
 /** A key's team scope: only devices (and their alerts) carrying one of these tags. */

@@ -364,6 +364,7 @@ export class SimServer {
       case '/vitals/integrations':
         return { list: this.vitals(query, t) };
       case '/users':
+        if (portal.fixture?.directoryUsers) return { list: arrayList('users', portal.fixture.directoryUsers) };
         return { list: portal.users(t, choice(query, 'filter', ['all', 'active', 'inactive'] as const, 'all'), scope) };
       case '/inventory': {
         const name = query.systemName?.trim();
@@ -381,11 +382,11 @@ export class SimServer {
       case '/vitals/devices':
         return { list: arrayList('vitals', []) };
       case '/settings/usermanagement/users':
-        return { list: arrayList('portal users', world.portalUsers) };
+        return { list: arrayList('portal users', portal.fixture?.portalUsers ?? world.portalUsers) };
       case '/settings/usermanagement/roles':
-        return { list: arrayList('roles', world.roles) };
+        return { list: arrayList('roles', portal.fixture?.roles ?? world.roles) };
       case '/settings/usermanagement/teams':
-        return { list: arrayList('teams', this.teams()) };
+        return { list: arrayList('teams', portal.fixture?.teams ?? this.teams()) };
       case '/settings/tags':
         return { list: arrayList('tags', world.tags) };
       case '/settings/integrations':

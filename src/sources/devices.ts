@@ -43,7 +43,6 @@ function devicesSamples(totals: DevicesTotals, add: Add<(typeof DEVICES_FAMILIES
 export const devices = {
   name: 'devices',
   families: DEVICES_FAMILIES,
-  capped: [],
   run: (ctx) => runDevices(ctx),
   samples: devicesSamples,
   invalidOf: () => 0,

@@ -2,17 +2,14 @@
  * The registry of sources: every Source of the domain has its module here, and the exporter,
  * the samples and the catalogue go through it instead of naming a source.
  */
-import type { Job, Source } from '../domain.js';
+import type { Job, SlowJob, Source } from '../domain.js';
 import { alerts } from './alerts/index.js';
 import { devices } from './devices.js';
 import type { SourceModule } from './source.js';
 import { vitals } from './vitals.js';
 
-/**
- * The resolved-alerts pass (`/alerts?filter=resolved`): its families are in the catalogue, and it
- * joins SOURCE_MODULES when the scheduler plans it (docs/metrics.md#response-times).
- */
-export { resolved } from './resolved/index.js';
+import { access } from './access/index.js';
+import { directory } from './directory/index.js';
 import { resolved } from './resolved/index.js';
 import { withOpenAlerts } from './resolved/fold.js';
 
@@ -25,9 +22,29 @@ export type SourceValue<S extends Source> = Awaited<ReturnType<(typeof SOURCE_MO
 /** A family fed by a source, with its literal name. */
 export type SourceFamilyOf<S extends Source = Source> = (typeof SOURCE_MODULES)[S]['families'][number];
 
-/** The endpoint a job reads: its source's, and /alerts for the resolved-alerts pass. */
-export function endpointOf(job: Job): string {
-  return job === 'resolved' ? '/alerts' : `/${job}`;
+/**
+ * Each slow job's module (its own interval, below the live sources): the resolved-alerts pass
+ * (`/alerts?filter=resolved`, docs/metrics.md#response-times), the access settings and the
+ * directory (docs/metrics.md#access).
+ */
+export const SLOW_MODULES = { resolved, access, directory } as const satisfies { readonly [J in SlowJob]: { readonly name: J } };
+
+/** A family fed by a slow job, with its literal name. */
+export type SlowFamilyOf<J extends SlowJob = SlowJob> = (typeof SLOW_MODULES)[J]['families'][number];
+
+/** The endpoints a job reads: its source's; /alerts for the resolved-alerts pass; the settings' lists for access; /users for the directory. */
+const ENDPOINTS: { readonly [J in Job]: readonly string[] } = {
+  vitals: ['/vitals'],
+  alerts: ['/alerts'],
+  devices: ['/devices'],
+  resolved: ['/alerts'],
+  access: ['/settings/usermanagement/users', '/settings/usermanagement/roles', '/settings/usermanagement/teams'],
+  directory: ['/users'],
+};
+
+/** The endpoints a job reads. */
+export function endpointsOf(job: Job): readonly string[] {
+  return ENDPOINTS[job];
 }
 
 /** Each pass with the open alerts it was last joined with, and the join (worked out once per pair, not per scrape). */
@@ -45,13 +62,13 @@ export function passBeside(pass: JobValue<'resolved'> | undefined, values: { rea
   return joined.value;
 }
 
-/** Each job's module: the sources', and the resolved-alerts pass's. */
-const JOB_MODULES = { ...SOURCE_MODULES, resolved } as const;
+/** Each job's module: the live sources', then the slow jobs'. */
+const JOB_MODULES = { ...SOURCE_MODULES, ...SLOW_MODULES } as const;
 
 /** The value a run of job `J` yields. */
 export type JobValue<J extends Job> = Awaited<ReturnType<(typeof JOB_MODULES)[J]['run']>>;
 
-/** The module of a source (or of the resolved-alerts pass), typed by its value. */
+/** The module of a job, typed by its value. */
 export function moduleOf<S extends Job>(source: S): SourceModule<S, JobValue<S>> {
   return JOB_MODULES[source] as unknown as SourceModule<S, JobValue<S>>;
 }

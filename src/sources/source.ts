@@ -1,7 +1,8 @@
 /**
  * What a source is to the rest of the exporter: its requests (a run through the portal's
  * scheduler), the metric families it feeds, and how its value becomes samples. Register a new
- * source in src/sources/index.ts and the domain's SOURCES; nothing else names it.
+ * source in src/sources/index.ts and the domain's SOURCES (a live one) or SLOW_JOBS (one of its own
+ * interval); nothing else names it.
  */
 import type { Source } from '../domain.js';
 import type { MetricDef, Origin } from '../metrics/definition.js';
@@ -19,7 +20,7 @@ export interface RunHooks {
   onPageSize(limit: number): void;
 }
 
-/** What feeds a family from the portal: a source of the domain, or the resolved-alerts pass (a source the scheduler does not plan yet). */
+/** What feeds a family from the portal: a job (a live source, or a slow one). */
 type SourceOrigin = Exclude<Origin, 'exporter'>;
 
 /** A family of the catalogue fed by one source. */
@@ -30,8 +31,8 @@ export interface SourceModule<S extends SourceOrigin, T, F extends readonly Sour
   readonly name: S;
   /** Its families, in catalogue order. */
   readonly families: F;
-  /** Its families whose series grow with portal data, capped per portal (POSTURE_MAX_SERIES_PER_FAMILY). */
-  readonly capped: readonly F[number]['name'][];
+  /** Its families whose series grow with portal data, capped per portal (POSTURE_MAX_SERIES_PER_FAMILY); unset: none. */
+  readonly capped?: readonly F[number]['name'][];
   /** One run: its requests through `request`, paging and total checks; throws on failure. */
   run(ctx: RunContext, hooks: RunHooks): Promise<T>;
   /** The samples of a value, with the series cap: `folded` gets, per capped family, the series folded or dropped. */

@@ -52,7 +52,8 @@ const ALERT_FIELDS = [
 /** An alert record as the folds read it (other fields are not kept). */
 export type AlertRecord = { readonly [F in (typeof ALERT_FIELDS)[number] as F[0]]: F[1] extends 'string' ? string : boolean };
 
-function kindOf(v: unknown): string {
+/** The JSON kind of a value for a log line (never the value itself): `null`, `array`, `string`, a value too large to keep… */
+export function kindOf(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
   if (v instanceof OversizedValue) return v.describe();

@@ -35,17 +35,18 @@ function ways(stderr: string, file: string): string[] {
 }
 
 describe('a plan from a config file that does not fit', () => {
-  // Share 2: 120 per hour. Every source every 100 s: 4 × 36 = 144, and 1 of the resolved-alerts pass (every 3600 s): 145.
-  // Every 120 s: 4 × 30 + 1 = 121, which does not; 130 s does. Or a share of 3: 180 per hour, and the 4 requests
-  // of every 100 s fit 3 per 61 s.
+  // Share 2: 120 per hour. Every source every 100 s: 4 × 36 = 144, 1 of the resolved-alerts pass (every 3600 s), 3 of the
+  // access settings (every 3600 s) and 0.04 of the directory (every 86400 s): 148.04, 149.
+  // Every 120 s: 4 × 30 + 4.04 = 124.04, which does not; 130 s does by the hour, 140 s minute by minute (each window counts from the end of a request's second in flight). Or a share of 3: 180 per hour, and the 4 live
+  // requests of every 100 s fit 3 per 61 s beside the slow sources' first ones.
   it('names the keys of the file, one per line, and requests_per_minute where the file sets it', async () => {
     const file = write('posture.yaml', `${ACME}requests_per_minute: 2\ninterval_seconds: 100\n`);
     const r = await runMain(['check-config', '--config', file], { env: {} });
     expect(r.code).toBe(2);
-    expect(r.stderr.split('\n')[0]).toBe('config error: the intervals need 145 requests per hour but the share allows 120 (2/min); any one of these fits:');
+    expect(r.stderr.split('\n')[0]).toBe('config error: the intervals need 149 requests per hour but the share allows 120 (2/min); any one of these fits:');
     const lines = ways(r.stderr, file);
-    // 120 s is exactly the share by the hour, which falls behind minute by minute: 130 s.
-    expect(lines.filter((l) => / interval_seconds: 130 in /.test(l))).toHaveLength(1);
+    // 140 s: 102.9 + 4.04 per hour.
+    expect(lines.filter((l) => / interval_seconds: 140 in /.test(l))).toHaveLength(1);
     expect(lines.at(-1)).toBe(`    or raise requests_per_minute to 3 in config file ${file}`);
     expect(r.stderr).not.toContain('POSTURE_');
     // Each source's own interval is a key the file does not hold yet: said so, on a line of its own.
@@ -57,26 +58,27 @@ describe('a plan from a config file that does not fit', () => {
   });
 
   it('names the share the file does not set as a key to add, not the variable', async () => {
-    // Share 5: 300 per hour. Every 40 s: 4 × 90 = 360, and 1 of the resolved-alerts pass: 361; every 50 s: 289.
-    // Or a share of 7 (6 allows 360): 6 requests a minute fit 7 per 61 s.
+    // Share 5: 300 per hour. Every 40 s: 4 × 90 = 360, and 4.04 of the slow sources: 365; every 50 s: 292, but the live
+    // sources then send 4.9 of the 5 requests each 61 s holds, and what a slow source's request pushes back makes a run late
+    // minute by minute: 60 s. Or a share of 7: the 6 live requests of a minute fit 7 per 61 s, the slow sources in the gaps.
     const file = write('unset.yaml', `${ACME}interval_seconds: 40\n`);
     const r = await runMain(['check-config', '--config', file], { env: {} });
-    expect(r.stderr.split('\n')[0]).toBe('config error: the intervals need 361 requests per hour but the share allows 300 (5/min); any one of these fits:');
+    expect(r.stderr.split('\n')[0]).toBe('config error: the intervals need 365 requests per hour but the share allows 300 (5/min); any one of these fits:');
     const lines = ways(r.stderr, file);
-    expect(lines.filter((l) => / interval_seconds: 50 in /.test(l))).toHaveLength(1);
+    expect(lines.filter((l) => / interval_seconds: 60 in /.test(l))).toHaveLength(1);
     expect(lines.at(-1)).toBe(`    or raise requests_per_minute to 7 (a new key) in config file ${file}`);
   });
 
   it("in a `portals` list, names the top-level key that set the portal's share, and the entry's own keys", async () => {
-    // Portal b: Vitals every 20 s is 180 per hour, /alerts and devices every 300 s 12 + 24, the resolved-alerts pass 1: 217 of 120.
-    // Or a share of 7: a Vitals run must start within 10 s of being due, and the first minute holds 3 of them, the
-    // 2 device totals, 1 /alerts page and the pass's request.
+    // Portal b: Vitals every 20 s is 180 per hour, /alerts and devices every 300 s 12 + 24, the resolved-alerts pass 1, the
+    // access settings 3, the directory 0.04: 221 of 120. Or the share the top level sets, raised to 6: a minute holds 3
+    // Vitals runs, the 2 device totals and 1 /alerts page, 6 per 61 s, and the slow sources' first requests take the gaps.
     const file = write('fleet.yaml', `requests_per_minute: 2\nportals:\n  - portal: a\n    ${ACME.replace('\n', '\n    ')}  - portal: b\n    base_url: https://b.example.com/public-api/v1\n    api_key: k-advice-b-0123456789\n    vitals_interval_seconds: 20\n`);
     const r = await runMain(['check-config', '--config', file], { env: {} });
-    expect(r.stderr.split('\n')[0]).toBe('config error: portal b: the intervals need 217 requests per hour but the share allows 120 (2/min); any one of these fits:');
+    expect(r.stderr.split('\n')[0]).toBe('config error: portal b: the intervals need 221 requests per hour but the share allows 120 (2/min); any one of these fits:');
     const lines = ways(r.stderr, file);
     expect(lines[0]).toMatch(new RegExp(`^ {4}set portals\\[1\\]\\.vitals_interval_seconds: \\d+ in config file ${literal(file)}$`));
-    expect(lines.at(-1)).toBe(`    or raise requests_per_minute to 7 in config file ${file}`);
+    expect(lines).toEqual([lines[0], `    or raise requests_per_minute to 6 in config file ${file}`]);
   });
 });
 
@@ -84,6 +86,6 @@ describe('a plan from flags and variables', () => {
   it('names the flag that set the share, on the one line as before', async () => {
     const r = await runMain(['check-config', '--requests-per-minute', '2', '--interval-seconds', '100'], { env: { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-advice-0123456789' } });
     // Or a share of 3, as above.
-    expect(r.stderr).toMatch(/^config error: the intervals need 145 requests per hour but the share allows 120 \(2\/min\): set [^\n]*--interval-seconds=130[^\n]*, or raise --requests-per-minute to 3\.\n$/);
+    expect(r.stderr).toMatch(/^config error: the intervals need 149 requests per hour but the share allows 120 \(2\/min\): set [^\n]*--interval-seconds=140[^\n]*, or raise --requests-per-minute to 3\.\n$/);
   });
 });

@@ -99,14 +99,14 @@ describe('entries of one portal', () => {
   });
 
   it('spend one share in serve: entries that fit alone but not together are refused, naming both', () => {
-    // Each: vitals 1 + devices 2 + alerts 1 every 60 s = 240 per hour, and 1 of its resolved-alerts pass, under the 300
-    // of a share of 5; 482 together, 1.61 times → 1.7. Or a share of 9 for both (8 allows 480): 8 requests a minute fit 9 per 61 s.
+    // Each: vitals 1 + devices 2 + alerts 1 every 60 s = 240 per hour, 1 of its resolved-alerts pass, 3 of its access
+    // settings and 0.04 of its directory, under the 300 of a share of 5; 488.1 together, 489, 1.63 times → 1.7. Or a share of 9 for both (8 allows 480): 8 requests a minute fit 9 per 61 s.
     const config = configOf(two, { interval_seconds: 60 });
     expect(checkServeConfig(config).map((e) => e.message)).toEqual([
-      'portals acme-red, acme-blue read one portal (https://acme.example.com/public-api/v1) with one share: their intervals need 482 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.7 times, or raise portals[0].requests_per_minute to 9 (a new key) in POSTURE_CONFIG and raise portals[1].requests_per_minute to 9 (a new key) in POSTURE_CONFIG, or read the portal with fewer keys.',
+      'portals acme-red, acme-blue read one portal (https://acme.example.com/public-api/v1) with one share: their intervals need 489 requests per hour together but the share allows 300 (5/min): lengthen their intervals about 1.7 times, or raise portals[0].requests_per_minute to 9 (a new key) in POSTURE_CONFIG and raise portals[1].requests_per_minute to 9 (a new key) in POSTURE_CONFIG, or read the portal with fewer keys.',
     ]);
-    // Every 110 s they run together (every 100 s the two passes' requests make a run late, see test/schedule/fit.test.ts).
-    expect(checkServeConfig(configOf(two, { interval_seconds: 110 }))).toEqual([]);
+    // Every 120 s they run together (every 110 s the slow sources' requests make a run late, see test/schedule/fit.test.ts).
+    expect(checkServeConfig(configOf(two, { interval_seconds: 120 }))).toEqual([]);
     expect(explainPlan(config)[0]).toBe('portal acme-red (https://acme.example.com/public-api/v1, key from value): share 5 requests per 60 s (300 per hour), shared with acme-blue (the same portal)');
   });
 });

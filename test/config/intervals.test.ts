@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JOBS, RESOLVED, type Job } from '../../src/domain.js';
+import { isSlowJob, JOBS, type Job } from '../../src/domain.js';
 import { JOB_INTERVALS } from '../../src/config/intervals.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { PortalConfig } from '../../src/config/types.js';
@@ -9,7 +9,7 @@ import { runMain } from '../support/cli.js';
 const base = { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: 'k-secret-value-123' };
 
 /** A job's interval as the portal carries it. */
-const intervalOf = (p: PortalConfig, job: Job): number => (job === RESOLVED ? p.resolvedAlertsIntervalSeconds : p.intervals[job]);
+const intervalOf = (p: PortalConfig, job: Job): number => (isSlowJob(job) ? p.slowIntervals[job] : p.intervals[job]);
 
 /** The variable, flag and config key of a job's interval, spelt out from the README's naming rule. */
 function names(job: Job) {
@@ -22,6 +22,8 @@ describe('a per-portal interval is one row of JOB_INTERVALS', () => {
     expect(Object.keys(JOB_INTERVALS).sort()).toEqual([...JOBS].sort());
     expect(Object.entries(JOB_INTERVALS).filter(([, row]) => row.inherits).map(([job]) => job).sort()).toEqual(['alerts', 'devices', 'vitals']);
     expect(JOB_INTERVALS.resolved).toMatchObject({ inherits: false, default: 3600 });
+    expect(JOB_INTERVALS.access).toMatchObject({ inherits: false, default: 3600 });
+    expect(JOB_INTERVALS.directory).toMatchObject({ inherits: false, default: 86400 });
   });
 
   describe.each(JOBS.map((job) => [job]))('the row of %s', (job) => {

@@ -66,11 +66,17 @@ describe('loadConfig', () => {
     expect(c.portals).toEqual([
       { name: 'acme.example.com', baseUrl: 'https://acme.example.com/public-api/v1', key: { kind: 'value', value: 'k-secret-value-123' }, apiKeyHeader: 'X-Service-ApiKey', requestsPerMinute: 5, pageSize: 500, vitalsTags: [], intervals: { vitals: 300, alerts: 300, devices: 300 }, maxSeriesPerFamily: 1000, alertSlas: { red: 86_400, amber: 604_800, green: 2_592_000 },
         intervalSettings: { vitals: { explicit: false, kind: 'env', name: 'POSTURE_VITALS_INTERVAL_SECONDS' }, alerts: { explicit: false, kind: 'env', name: 'POSTURE_ALERTS_INTERVAL_SECONDS' }, devices: { explicit: false, kind: 'env', name: 'POSTURE_DEVICES_INTERVAL_SECONDS' } },
-        requestsPerMinuteSetting: { kind: 'env', name: 'POSTURE_REQUESTS_PER_MINUTE' }, vitalsTagsSetting: { kind: 'env', name: 'POSTURE_VITALS_TAGS' }, resolvedAlertsIntervalSeconds: 3600, resolvedAlertsIntervalSetting: { explicit: false, kind: 'env', name: 'POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS' } },
+        requestsPerMinuteSetting: { kind: 'env', name: 'POSTURE_REQUESTS_PER_MINUTE' }, vitalsTagsSetting: { kind: 'env', name: 'POSTURE_VITALS_TAGS' }, slowIntervals: { resolved: 3600, access: 3600, directory: 86400 },
+        slowIntervalSettings: {
+          resolved: { explicit: false, kind: 'env', name: 'POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS' },
+          access: { explicit: false, kind: 'env', name: 'POSTURE_ACCESS_INTERVAL_SECONDS' },
+          directory: { explicit: false, kind: 'env', name: 'POSTURE_DIRECTORY_INTERVAL_SECONDS' },
+        },
+        directoryInactiveDays: [45, 90] },
     ]);
     expect(c.cycleTimeoutSeconds).toBeUndefined();
-    // The resolved-alerts pass: two of its 3600 s.
-    expect(stalenessMs(c, c.portals[0]!)).toEqual({ vitals: 600_000, alerts: 600_000, devices: 600_000, resolved: 7_200_000 });
+    // The resolved-alerts pass and the access settings: two of their 3600 s; the directory two of its 86400 s.
+    expect(stalenessMs(c, c.portals[0]!)).toEqual({ vitals: 600_000, alerts: 600_000, devices: 600_000, resolved: 7_200_000, access: 7_200_000, directory: 172_800_000 });
     expect(c.portals[0]!.intervals).toEqual({ vitals: 300, alerts: 300, devices: 300 });
     expect(c).toMatchObject({ intervalSeconds: 300, maxRetryAfterSeconds: 120, maxRetries: 3, listen: { host: '0.0.0.0', port: 9877 }, logLevel: 'info', format: 'prometheus' });
     expect(c.secrets).toContain('k-secret-value-123');
@@ -239,12 +245,12 @@ describe('serve checks', () => {
   it('refuses intervals whose plan does not fit the share, naming the settings and the smallest intervals that fit', () => {
     const c = loadConfig({ env: { ...base, POSTURE_REQUESTS_PER_MINUTE: '2', POSTURE_VITALS_TAGS: 'a,b', POSTURE_INTERVAL_SECONDS: '60', POSTURE_CYCLE_TIMEOUT_SECONDS: '30' } });
     // Per hour: Vitals 3 × 60 + devices 2 × 60 + alerts 1 × 60 = 360 against 2 × 60 = 120: three times too many;
-    // 180 s is exactly the share by the hour, which falls behind minute by minute (each window counts from the end of a
-    // request's second in flight): 200 s. The resolved-alerts pass
-    // adds 1 per hour (every 3600 s). Or a share of 7 (6 allows 360): 6 requests a minute fit 7 per 61 s.
-    expect(planOf(c.portals[0]!).requestsPerHour).toBe(361);
+    // 180 s is exactly the share by the hour, which falls behind minute by minute: 190 s. The resolved-alerts pass
+    // adds 1 per hour (every 3600 s), the access settings 3 (every 3600 s), the directory 1/24 (every 86400 s), and their
+    // first requests make 190 s late minute by minute: 200 s. Or a share of 7 (6 allows 360): 6 requests a minute fit 7 per 61 s.
+    expect(planOf(c.portals[0]!).requestsPerHour).toBeCloseTo(360 + 1 + 3 + 1 / 24, 9);
     expect(checkServeConfig(c).map((e) => e.message)).toEqual([
-      'the intervals need 361 requests per hour but the share allows 120 (2/min): set POSTURE_INTERVAL_SECONDS=200, or raise POSTURE_REQUESTS_PER_MINUTE to 7.',
+      'the intervals need 365 requests per hour but the share allows 120 (2/min): set POSTURE_INTERVAL_SECONDS=200, or raise POSTURE_REQUESTS_PER_MINUTE to 7.',
     ]);
   });
 
@@ -255,7 +261,7 @@ describe('serve checks', () => {
   it('takes per-source intervals from the environment and per portal from a config file, defaulting to POSTURE_INTERVAL_SECONDS', () => {
     const c = loadConfig({ env: { ...base, POSTURE_INTERVAL_SECONDS: '240', POSTURE_ALERTS_INTERVAL_SECONDS: '60' } });
     expect(c.portals[0]!.intervals).toEqual({ alerts: 60, vitals: 240, devices: 240 });
-    expect(stalenessMs(c, c.portals[0]!)).toEqual({ alerts: 120_000, vitals: 480_000, devices: 480_000, resolved: 7_200_000 });
+    expect(stalenessMs(c, c.portals[0]!)).toEqual({ alerts: 120_000, vitals: 480_000, devices: 480_000, resolved: 7_200_000, access: 7_200_000, directory: 172_800_000 });
     const file = JSON.stringify({
       vitals_interval_seconds: 600,
       portals: [
@@ -271,14 +277,14 @@ describe('serve checks', () => {
   });
 
   it('takes the resolved-alerts interval from a flag, the environment or a portal entry, 3600 by default and never from POSTURE_INTERVAL_SECONDS', () => {
-    expect(loadConfig({ env: { ...base, POSTURE_INTERVAL_SECONDS: '240' } }).portals[0]!.resolvedAlertsIntervalSeconds).toBe(3600);
+    expect(loadConfig({ env: { ...base, POSTURE_INTERVAL_SECONDS: '240' } }).portals[0]!.slowIntervals.resolved).toBe(3600);
     const fromEnv = loadConfig({ env: { ...base, POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS: '7200' } }).portals[0]!;
-    expect(fromEnv.resolvedAlertsIntervalSeconds).toBe(7200);
-    expect(fromEnv.resolvedAlertsIntervalSetting).toEqual({ explicit: true, kind: 'env', name: 'POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS' });
+    expect(fromEnv.slowIntervals.resolved).toBe(7200);
+    expect(fromEnv.slowIntervalSettings?.resolved).toEqual({ explicit: true, kind: 'env', name: 'POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS' });
     const fromFlag = loadConfig({ env: { ...base, POSTURE_RESOLVED_ALERTS_INTERVAL_SECONDS: '7200' }, flags: { resolved_alerts_interval_seconds: '900' } }).portals[0]!;
-    expect(fromFlag.resolvedAlertsIntervalSeconds).toBe(900);
-    expect(fromFlag.resolvedAlertsIntervalSetting).toEqual({ explicit: true, kind: 'flag', name: '--resolved-alerts-interval-seconds' });
+    expect(fromFlag.slowIntervals.resolved).toBe(900);
+    expect(fromFlag.slowIntervalSettings?.resolved).toEqual({ explicit: true, kind: 'flag', name: '--resolved-alerts-interval-seconds' });
     const file = JSON.stringify({ portals: [{ portal: 'a', base_url: 'https://a.example.com/public-api/v1', api_key: 'k1', resolved_alerts_interval_seconds: 1800 }, { portal: 'b', base_url: 'https://b.example.com/public-api/v1', api_key: 'k2' }] });
-    expect(loadConfig({ env: { POSTURE_CONFIG: file } }).portals.map((p) => p.resolvedAlertsIntervalSeconds)).toEqual([1800, 3600]);
+    expect(loadConfig({ env: { POSTURE_CONFIG: file } }).portals.map((p) => p.slowIntervals.resolved)).toEqual([1800, 3600]);
   });
 });

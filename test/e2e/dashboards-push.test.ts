@@ -128,9 +128,10 @@ describe('the shipped dashboards in push mode, fed by remote write at the Lambda
     expect(gapsOf(live[0]!.values.map(([t]) => t), start, end)).toBe('');
   });
 
-  it('leaves out only what it must: the panels of recorded series (objectives) and the day-old comparison', () => {
+  it('leaves out only what it must: the panels of recorded series (objectives, and the Access row\'s three that show what its rules record) and the day-old comparison', () => {
     const recorded = queries.filter(readsRecordings);
-    expect(new Set(recorded.map((q) => q.dashboard))).toEqual(new Set(['posture-objectives']));
+    expect(new Set(recorded.map((q) => q.dashboard))).toEqual(new Set(['posture-objectives', 'posture-overview']));
+    expect(new Set(recorded.filter((q) => q.dashboard === 'posture-overview').map((q) => q.source))).toEqual(new Set(['Privileged accounts without MFA or SSO', 'Enabled superAdmins', 'Directory users inactive']));
     const panels = new Set(queries.map(key));
     for (const listed of NEEDS_A_DAY) expect(panels).toContain(listed);
   });

@@ -157,9 +157,9 @@ beforeAll(async () => {
   serve.stderr!.setEncoding('utf8').on('data', (d: string) => (serveLog += d));
 
   for (const [name, prom] of proms) {
-    await until(`${name} to scrape a successful collection of every source and of the resolved-alerts pass`, async () => {
+    await until(`${name} to scrape a successful collection of every source and of each slow one (the resolved-alerts pass, access, directory)`, async () => {
       const rows = await queryPrometheusApi(prom.url, `posture_collection_success{portal="${PORTAL}"} == 1`);
-      return rows.length === 4 ? rows : undefined;
+      return rows.length === 6 ? rows : undefined;
     }, 30_000, serveSaid);
     // A couple more scrapes and rule evaluations after the first complete one.
     const after = Date.now() / 1000 + 2.5;

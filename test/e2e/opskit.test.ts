@@ -94,10 +94,12 @@ beforeAll(async () => {
     ].join('\n'),
     rulesFiles: { 'posture.rules.yml': rules },
   });
-  // In-process serve skips the CLI's budget check, so it collects every 10 s as long as the
-  // exporter's own limiter (10 requests per 60 s) lets it: a cycle here is 5 requests (Vitals
-  // whole + tag, 2 device totals, 1 alerts page), so the first two cycles of each minute run.
-  // The long staleness keeps the last values served through the cycles the budget refuses.
+  // serve collects every source every 40 s at a share of 10, a plan check-config accepts (every source at once, the
+  // busiest 60 s 10 of 10), so every run succeeds: a cycle is 5 requests (Vitals whole + tag, 2 device totals, 1 alerts
+  // page), and the slow sources' 5 (the resolved-alerts pass 1, access 3, directory 1, each below the live sources)
+  // fill the first window; the second cycle, due at +40 s, sends as the first window's requests leave it (about
+  // +62 s), 10 s and more before its deadline at +80 s. Until then the counters hold the first cycle's requests.
+  // The long staleness keeps the last values served while a cycle waits for the window.
   const configOf = (portal: Simulator, key: string, name: string, listen: number) =>
     loadConfig({
       env: {
@@ -105,9 +107,8 @@ beforeAll(async () => {
         POSTURE_API_KEY: key,
         POSTURE_PORTAL: name,
         POSTURE_VITALS_TAGS: TAG,
-        POSTURE_INTERVAL_SECONDS: '10',
+        POSTURE_INTERVAL_SECONDS: '40',
         POSTURE_REQUESTS_PER_MINUTE: '10',
-        POSTURE_CYCLE_TIMEOUT_SECONDS: '10',
         POSTURE_MAX_STALENESS_SECONDS: '600',
         POSTURE_LISTEN: `127.0.0.1:${listen}`,
       },
@@ -117,9 +118,10 @@ beforeAll(async () => {
     startServe(configOf(regressedSim, REGRESSED_KEY, REGRESSED, regressedPort), { clock: systemClock, logger }),
   ]);
   await Promise.all(serves.map((s) => s.nextCycle()));
+  // Every source of both portals: the 3 live ones and the 3 slow ones each.
   await until('Prometheus to scrape the first collection of both portals', async () => {
     const rows = await query(`posture_collection_success{portal=~"${PORTAL}|${REGRESSED}"} == 1`);
-    return rows.length === 6 ? rows : undefined;
+    return rows.length === 12 ? rows : undefined;
   }, 20_000);
 }, 60_000);
 
@@ -213,21 +215,48 @@ describe('dashboards and rules against Prometheus fed by the exporter', () => {
     }
 
     const success = await run('posture-exporter-health', 'Collection success per source');
-    expect(Object.fromEntries(success.map((r) => [r.metric.source, r.value[1]]))).toEqual({ vitals: '1', alerts: '1', devices: '1' });
+    // The live sources and the slow ones (the resolved-alerts pass, access, directory), each of whose first runs succeeded.
+    expect(Object.fromEntries(success.map((r) => [r.metric.source, r.value[1]]))).toEqual({ vitals: '1', alerts: '1', devices: '1', resolved: '1', access: '1', directory: '1' });
     const age = await run('posture-exporter-health', 'Age of the last successful collection');
-    expect(age.map((r) => r.metric.source).sort()).toEqual(['alerts', 'devices', 'vitals']);
+    expect(age.map((r) => r.metric.source).sort()).toEqual(['access', 'alerts', 'devices', 'directory', 'resolved', 'vitals']);
     for (const row of age) expect(Number(row.value[1])).toBeGreaterThanOrEqual(0);
     for (const row of age) expect(Number(row.value[1])).toBeLessThan(60);
     // The panel reads serve's counter (the last run's gauge until the counter has two samples): every endpoint answered 200.
     const perMinute = await run('posture-exporter-health', 'API requests per minute');
-    expect(perMinute.filter((r) => r.metric.code === '200').map((r) => r.metric.endpoint).sort()).toEqual(['/alerts', '/devices', '/vitals']);
+    expect(perMinute.filter((r) => r.metric.code === '200').map((r) => r.metric.endpoint).sort()).toEqual(['/alerts', '/devices', '/settings/usermanagement/roles', '/settings/usermanagement/teams', '/settings/usermanagement/users', '/users', '/vitals']);
     for (const row of perMinute) expect(Number(row.value[1])).toBeGreaterThanOrEqual(0);
-    // serve's counters from the start: 200s counted, 429s at 0.
+    // serve's counters from the start (the first cycle and the slow sources' first runs): 200s counted, 429s at 0.
+    // /alerts twice: the open alerts' page and the resolved-alerts pass's (1 request while its total is unknown);
+    // the access settings 1 each of /settings/usermanagement/users, /roles and /teams; the directory 1 of /users.
     const counted = await query(`posture_api_requests_total{portal="${PORTAL}"}`);
-    expect(Object.fromEntries(counted.map((r) => [`${r.metric.endpoint} ${r.metric.code}`, Number(r.value[1])]))).toEqual({ '/alerts 200': 1, '/alerts 429': 0, '/devices 200': 2, '/devices 429': 0, '/vitals 200': 2, '/vitals 429': 0 });
-    // The last run of each source, exactly: 2 Vitals (whole portal and one tag), 2 device totals, 1 /alerts page.
+    expect(Object.fromEntries(counted.map((r) => [`${r.metric.endpoint} ${r.metric.code}`, Number(r.value[1])]))).toEqual({
+      '/alerts 200': 2,
+      '/alerts 429': 0,
+      '/devices 200': 2,
+      '/devices 429': 0,
+      '/vitals 200': 2,
+      '/vitals 429': 0,
+      '/settings/usermanagement/users 200': 1,
+      '/settings/usermanagement/users 429': 0,
+      '/settings/usermanagement/roles 200': 1,
+      '/settings/usermanagement/roles 429': 0,
+      '/settings/usermanagement/teams 200': 1,
+      '/settings/usermanagement/teams 429': 0,
+      '/users 200': 1,
+      '/users 429': 0,
+    });
+    // The last run of each source by endpoint, exactly: 2 Vitals (whole portal and one tag), 2 device totals, /alerts'
+    // 1 page and the pass's 1, and the slow sources' 1 request per list.
     const lastRun = await query(`posture_collection_api_requests{portal="${PORTAL}",code="200"}`);
-    expect(Object.fromEntries(lastRun.map((r) => [r.metric.endpoint!, Number(r.value[1])]))).toEqual({ '/vitals': 2, '/devices': 2, '/alerts': 1 });
+    expect(Object.fromEntries(lastRun.map((r) => [r.metric.endpoint!, Number(r.value[1])]))).toEqual({
+      '/vitals': 2,
+      '/devices': 2,
+      '/alerts': 2,
+      '/settings/usermanagement/users': 1,
+      '/settings/usermanagement/roles': 1,
+      '/settings/usermanagement/teams': 1,
+      '/users': 1,
+    });
   });
 
   it('runs every rule expression without an error, and the rules see the whole-portal series', async () => {
@@ -271,7 +300,7 @@ describe('a Vitals regression injected in the portal', () => {
     expect(loadRuleExpressions().find((r) => r.name === healthRegression.name)!.for).toBe('30m');
     expect(healthRegression.for).toBe('3s');
 
-    // The next collection that gets budget (10 s after the first, else the next minute) carries it.
+    // The next Vitals run carries it: due 40 s after the first, it sends as the first window's requests leave it (about 62 s after the start).
     const ofTarget = (x: { metric: Record<string, string | undefined> }) => x.metric.portal === REGRESSED && x.metric.integration === target;
     const rows = await until(`${healthRegression.name} to return ${target}`, async () => {
       const r = await query(healthRegression.expr);

@@ -189,6 +189,21 @@ describe('panels', () => {
     for (const expr of exprs) expect(expr.replaceAll(/last_over_time\(posture_alerts_\w+\{[^}]*\}\[2h\]\)/g, ''), expr).not.toMatch(/posture_alerts_/);
   });
 
+  it('has an Access row that reads the access settings within the 2h bridge and the directory within 25h, never raw, and the rules\' recordings for what they alert on', () => {
+    const access = rows(OVERVIEW_UID).find(([row]) => row === 'Access')![1];
+    expect(access).toEqual(['Enabled portal accounts by role', 'Privileged accounts without MFA or SSO', 'Enabled superAdmins', 'Managing permissions per role', 'Team members', 'Directory users inactive', 'Directory users and failed logins']);
+    const exprs = access.flatMap(overviewQueries);
+    for (const expr of exprs) {
+      const rest = expr.replaceAll(/last_over_time\(posture_portal_\w+\{[^}]*\}\[2h\]\)/g, '').replaceAll(/last_over_time\(posture_directory_\w+\{[^}]*\}\[25h\]\)/g, '');
+      expect(rest, expr).not.toMatch(/(?<![:\w])posture_(portal|directory)_/);
+    }
+    const recorded = new Set(loadRuleExpressions().filter((r) => r.group === 'posture-exporter-access' && r.kind === 'record').map((r) => r.name));
+    for (const name of ['portal_role:posture_portal_users:enabled_without_mfa_last2h', 'portal_role:posture_portal_role_permission:privileged_last2h', 'portal:posture_portal_users:superadmins_enabled_last2h', 'portal_days:posture_directory_users_inactive:ratio']) {
+      expect(recorded.has(name), name).toBe(true);
+      expect(exprs.some((e) => e.includes(name)), name).toBe(true);
+    }
+  });
+
   it('shows p50 and p90 of the times to resolve and to acknowledge per portal and severity, over the last 7 days', () => {
     for (const [title, action] of [['Time to resolve, last 7 days: p50 and p90', 'resolve'], ['Time to acknowledge, last 7 days: p50 and p90', 'acknowledge']]) {
       expect(overviewQueries(title!)).toEqual(['50', '90'].map((p) => lastPass(`posture_alerts_time_to_${action}_seconds`, `,percentile="${p}"`)));
@@ -216,11 +231,11 @@ describe('panels', () => {
 
   it('shows each source\'s age against the threshold PostureCollectionFailing judges it by (twice its interval plus the rule\'s margin)', () => {
     const stale = loadRuleExpressions().find((r) => r.name === 'PostureCollectionFailing' && r.labels.reason === 'stale')!;
-    const [, factor, margin] = /> on \(portal, source\) (\d+) \* portal_source:posture_collection_interval_seconds:last1d \+ (\d+)/.exec(stale.expr)!;
+    const [, factor, margin] = /> on \(portal, source\) (\d+) \* portal_source:posture_collection_interval_seconds:last3d \+ (\d+)/.exec(stale.expr)!;
     const records = new Map(loadRuleExpressions().filter((r) => r.kind === 'record').map((r) => [r.name, r.expr]));
     const selected = (expr: string) => expr.replace('posture_collection_last_success_timestamp_seconds[', 'posture_collection_last_success_timestamp_seconds{portal=~"$portal"}[').replace('posture_collection_interval_seconds[', 'posture_collection_interval_seconds{portal=~"$portal"}[');
-    const age = `time() - ${selected(records.get('portal_source:posture_collection_last_success_timestamp_seconds:max1d')!)}`;
-    const threshold = `${factor} * ${selected(records.get('portal_source:posture_collection_interval_seconds:last1d')!)} + ${margin}`;
+    const age = `time() - ${selected(records.get('portal_source:posture_collection_last_success_timestamp_seconds:max3d')!)}`;
+    const threshold = `${factor} * ${selected(records.get('portal_source:posture_collection_interval_seconds:last3d')!)} + ${margin}`;
     const q = allDashboardQueries().filter((x) => x.dashboard === EXPORTER_UID && x.source === 'Age of the last successful collection');
     expect(q.map((x) => x.expr)).toEqual([`(${age}) / on (portal, source) (${threshold})`]);
     const panel = flatPanels(byUid(EXPORTER_UID)).find((p) => p.title === 'Age of the last successful collection') as Panel & { fieldConfig: { defaults: { unit: string; thresholds: { steps: Array<{ value: number | null }> } } } };
@@ -228,8 +243,9 @@ describe('panels', () => {
     expect(panel.fieldConfig.defaults.thresholds.steps.map((x) => x.value)).toEqual([null, 1]);
   });
 
-  it('reads the per-source health gauges of a source slower than 15 min (pushed once a run) within the bridge, and the others raw', () => {
+  it('reads the per-source health gauges of a source slower than 15 min (pushed once a run) within the 2h bridge, one slower than 2 h (the daily directory) within 25 h, and the others raw', () => {
     const slow = '(max by (portal, source) (last_over_time(posture_collection_interval_seconds{portal=~"$portal"}[2h])) > 900)';
+    const daily = '(max by (portal, source) (last_over_time(posture_collection_interval_seconds{portal=~"$portal"}[2h])) > 7200)';
     const exporterQueries = (title: string) => allDashboardQueries().filter((x) => x.dashboard === EXPORTER_UID && x.source === title).map((x) => x.expr);
     for (const [title, metric, agg] of [
       ['Collection success per source', 'posture_collection_success', 'min'],
@@ -237,7 +253,7 @@ describe('panels', () => {
       ['Invalid records per source', 'posture_collection_invalid_records', 'max'],
     ] as const) {
       expect(exporterQueries(title), title).toEqual([
-        `(${agg} by (portal, source) (${metric}{portal=~"$portal"}) unless on (portal, source) ${slow}) or (${agg} by (portal, source) (last_over_time(${metric}{portal=~"$portal"}[2h])) and on (portal, source) ${slow})`,
+        `(${agg} by (portal, source) (${metric}{portal=~"$portal"}) unless on (portal, source) ${slow}) or (${agg} by (portal, source) (last_over_time(${metric}{portal=~"$portal"}[2h])) and on (portal, source) (${slow} unless on (portal, source) ${daily})) or (${agg} by (portal, source) (last_over_time(${metric}{portal=~"$portal"}[25h])) and on (portal, source) ${daily})`,
       ]);
     }
     expect(SPAN_NULLS_MS).toBe(900_000);

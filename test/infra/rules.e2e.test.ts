@@ -4,6 +4,7 @@ import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { CATALOGUE } from '../../src/collect/catalogue.js';
+import { INTERVAL_BOUNDS } from '../../src/config/intervals.js';
 import { objectiveRulesYaml } from '../../src/objectives/rules.js';
 import { PROMTOOLS, REPO_ROOT, RULE_TESTS_DIR, loadRuleExpressions, ruleFiles, ruleTestFiles, runPromtool } from './support.js';
 
@@ -26,6 +27,9 @@ const ALERTS = [
   'PosturePortalDuplicated',
   'PostureObjectiveBurnRate',
   'PostureObjectiveBudgetExhausted',
+  'PosturePortalPrivilegedWithoutMfa',
+  'PosturePortalSuperAdminsChanged',
+  'PostureDirectoryInactiveUsers',
 ] as const;
 // The two sharding alerts about the shard set as a whole have no portal to name.
 const SHARD_SET_ALERTS = new Set(['PostureShardsDisagree', 'PostureShardMissing']);
@@ -131,7 +135,22 @@ describe('alert conventions', () => {
 });
 
 /** PostureCollectionFailing's stale threshold as the rules write it. */
-const STALE_THRESHOLD = '2 * portal_source:posture_collection_interval_seconds:last1d + 600';
+const STALE_THRESHOLD = '2 * portal_source:posture_collection_interval_seconds:last3d + 600';
+
+describe('PostureCollectionFailing on the longest interval a setting allows', () => {
+  const SECONDS = { m: 60, h: 3_600, d: 86_400 } as const;
+
+  it('remembers a source\'s last success, interval and success for longer than such a source takes to go stale (twice its interval plus the margin)', () => {
+    const failing = alerts.filter((a) => a.name === 'PostureCollectionFailing');
+    const [, factor, margin] = /(\d+) \* portal_source:posture_collection_interval_seconds:last3d \+ (\d+)/.exec(failing.find((a) => a.labels.reason === 'stale')!.expr)!;
+    const read = new Set(failing.flatMap((a) => [...a.expr.matchAll(/portal_source:posture_[a-z_]+:[a-z0-9]+/g)].map((m) => m[0])));
+    const exprs = [...failing.map((a) => a.expr), ...records.filter((r) => read.has(r.name)).map((r) => r.expr)];
+    const ranges = exprs.flatMap((e) => [...e.matchAll(/\[(\d+)([mhd])\]/g)].map((m) => Number(m[1]) * SECONDS[m[2] as keyof typeof SECONDS]));
+    // The last success's and the interval's recordings, and the never-succeeded rule's success.
+    expect(ranges).toHaveLength(3);
+    for (const r of ranges) expect(r).toBeGreaterThan(Number(factor) * INTERVAL_BOUNDS.max + Number(margin));
+  });
+});
 
 describe('the promtool tests catch broken rules', () => {
   const dirs: string[] = [];
@@ -149,20 +168,33 @@ describe('the promtool tests catch broken rules', () => {
     }],
     ['exporters of one portal added up in the SLA alert', 'alert-sla.test.yml', (s) => s.replace('max by (portal, severity) (last_over_time(posture_alerts_over_sla[15m]))', 'sum by (portal, severity) (last_over_time(posture_alerts_over_sla[15m]))')],
     ['no push-gap bridge in the SLA alert', 'alert-sla.test.yml', (s) => s.replace('max by (portal, severity) (last_over_time(posture_alerts_over_sla[15m]))', 'max by (portal, severity) (posture_alerts_over_sla)')],
-    ['no memory for series that stopped arriving', 'collection.test.yml', (s) => s.replace('max_over_time(posture_collection_last_success_timestamp_seconds[1d])', 'posture_collection_last_success_timestamp_seconds')],
+    ['no memory for series that stopped arriving', 'collection.test.yml', (s) => s.replace('max_over_time(posture_collection_last_success_timestamp_seconds[3d])', 'posture_collection_last_success_timestamp_seconds')],
     // The stale rule's threshold, twice the interval plus a margin, changed four ways.
     ...([
-      ['one staleness threshold for every source (the hourly pass fires between its runs)', '0 * portal_source:posture_collection_interval_seconds:last1d + 1800'],
-      ['no margin over two intervals (a run\'s length, a push\'s delay)', '2 * portal_source:posture_collection_interval_seconds:last1d'],
-      ['a margin that lets a stopped source wait past two intervals and 15 minutes', '2 * portal_source:posture_collection_interval_seconds:last1d + 900'],
-      ['three intervals instead of two', '3 * portal_source:posture_collection_interval_seconds:last1d + 600'],
+      ['one staleness threshold for every source (the hourly pass fires between its runs)', '0 * portal_source:posture_collection_interval_seconds:last3d + 1800'],
+      ['no margin over two intervals (a run\'s length, a push\'s delay)', '2 * portal_source:posture_collection_interval_seconds:last3d'],
+      ['a margin that lets a stopped source wait past two intervals and 15 minutes', '2 * portal_source:posture_collection_interval_seconds:last3d + 900'],
+      ['three intervals instead of two', '3 * portal_source:posture_collection_interval_seconds:last3d + 600'],
     ] as const).map(([what, to]): [string, string, (rules: string) => string] => [what, 'collection.test.yml', (s) => s.replace(STALE_THRESHOLD, to)]),
-    ['no interval memory for series that stopped arriving', 'collection.test.yml', (s) => s.replace('last_over_time(posture_collection_interval_seconds[1d])', 'posture_collection_interval_seconds')],
+    ['no interval memory for series that stopped arriving', 'collection.test.yml', (s) => s.replace('last_over_time(posture_collection_interval_seconds[3d])', 'posture_collection_interval_seconds')],
+    // A memory of one day, as before the daily directory: its last sample is gone before it is stale.
+    ...([
+      ['a last-success memory of one day (a daily source stopped after one push never fires)', 'max_over_time(posture_collection_last_success_timestamp_seconds[3d])'],
+      ['an interval memory of one day (a daily source stopped after one push is judged by 1800 s)', 'last_over_time(posture_collection_interval_seconds[3d])'],
+      ['a never-succeeded memory of one day (a daily source whose one run failed goes quiet after a day)', 'last_over_time(posture_collection_success[3d])'],
+    ] as const).map(([what, memory]): [string, string, (rules: string) => string] => [what, 'collection-days.test.yml', (s) => s.replace(memory, memory.replace('[3d]', '[1d]'))]),
     ['a resolved-over-SLA share at the threshold that fires', 'response.test.yml', (s) => s.replace('ratio{window="7d"}) > 0.20', 'ratio{window="7d"}) >= 0.20')],
     ['the over-SLA share of every window', 'response.test.yml', (s) => s.replace('ratio{window="7d"}) > 0.20', 'ratio) > 0.20')],
     ['no pass-gap bridge in the response recordings', 'response.test.yml', (s) => s.replaceAll('(last_over_time(posture_alerts_resolved_over_sla[2h]))', '(posture_alerts_resolved_over_sla)')],
     ['exporters of one portal added up in the response means', 'response.test.yml', (s) => s.replace('max by (portal, severity, window) (last_over_time(posture_alerts_time_to_resolve_mean_seconds[2h]))', 'sum by (portal, severity, window) (last_over_time(posture_alerts_time_to_resolve_mean_seconds[2h]))')],
     ['exporters of one portal added up in the over-SLA share\'s denominator', 'response.test.yml', (s) => s.replace('(max by (portal, severity, window) (last_over_time(posture_alerts_time_to_resolve_alerts[2h])) > 0)', '(sum by (portal, severity, window) (last_over_time(posture_alerts_time_to_resolve_alerts[2h])) > 0)')],
+    ['accounts with SSO counted as without MFA', 'access.test.yml', (s) => s.replace('enabled="true",mfa!="enabled",sso!="enabled"', 'enabled="true",mfa!="enabled"')],
+    ['disabled accounts counted as privileged', 'access.test.yml', (s) => s.replace('posture_portal_users{enabled="true",mfa!="enabled"', 'posture_portal_users{mfa!="enabled"')],
+    ['a permission held at any level counted as privileged', 'access.test.yml', (s) => s.replace('ssoSetup|integrations",level="Manage"}', 'ssoSetup|integrations"}')],
+    ['no read-gap bridge in the access recordings', 'access.test.yml', (s) => s.replace('(last_over_time(posture_portal_users{enabled="true",mfa!="enabled",sso!="enabled"}[2h]))', '(posture_portal_users{enabled="true",mfa!="enabled",sso!="enabled"})')],
+    ['no 0 when the last superAdmin is gone', 'access.test.yml', (s) => s.replace(/\n\s*or on \(portal\)\n\s*0 \* max by \(portal\) \(last_over_time\(posture_portal_role_info\[2h\]\)\)/, '')],
+    ['the inactive share at the threshold that fires', 'access.test.yml', (s) => s.replace('ratio{days="45"} > 0.10', 'ratio{days="45"} >= 0.10')],
+    ['no daily bridge in the directory share', 'access.test.yml', (s) => s.replace('max by (portal, days) (last_over_time(posture_directory_users_inactive[25h]))', 'max by (portal, days) (last_over_time(posture_directory_users_inactive[2h]))')],
   ];
 
   // The same for the objectives' rules (generated: the mutation stands for a wrong generator).

@@ -86,22 +86,25 @@ describe('the resolved-alerts pass in once', () => {
   it('runs on the first once, skips it within its interval (no families on stdout), and runs it again once the interval has passed', async () => {
     const clock = new FakeClock(T0, { autoAdvance: true });
     const sim = closing(await startSimulator({ clock, keys: [{ key: KEY }], moving: false, alerts: 40 }));
-    const once = () => runMain(['once'], { env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'test', POSTURE_STATE_DIR: join(dir, 'state') }, clock });
+    // The portal's whole share: every slow source fits the run's window beside the live ones, so each runs when due.
+    const once = () => runMain(['once'], { env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_PORTAL: 'test', POSTURE_STATE_DIR: join(dir, 'state'), POSTURE_REQUESTS_PER_MINUTE: '10' }, clock });
 
     const first = await once();
     expect(first.code, first.stderr).toBe(0);
     expect(passRequests(sim)).toHaveLength(1);
     expect(first.stdout).toContain('posture_alerts_resolved{portal="test",severity="red",window="1d"}');
     expect(first.stdout).toContain('posture_collection_success{portal="test",source="resolved"} 1');
-    // Claimed in a file of its own, the entry's first: 0600 in 0700 folders.
+    // Claimed in a file of its own, the entry's first: 0600 in 0700 folders; one folder per slow source (the pass, the
+    // access settings, the directory), each run for the first time.
     const passes = join(dir, 'state', 'passes');
     expect(statSync(passes).mode & 0o777).toBe(0o700);
-    const entries = readdirSync(passes);
-    expect(entries).toHaveLength(1);
-    const entry = join(passes, entries[0]!);
-    expect(statSync(entry).mode & 0o777).toBe(0o700);
-    expect(readdirSync(entry)).toEqual(['p000000000001']);
-    expect(statSync(join(entry, 'p000000000001')).mode & 0o777).toBe(0o600);
+    const entries = readdirSync(passes).map((e) => join(passes, e));
+    expect(entries).toHaveLength(3);
+    for (const entry of entries) {
+      expect(statSync(entry).mode & 0o777).toBe(0o700);
+      expect(readdirSync(entry)).toEqual(['p000000000001']);
+      expect(statSync(join(entry, 'p000000000001')).mode & 0o777).toBe(0o600);
+    }
 
     // Ten minutes later, within the default 3600 s: the sources run, the pass does not.
     clock.advance(10 * MINUTE);
@@ -119,8 +122,8 @@ describe('the resolved-alerts pass in once', () => {
     expect(third.code, third.stderr).toBe(0);
     expect(passRequests(sim)).toHaveLength(2);
     expect(third.stdout).toContain('posture_alerts_resolved{portal="test",severity="red",window="1d"}');
-    // The first pass stopped counting when this one was due, and a window after that the claim pruned it.
-    expect(readdirSync(entry)).toEqual(['p000000000002']);
+    // The pass and the access settings (hourly) ran again, and each claim pruned the record before it; the directory (daily) did not.
+    expect(entries.map((e) => readdirSync(e).join()).sort()).toEqual(['p000000000001', 'p000000000002', 'p000000000002']);
   });
 
   it('fits the pass in the first run\'s window: the open alerts leave it a request, so nothing waits for the next window', async () => {
@@ -133,7 +136,9 @@ describe('the resolved-alerts pass in once', () => {
     const first = await once();
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain('posture_collection_success{portal="test",source="resolved"} 1');
-    // Vitals, the two device totals, the open alerts in one request of everything, and the pass: the share's 5, all in the run's first window.
+    // Vitals, the two device totals, the open alerts in one request of everything, and the pass: the share's 5, all in the
+    // run's first window; the other slow sources (the access settings' 3 requests, the directory's 1) do not fit beside
+    // them and are given back for a later run.
     const unresolved = sim.requests.filter((q) => q.path === '/alerts' && q.query.filter === 'allunresolved');
     expect(unresolved.map((q) => q.query.limit)).toEqual(['0']);
     expect(sim.requests).toHaveLength(5);
@@ -141,12 +146,13 @@ describe('the resolved-alerts pass in once', () => {
     const sum = ['red', 'amber', 'green'].reduce((n, s) => n + (valueIn(first.stdout, `posture_alerts_open{portal="test",severity="${s}"}`) ?? NaN), 0);
     expect(sum).toBe(open);
 
-    // Within the pass's interval, a run without it pages the open alerts by the two requests the share leaves them.
+    // Within the pass's interval the access settings given back by the first run are due: the open alerts leave them a
+    // request and are read in one (a run with no slow source pages them by the two requests the share leaves them).
     clock.advance(10 * MINUTE);
     const before = sim.requests.length;
     const second = await once();
     expect(second.code, second.stderr).toBe(0);
-    expect(sim.requests.slice(before).filter((q) => q.path === '/alerts').map((q) => [q.query.filter, q.query.limit])).toEqual([['allunresolved', '50'], ['allunresolved', '0']]);
+    expect(sim.requests.slice(before).filter((q) => q.path === '/alerts').map((q) => [q.query.filter, q.query.limit])).toEqual([['allunresolved', '0']]);
   });
 
   it('gives a failed pass back: the next once tries again', async () => {

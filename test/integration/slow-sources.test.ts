@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { startServe } from '../../src/runtime/serve.js';
 import { explainPlan } from '../../src/schedule/explain.js';
-import { checkServeConfig, planOf } from '../../src/schedule/fit.js';
+import { checkServeConfig, planOf, type Learned } from '../../src/schedule/fit.js';
 import type { SimRequest, Simulator } from '../../src/simulator/index.js';
 import { maxInAnyWindow } from '../support/window.js';
 import { portalWithConfig, serveAfterEach, T0 } from './support.js';
@@ -28,6 +28,20 @@ function runsOf(requests: readonly SimRequest[]): SimRequest[][] {
   return runs;
 }
 
+/**
+ * Every live source ran every 300 s in the first 3 h: 36 runs, the first at the start (Vitals 1
+ * request a run, devices 2, the open alerts one list a run); every answer a 200, and no more than
+ * the share's 5 requests in any window.
+ */
+function expectLiveOnTimeFor3Hours(sim: Simulator): void {
+  const inFirstHours = sim.requests.filter((q) => q.time < T0 + 3 * HOUR);
+  expect(inFirstHours.filter((q) => q.path === '/vitals')).toHaveLength(36);
+  expect(inFirstHours.filter((q) => q.path === '/devices')).toHaveLength(72);
+  expect(runsOf(inFirstHours.filter((q) => q.path === '/alerts' && q.query.filter === 'allunresolved'))).toHaveLength(36);
+  expect(sim.requests.every((q) => q.status === 200)).toBe(true);
+  expect(maxInAnyWindow(sim.requests.map((q) => q.time))).toBeLessThanOrEqual(5);
+}
+
 describe('a slow source beside the live ones in serve', () => {
   it('runs the default configuration for 3 h against a portal that caps pages at 200 with 30 days of resolved history: a pass of 29 pages, and no late run', async () => {
     // Frozen data: a list that moves while a pass of 29 pages is read is dropped (the pages would not add up), which is not what this test is about.
@@ -45,13 +59,27 @@ describe('a slow source beside the live ones in serve', () => {
     for (const pass of passes.slice(0, 3)) expect(pass).toHaveLength(29);
     // No late run, and no failed one: not a warning or an error logged.
     expect(logger.records().filter((l) => l.level === 'warn' || l.level === 'error')).toEqual([]);
-    // Every live source ran every 300 s: 36 runs in 3 h, the first at the start.
-    const inFirstHours = sim.requests.filter((q) => q.time < T0 + 3 * HOUR);
-    expect(inFirstHours.filter((q) => q.path === '/vitals')).toHaveLength(36);
-    expect(inFirstHours.filter((q) => q.path === '/devices')).toHaveLength(72);
-    expect(runsOf(inFirstHours.filter((q) => q.path === '/alerts' && q.query.filter === 'allunresolved'))).toHaveLength(36);
-    expect(sim.requests.every((q) => q.status === 200)).toBe(true);
-    expect(maxInAnyWindow(sim.requests.map((q) => q.time))).toBeLessThanOrEqual(5);
+    expectLiveOnTimeFor3Hours(sim);
+  }, 60_000);
+
+  it('runs the default configuration for 3 h beside 20,000 directory users in pages capped at 200: the directory read whole once, the access settings hourly, and no late run', async () => {
+    const { clock, sim, logger, config } = await portalWithConfig(closing, [KEY], { maxPageSize: 200, alerts: 300, moving: false }, { POSTURE_LISTEN: '127.0.0.1:0' });
+    const day = (d: number) => `${new Date(T0 - d * 86_400_000).toISOString().slice(0, 23)}0000`;
+    sim.setFixture({ directoryUsers: Array.from({ length: 20_000 }, (_, i) => ({ name: 'n', email: 'e', lastActivity: day(i % 365), lastFailedLogin: { lastLoginTime: day(i % 9) } })) });
+    expect(checkServeConfig(config)).toEqual([]);
+    const serving = stopping(await startServe(config, { clock, logger }));
+    while (clock.monotonic() < T0 + 3 * HOUR) await serving.nextCycle();
+    // No late run, and no failed one: not a warning or an error logged.
+    expect(logger.records().filter((l) => l.level === 'warn' || l.level === 'error')).toEqual([]);
+    // The directory (daily): one run in 3 h, every user once in 100 pages of 200.
+    const users = sim.requests.filter((q) => q.path === '/users');
+    expect(runsOf(users)).toHaveLength(1);
+    expect(users.map((q) => Number(q.query.offset ?? 0)).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i * 200));
+    // The access settings (hourly): each list three times in 3 h, at the start and every hour.
+    for (const list of ['users', 'roles', 'teams']) expect(sim.requests.filter((q) => q.path === `/settings/usermanagement/${list}`), list).toHaveLength(3);
+    expectLiveOnTimeFor3Hours(sim);
+    const scraped = serving.exporter.samples();
+    expect(scraped.find((x) => x.name === 'posture_directory_users')?.value).toBe(20_000);
   }, 60_000);
 
   it('runs POSTURE_INTERVAL_SECONDS=60 with 1,000 open alerts on time: check-config counts the one /alerts request a run then sends', async () => {
@@ -62,7 +90,7 @@ describe('a slow source beside the live ones in serve', () => {
     // requests a minute where 5 can start per 61 s; with everything in one request, 4 a minute fit.
     expect(checkServeConfig(config)).toEqual([]);
     expect(planOf(config.portals[0]!).sources.find((s) => s.source === 'alerts')!.requestsPerRun).toBe(1);
-    expect(explainPlan(config)).toContain('  alerts  every    60 s: 1 request(s) per run (page 500, grown so one run uses at most 1 request(s) once the total is known, 2 in a once/Lambda run (1 in one that makes the resolved-alerts pass)), 60 per hour');
+    expect(explainPlan(config)).toContain('  alerts  every    60 s: 1 request(s) per run (page 500, grown so one run uses at most 1 request(s) once the total is known, 2 in a once/Lambda run (1 in one that runs a slow source (the resolved-alerts pass, access, directory))), 60 per hour');
     const serving = stopping(await startServe(config, { clock, logger }));
     while (clock.monotonic() < T0 + HOUR) await serving.nextCycle();
 
@@ -88,17 +116,20 @@ describe('a slow source beside the live ones in serve', () => {
     const said = logger.records().filter((l) => typeof l.msg === 'string' && l.msg.startsWith("what the portal's answers taught"));
     expect(said).toHaveLength(1);
     expect(said[0]).toMatchObject({ level: 'warn', share: 5, learned: [{ portal: 'test', alertsTotal: open, pageCap: 200 }] });
-    // 60 runs an hour of 1 + 2 + `pages` requests, and the resolved-alerts pass's 1, against the share's 300.
-    expect(said[0]!.msg).toContain(`the intervals need ${60 * (3 + pages) + 1} requests per hour but the share allows 300 (5/min): set `);
+    // 60 runs an hour of 1 + 2 + `pages` requests, the resolved-alerts pass's 1, the access settings' 3 and the directory's
+    // 1 a day, against the share's 300.
+    expect(said[0]!.msg).toContain(`the intervals need ${Math.ceil(60 * (3 + pages) + 1 + 3 + 1 / 24)} requests per hour but the share allows 300 (5/min): set `);
     // Each way out it names fits with what was learned, as check-config would plan it; the plan as configured does not.
     const p = config.portals[0]!;
-    const learned = { alertsTotal: open, pageCap: 200 };
+    // What was learned, as said: the open alerts' total and the cap, and the totals of the slow sources' lists.
+    const { portal: _, ...learned } = (said[0]!.learned as Array<Learned & { portal: string }>)[0]!;
+    expect(learned).toMatchObject({ alertsTotal: open, pageCap: 200 });
     expect(planOf(p, learned).fits).toBe(false);
     const named = (re: RegExp) => Number(re.exec(said[0]!.msg as string)?.[1]);
-    const alerts = named(/POSTURE_ALERTS_INTERVAL_SECONDS=(\d+)/);
+    // /alerts alone cannot fit beside the slow sources' first requests: the shared interval, or the share.
+    expect(said[0]!.msg).toMatch(/: set POSTURE_INTERVAL_SECONDS=\d+, or raise POSTURE_REQUESTS_PER_MINUTE to \d+\.$/);
     const every = named(/POSTURE_INTERVAL_SECONDS=(\d+)/);
     const share = named(/raise POSTURE_REQUESTS_PER_MINUTE to (\d+)/);
-    expect(planOf({ ...p, intervals: { ...p.intervals, alerts } }, learned).fits).toBe(true);
     expect(planOf({ ...p, intervals: { vitals: every, alerts: every, devices: every } }, learned).fits).toBe(true);
     expect(planOf({ ...p, requestsPerMinute: share }, learned).fits).toBe(true);
     expect(planOf({ ...p, requestsPerMinute: share - 1 }, learned).fits).toBe(false);

@@ -93,7 +93,7 @@ describe('a warm Lambda container', () => {
       expect(summary.shard, label).toEqual({ ...event, portals: want.length });
       expect(summary.portals.map((p) => p.portal).sort(), label).toEqual(want);
       // The resolved-alerts pass is in the summary when it ran (its interval passed since the container last ran it).
-      for (const p of summary.portals) expect({ resolved: 'ok', ...p.sources }, `${label}, ${p.portal}`).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' });
+      for (const p of summary.portals) expect({ resolved: 'ok', access: 'ok', directory: 'ok', ...p.sources }, `${label}, ${p.portal}`).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok', access: 'ok', directory: 'ok' });
       expect(contactedSince(before), label).toEqual(want);
       expect(pushedSince(pushedBefore), label).toEqual(want);
     }

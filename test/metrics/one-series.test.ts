@@ -32,6 +32,8 @@ import { mulberry32 } from '../support/prng.js';
  */
 const NOT_SUMMED: Partial<Record<MetricName, 'min' | 'max'>> = {
   posture_vitals_integration_info: 'max',
+  posture_portal_role_info: 'max',
+  posture_portal_role_permission: 'max',
   posture_vitals_health_ratio: 'min',
   posture_vitals_funnel_consistent: 'min',
   posture_alerts_oldest_open_timestamp_seconds: 'min',

@@ -58,7 +58,7 @@ const CASES: Array<{ what: string; env: () => Record<string, string>; args?: str
     what: 'intervals that do not fit the share',
     env: () => ({ POSTURE_BASE_URL: sim().baseUrl, POSTURE_API_KEY: KEY, POSTURE_INTERVAL_SECONDS: '10' }),
     // 1440 of the sources, and 1 of the resolved-alerts pass; no share helps (10/min allow 600 per hour).
-    line: /^config error: the intervals need 1441 requests per hour but the share allows 300 \(5\/min\): set POSTURE_INTERVAL_SECONDS=50\.$/,
+    line: /^config error: the intervals need 1445 requests per hour but the share allows 300 \(5\/min\): set POSTURE_INTERVAL_SECONDS=60\.$/,
   },
   {
     what: 'a web config file that cannot be read',

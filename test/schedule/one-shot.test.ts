@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
-import { oneShotLeftSeconds, oneShotSeconds } from '../../src/schedule/one-shot.js';
+import { oneShotLeftSeconds, oneShotSeconds, portalOneShotLeastSeconds } from '../../src/schedule/one-shot.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { runAlerts } from '../../src/sources/alerts/run.js';
 import { runContexts } from '../support/run-context.js';
@@ -33,6 +33,15 @@ describe('the one-shot deadline', () => {
     [1, 10, 0, 20, true, WINDOW + 20 + READING],
   ])('for %i request(s) at %i per window with %i retries and Retry-After up to %i s (window in use: %s) is %i s', (requests, share, maxRetries, maxRetryAfterSeconds, windowInUse, seconds) => {
     expect(oneShotLeftSeconds({ requests, share, maxRetries, maxRetryAfterSeconds, windowInUse })).toBe(seconds);
+  });
+});
+
+describe('the least a one-shot run takes', () => {
+  it('is the windows its requests span when nothing fails: 100 directory pages of 200 beside 4 live requests at 10 span eleven windows, 10 × 61 s', () => {
+    const entry = { requestsPerMinute: 10, pageSize: 500, vitalsTags: [], pageCap: 200, slow: [{ job: 'directory', intervalSeconds: 86_400, requests: { paged: true as const, total: 20_000 } }] };
+    expect(portalOneShotLeastSeconds([entry])).toBe(10 * WINDOW);
+    // The same run without the directory: 4 requests, one window, no wait.
+    expect(portalOneShotLeastSeconds([{ ...entry, slow: [] }])).toBe(0);
   });
 });
 

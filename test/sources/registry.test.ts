@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_SERIES_PER_FAMILY, CAPPED_FAMILIES } from '../../src/collect/samples.js';
 import { SETTING_BY_KEY } from '../../src/config/settings.js';
-import { SOURCES } from '../../src/domain.js';
+import { SLOW_JOBS, SOURCES } from '../../src/domain.js';
 import { CATALOGUE } from '../../src/collect/catalogue.js';
-import { resolved, SOURCE_MODULES } from '../../src/sources/index.js';
+import { SLOW_MODULES, SOURCE_MODULES } from '../../src/sources/index.js';
 
 const root = new URL('../../src/', import.meta.url).pathname;
 
@@ -24,6 +24,9 @@ function sourceNamesIn(dir: string): string[] {
   return found;
 }
 
+/** A module's capped families: none when it declares none. */
+const cappedOf = (m: { readonly name: string; readonly capped?: readonly string[] }): readonly string[] => m.capped ?? [];
+
 describe('the source registry', () => {
   it('has a module for every source of the domain, named by it', () => {
     expect(Object.keys(SOURCE_MODULES).sort()).toEqual([...SOURCES].sort());
@@ -31,8 +34,8 @@ describe('the source registry', () => {
   });
 
   it('gives every catalogue family not of the exporter to exactly one module, the one its origin names', () => {
-    // The sources of the domain, and the resolved-alerts pass.
-    const modules = [...SOURCES.map((s) => SOURCE_MODULES[s]), resolved];
+    // The sources of the domain, and the slow ones (the resolved-alerts pass, access, directory).
+    const modules = [...SOURCES.map((s) => SOURCE_MODULES[s]), ...SLOW_JOBS.map((j) => SLOW_MODULES[j])];
     for (const family of CATALOGUE.filter((f) => f.origin !== 'exporter')) {
       const owners = modules.filter((m) => m.families.some((f) => f.name === family.name)).map((m) => m.name);
       expect(owners, family.name).toEqual([family.origin]);
@@ -44,11 +47,14 @@ describe('the source registry', () => {
   });
 
   it('caps only families of the module that declares them', () => {
-    for (const s of SOURCES) {
-      const own = new Set<string>(SOURCE_MODULES[s].families.map((f) => f.name));
-      for (const name of SOURCE_MODULES[s].capped) expect(own.has(name), name).toBe(true);
+    const modules = [...SOURCES.map((s) => SOURCE_MODULES[s]), ...SLOW_JOBS.map((j) => SLOW_MODULES[j])];
+    for (const m of modules) {
+      const own = new Set<string>(m.families.map((f) => f.name));
+      for (const name of cappedOf(m)) expect(own.has(name), name).toBe(true);
     }
-    expect(CAPPED_FAMILIES).toEqual(SOURCES.flatMap((s) => SOURCE_MODULES[s].capped));
+    // The teams of the access settings are capped as the integrations are.
+    expect(CAPPED_FAMILIES).toEqual([...modules.flatMap(cappedOf)]);
+    expect(CAPPED_FAMILIES).toContain('posture_portal_team_members');
   });
 
   it('keeps the default series cap equal to the setting\'s default', () => {
@@ -57,7 +63,7 @@ describe('the source registry', () => {
 
   it('says in the help of every source family that it is cached, not read at scrape time', () => {
     const sentence = " Cached: read from the portal on the exporter's polling interval, not at scrape time.";
-    const families = [...Object.values(SOURCE_MODULES), resolved].flatMap((m) => m.families as readonly { name: string; help: string }[]);
+    const families = [...Object.values(SOURCE_MODULES), ...Object.values(SLOW_MODULES)].flatMap((m) => m.families as readonly { name: string; help: string }[]);
     expect(families.length).toBeGreaterThan(0);
     expect(families.filter((f) => !f.help.endsWith(sentence) || f.help.length === sentence.length).map((f) => f.name)).toEqual([]);
   });

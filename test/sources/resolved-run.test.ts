@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { ListMismatchError } from '../../src/errors.js';
 import { startSimulator, type AlertRecord, type Simulator } from '../../src/simulator/index.js';
-import { resolved } from '../../src/sources/index.js';
+import { SLOW_MODULES } from '../../src/sources/index.js';
 import { foldResolved } from '../../src/sources/resolved/fold.js';
 import { runResolvedAlerts, type ResolvedMemory } from '../../src/sources/resolved/run.js';
 import { runContexts, type RunSetup } from '../support/run-context.js';
@@ -73,10 +73,10 @@ describe('the resolved-alerts pass', () => {
   it('runs as the source module does, with no page size reported (that gauge is the open alerts\')', async () => {
     sim.setFixture({ alerts: resolvedAlerts(4) });
     const sizes: number[] = [];
-    const aggregate = await resolved.run(setup(sim, clock, { pageSize: 0 }).ctx, { onPageSize: (limit) => sizes.push(limit) });
+    const aggregate = await SLOW_MODULES.resolved.run(setup(sim, clock, { pageSize: 0 }).ctx, { onPageSize: (limit) => sizes.push(limit) });
     expect(sizes).toEqual([]);
     expect(aggregate.resolution.red![0]!.resolved).toBe(3);
-    expect(resolved.invalidOf(aggregate)).toBe(0);
+    expect(SLOW_MODULES.resolved.invalidOf(aggregate)).toBe(0);
   });
 
   it('plans larger pages from the last pass\'s total when the configured ones would not fit the share', async () => {

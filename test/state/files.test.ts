@@ -1,92 +1,36 @@
 /**
  * The ledger in the state directory, on fake clocks: the share across processes (exporters on one
  * directory), every record read whatever was released after it, requests counted from when they
- * could last have reached the portal, clocks that cannot be trusted (another host, libfaketime with
- * or without the monotonic clock, a time namespace, a wall-clock step), a claim linked into a folder
- * a sweep replaced, pruning, and the directory's own safety (modes, symlinks, foreign files).
- *
- * Host clocks here are read off one fake kernel clock, which also stamps the files written (their
- * mtime): a process whose clocks are faked or offset reads others, as libfaketime and a time
- * namespace do, while the kernel's stamps stay true.
+ * could last have reached the portal, files that are not the exporter's records, and a claim linked
+ * into a folder a sweep replaced or more than a window after its look. Clocks that cannot be
+ * trusted: files-clocks.test.ts; what the directory keeps: files-pruning.test.ts; a directory that
+ * is not usable: files-unusable.test.ts.
  */
-import { chmodSync, futimesSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spendSlots } from '../support/slots.js';
+import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { memoryLogger } from '../../src/core/log.js';
 import { Exporter } from '../../src/exporter/exporter.js';
-import type { SendLedger } from '../../src/schedule/ledger.js';
 import { PortalScheduler } from '../../src/schedule/scheduler.js';
 import { sendLedger } from '../../src/state/claims.js';
 import { StateDir } from '../../src/state/dir.js';
 import { LedgerFiles } from '../../src/state/files.js';
+import { hostClockOf } from '../../src/state/host-clock.js';
 import { openState } from '../../src/state/index.js';
-import { hostClockOf, type HostClock } from '../../src/state/host-clock.js';
 import { folderOf } from '../../src/state/portal-folder.js';
-import { ConfigError, LedgerError } from '../../src/errors.js';
-import { maxInAnyWindow } from '../support/window.js';
 import { portalWithConfig, T0 } from '../integration/support.js';
 import { closeAfterEach } from '../support/closing.js';
-import { runMain } from '../support/cli.js';
-import { startSimulator } from '../../src/simulator/index.js';
+import { tempDirPerTest } from '../support/temp-dir.js';
+import { maxInAnyWindow } from '../support/window.js';
+import { KEY, PORTAL, portalFiles, send, SLOT } from './support.js';
 
-const KEY = 'sim-state-key-0123456789abcdef';
-const PORTAL = 'https://acme.example.com/public-api/v1';
-const MINUTE = 60_000;
-/** The window and the 1 s kept beyond it (src/schedule/window.ts): how long a request counts after it arrived. */
-const SLOT = MINUTE + 1_000;
-/** A host's monotonic clock: milliseconds since its boot, far from wall time. */
-const UPTIME = 4_000_000;
-
-let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'posture-state-'));
-});
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDirPerTest('posture-state-');
 const closing = closeAfterEach();
-
-/** The one portal folder of the state directory, and the files in it. */
-function portalFiles(root = dir): string[] {
-  const folders = readdirSync(join(root, 'sends'));
-  expect(folders).toHaveLength(1);
-  return readdirSync(join(root, 'sends', folders[0]!)).map((f) => join(root, 'sends', folders[0]!, f));
-}
-
-/**
- * A process's host clocks, read off `kernel`: by default its monotonic clock is the boot's (UPTIME
- * at T0) and its wall clock the kernel's; `mono` and `wall` fake them. Files it writes are stamped
- * by the kernel.
- */
-function hostClock(kernel: FakeClock, o: { host?: string; boot?: string; mono?: () => number; wall?: () => number } = {}): HostClock {
-  return {
-    host: o.host ?? 'host-a',
-    boot: o.boot ?? 'boot-1',
-    monotonic: o.mono ?? (() => kernel.monotonic() - T0 + UPTIME),
-    wall: o.wall ?? (() => kernel.now()),
-    fileNow: () => kernel.now(),
-    stamp: (fd) => futimesSync(fd, kernel.now() / 1000, kernel.now() / 1000),
-  };
-}
-
-/** A process's ledger of PORTAL in the state directory, on `clock`. */
-function ledgerOn(clock: HostClock, logger = memoryLogger()): SendLedger {
-  return sendLedger(new LedgerFiles(StateDir.open(dir, logger, 'lost'), { logger, clock }).requests(PORTAL), `the state directory ${dir}`);
-}
-
-/** Claims `n` slots that must be granted, each arriving at once. */
-async function send(ledger: SendLedger, n: number, share = 5): Promise<void> {
-  for (let i = 0; i < n; i++) {
-    const r = await ledger.claim(share);
-    expect(r.granted).toBe(true);
-    await r.arrived!();
-  }
-}
 
 describe('the share across processes, through the state directory', () => {
   it("a second exporter on the same state directory counts the first one's requests: never more than the share in any 60 s at the portal", async () => {
-    const { clock, sim, logger, config } = await portalWithConfig(closing, [KEY], { moving: false }, { POSTURE_REQUESTS_PER_MINUTE: '5', POSTURE_STATE_DIR: dir });
+    const { clock, sim, logger, config } = await portalWithConfig(closing, [KEY], { moving: false }, { POSTURE_REQUESTS_PER_MINUTE: '5', POSTURE_STATE_DIR: dir() });
     const first = new Exporter(config, { clock, logger, runtime: 'once', ledgerOf: openState(config.stateDir, logger, clock).ledgerOf });
     await first.collect();
     // vitals 1 + devices 2 + alerts 1, at once (the window was empty).
@@ -104,7 +48,7 @@ describe('the share across processes, through the state directory', () => {
   });
 
   it('a once started right after another says, in one line, that it waits for the requests the earlier run recorded, and until when', async () => {
-    const { clock, sim, config } = await portalWithConfig(closing, [KEY], { moving: false }, { POSTURE_REQUESTS_PER_MINUTE: '4', POSTURE_STATE_DIR: dir });
+    const { clock, sim, config } = await portalWithConfig(closing, [KEY], { moving: false }, { POSTURE_REQUESTS_PER_MINUTE: '4', POSTURE_STATE_DIR: dir() });
     // Loggers that redact nothing: the key must not reach them at all.
     const firstLog = memoryLogger();
     await new Exporter(config, { clock, logger: firstLog, runtime: 'once', ledgerOf: openState(config.stateDir, firstLog, clock).ledgerOf }).collect();
@@ -122,12 +66,12 @@ describe('the share across processes, through the state directory', () => {
       expect.objectContaining({
         level: 'info',
         portal: 'test',
-        msg: `waiting for the portal's budget until ${until}: requests other processes (or an earlier run) recorded in the state directory ${dir} fill the share of 4 per 60 s`,
+        msg: `waiting for the portal's budget until ${until}: requests other processes (or an earlier run) recorded in the state directory ${dir()} fill the share of 4 per 60 s`,
         reason: 'others',
         until,
         spentInWindow: 4,
         share: 4,
-        ledger: `the state directory ${dir}`,
+        ledger: `the state directory ${dir()}`,
       }),
     ]);
     expect(secondLog.lines.join('\n')).not.toContain(KEY);
@@ -141,7 +85,7 @@ describe('the share across processes, through the state directory', () => {
   });
 
   it('two exporters running at the same time on one state directory (serve beside once) share one share', async () => {
-    const { clock, sim, logger, config } = await portalWithConfig(closing, [KEY], { moving: false, alerts: 40 }, { POSTURE_REQUESTS_PER_MINUTE: '5', POSTURE_VITALS_TAGS: 'laptops,servers', POSTURE_STATE_DIR: dir });
+    const { clock, sim, logger, config } = await portalWithConfig(closing, [KEY], { moving: false, alerts: 40 }, { POSTURE_REQUESTS_PER_MINUTE: '5', POSTURE_VITALS_TAGS: 'laptops,servers', POSTURE_STATE_DIR: dir() });
     const a = new Exporter(config, { clock, logger, runtime: 'once', ledgerOf: openState(config.stateDir, logger, clock).ledgerOf });
     const b = new Exporter(config, { clock, logger, runtime: 'once', ledgerOf: openState(config.stateDir, logger, clock).ledgerOf });
     const results = await Promise.all([a.collect(), b.collect()]);
@@ -156,13 +100,13 @@ describe('the share across processes, through the state directory', () => {
   it('honours the requests of a process that is gone, a window and the margin after they arrived', async () => {
     const logger = memoryLogger();
     const clock = new FakeClock(T0);
-    const gone = sendLedger(new LedgerFiles(StateDir.open(dir, logger, 'lost'), { logger, clock: hostClockOf(clock) }).requests(PORTAL), 'gone');
+    const gone = sendLedger(new LedgerFiles(StateDir.open(dir(), logger, 'lost'), { logger, clock: hostClockOf(clock) }).requests(PORTAL), 'gone');
     // Five requests claimed at T0 whose answers began 3 s later: the window is full until T0 + 3 s + 61 s.
     const claims = await Promise.all(Array.from({ length: 5 }, () => gone.claim(5)));
     clock.advance(3_000);
     for (const c of claims) await c.arrived!();
     clock.advance(17_000);
-    const sched = new PortalScheduler({ share: 5, clock, ledger: openState(dir, logger, clock).ledgerOf(PORTAL) });
+    const sched = new PortalScheduler({ share: 5, clock, ledger: openState(dir(), logger, clock).ledgerOf(PORTAL) });
     const first = sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity });
     for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
     expect(clock.pending).toBe(1);
@@ -174,10 +118,10 @@ describe('the share across processes, through the state directory', () => {
   it('counts a request whose process was killed in flight until the flight it declared has passed, and a window and the margin after', async () => {
     const logger = memoryLogger();
     const clock = new FakeClock(T0);
-    const killed = sendLedger(new LedgerFiles(StateDir.open(dir, logger, 'lost'), { logger, clock: hostClockOf(clock) }).requests(PORTAL), 'killed');
+    const killed = sendLedger(new LedgerFiles(StateDir.open(dir(), logger, 'lost'), { logger, clock: hostClockOf(clock) }).requests(PORTAL), 'killed');
     // Its reader would have given up 20 s after the claim: the request reached the portal by then, or never.
     expect((await killed.claim(1, 20_000)).granted).toBe(true);
-    const mine = openState(dir, logger, clock).ledgerOf(PORTAL)!;
+    const mine = openState(dir(), logger, clock).ledgerOf(PORTAL)!;
     // In flight, it counts: look again in a second (it may be given back, or arrive, at any moment).
     expect(await mine.claim(1)).toMatchObject({ granted: false, waitMs: 1_000, others: [] });
     clock.set(T0 + 20_000 + SLOT - 1);
@@ -189,7 +133,7 @@ describe('the share across processes, through the state directory', () => {
   it('reads every record, however many released ones follow the ones that count: 4 sent and 60 given back leave one slot of 5', async () => {
     const logger = memoryLogger();
     const clock = new FakeClock(T0);
-    const a = openState(dir, logger, clock).ledgerOf(PORTAL)!;
+    const a = openState(dir(), logger, clock).ledgerOf(PORTAL)!;
     await send(a, 4);
     for (let i = 0; i < 60; i++) {
       const r = await a.claim(5);
@@ -197,9 +141,9 @@ describe('the share across processes, through the state directory', () => {
       await r.release!();
     }
     // Counted from the files, not through the ledger: 64 records, 4 of them not released.
-    const records = portalFiles().map((f) => JSON.parse(readFileSync(f, 'utf8')) as { released?: boolean });
+    const records = portalFiles(dir()).map((f) => JSON.parse(readFileSync(f, 'utf8')) as { released?: boolean });
     expect([records.length, records.filter((r) => !r.released).length]).toEqual([64, 4]);
-    const b = openState(dir, logger, clock).ledgerOf(PORTAL)!;
+    const b = openState(dir(), logger, clock).ledgerOf(PORTAL)!;
     await send(b, 1);
     expect(await b.claim(5)).toMatchObject({ granted: false, waitMs: SLOT });
   });
@@ -207,17 +151,17 @@ describe('the share across processes, through the state directory', () => {
   it('ignores, with one warning each, a file that is not JSON, one of another shape, one of another portal and a symlink, and deletes none of them', async () => {
     const logger = memoryLogger();
     const clock = new FakeClock(T0);
-    const real = openState(dir, logger, clock).ledgerOf(PORTAL)!;
+    const real = openState(dir(), logger, clock).ledgerOf(PORTAL)!;
     await send(real, 1);
-    const folder = join(portalFiles()[0]!, '..');
-    const outside = join(dir, 'outside');
+    const folder = join(portalFiles(dir())[0]!, '..');
+    const outside = join(dir(), 'outside');
     writeFileSync(outside, "not the exporter's");
     writeFileSync(join(folder, 's000000000002'), '{"version":2,');
     writeFileSync(join(folder, 's000000000003'), JSON.stringify({ version: 2, sends: 'many' }));
     writeFileSync(join(folder, 's000000000004'), JSON.stringify({ version: 2, portal: 'https://other.example.com/public-api/v1', host: 'h', boot: 'b', mono: T0, wall: T0, writer: 'w' }));
     symlinkSync(outside, join(folder, 's000000000005'));
     writeFileSync(join(folder, 'notes.txt'), "a user's file");
-    const reader = openState(dir, logger, clock).ledgerOf(PORTAL)!;
+    const reader = openState(dir(), logger, clock).ledgerOf(PORTAL)!;
     expect(await reader.others()).toEqual([0]);
     // The chain goes on past them: the next claim is number 6.
     expect((await reader.claim(5)).granted).toBe(true);
@@ -235,13 +179,13 @@ describe('the share across processes, through the state directory', () => {
   it('records a request before it is sent, as in flight, and forgets one that reached no portal', async () => {
     const logger = memoryLogger();
     const clock = new FakeClock(T0, { autoAdvance: true });
-    const { ledgerOf } = openState(dir, logger, clock);
+    const { ledgerOf } = openState(dir(), logger, clock);
     const sched = new PortalScheduler({ share: 5, clock, ledger: ledgerOf(PORTAL) });
-    const reader = openState(dir, logger, clock).ledgerOf(PORTAL)!;
+    const reader = openState(dir(), logger, clock).ledgerOf(PORTAL)!;
     const permit = await sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity });
     // Recorded, in flight: it holds the share of 1.
     expect(await reader.claim(1)).toMatchObject({ granted: false, waitMs: 1_000 });
-    const [file] = portalFiles();
+    const [file] = portalFiles(dir());
     expect(JSON.parse(readFileSync(file!, 'utf8'))).toMatchObject({ flightMs: 45_000 });
     expect(JSON.parse(readFileSync(file!, 'utf8')).arrived).toBeUndefined();
     permit.refund();
@@ -255,96 +199,16 @@ describe('the share across processes, through the state directory', () => {
   it('records when a request could last have reached the portal once its answer began', async () => {
     const logger = memoryLogger();
     const clock = new FakeClock(T0);
-    const sched = new PortalScheduler({ share: 5, clock, ledger: openState(dir, logger, clock).ledgerOf(PORTAL) });
+    const sched = new PortalScheduler({ share: 5, clock, ledger: openState(dir(), logger, clock).ledgerOf(PORTAL) });
     const permit = await sched.acquire({ endpoint: '/a', priority: 1, deadline: Infinity });
     clock.advance(4_000);
     permit.arrived();
     clock.advance(2_000);
     permit.done();
     await sched.flush();
-    const [file] = portalFiles();
+    const [file] = portalFiles(dir());
     expect(JSON.parse(readFileSync(file!, 'utf8'))).toMatchObject({ mono: T0, wall: T0, arrived: { mono: T0 + 4_000, wall: T0 + 4_000 } });
-    expect(await openState(dir, logger, clock).ledgerOf(PORTAL)!.others()).toEqual([2_000]);
-  });
-});
-
-describe('clocks a record is placed by', () => {
-  it("another host's record is placed by its wall time; one from a clock 90 s ahead counts from when its file was written, a window and the margin, not 90 s more", async () => {
-    const kernel = new FakeClock(T0);
-    const there = ledgerOn(hostClock(kernel, { host: 'there', boot: 'b2', mono: () => 1, wall: () => kernel.now() + 90_000 }));
-    await send(there, 5);
-    const mine = ledgerOn(hostClock(kernel));
-    expect(await mine.others()).toEqual([0, 0, 0, 0, 0]);
-    expect(await mine.claim(5)).toMatchObject({ granted: false, waitMs: SLOT });
-    kernel.advance(SLOT - 1);
-    expect((await mine.claim(5)).granted).toBe(false);
-    kernel.advance(1);
-    expect((await mine.claim(5)).granted).toBe(true);
-  });
-
-  it('a process under libfaketime 90 s behind, its monotonic clock faked too, counts the real records, and they count its own', async () => {
-    const kernel = new FakeClock(T0);
-    // libfaketime's monotonic clock reads its faked wall time, far from this boot's.
-    const faked = hostClock(kernel, { mono: () => kernel.now() - 90_000, wall: () => kernel.now() - 90_000 });
-    await send(ledgerOn(hostClock(kernel)), 5);
-    expect(await ledgerOn(faked).claim(5)).toMatchObject({ granted: false, waitMs: SLOT });
-    kernel.advance(SLOT);
-    await send(ledgerOn(faked), 5);
-    // The real process's next run counts the faked one's requests from when they were written.
-    const real = ledgerOn(hostClock(kernel));
-    expect(await real.claim(5)).toMatchObject({ granted: false, waitMs: SLOT });
-    kernel.advance(SLOT);
-    expect((await real.claim(5)).granted).toBe(true);
-  });
-
-  it('a run under libfaketime a day ahead blocks a real run a window and the margin after its requests, not a day', async () => {
-    const kernel = new FakeClock(T0);
-    const dayAhead = hostClock(kernel, { mono: () => kernel.now() + 86_400_000, wall: () => kernel.now() + 86_400_000 });
-    await send(ledgerOn(dayAhead), 5);
-    const real = ledgerOn(hostClock(kernel));
-    expect(await real.claim(5)).toMatchObject({ granted: false, waitMs: SLOT });
-    kernel.advance(SLOT);
-    expect((await real.claim(5)).granted).toBe(true);
-  });
-
-  it.each([
-    ['90 s behind', -90_000],
-    ['45 s ahead', 45_000],
-  ])('a wall clock %s with the monotonic clock left alone (DONT_FAKE_MONOTONIC) leaves the records counted a window and the margin after they arrived', async (_what, offset) => {
-    const kernel = new FakeClock(T0);
-    await send(ledgerOn(hostClock(kernel)), 5);
-    kernel.advance(10_000);
-    const stepped = ledgerOn(hostClock(kernel, { wall: () => kernel.now() + offset }));
-    expect(await stepped.claim(5)).toMatchObject({ granted: false, waitMs: SLOT - 10_000 });
-    kernel.set(T0 + SLOT);
-    await send(stepped, 5);
-    const real = ledgerOn(hostClock(kernel));
-    expect(await real.claim(5)).toMatchObject({ granted: false, waitMs: SLOT });
-  });
-
-  it.each([
-    ['ahead', 1_000_000],
-    ['behind', -1_000_000],
-  ])("a writer in a time namespace whose monotonic clock runs 1000 s %s is counted from its wall time or when its file was written, never earlier", async (_what, offset) => {
-    const kernel = new FakeClock(T0);
-    await send(ledgerOn(hostClock(kernel, { mono: () => kernel.monotonic() - T0 + UPTIME + offset })), 5);
-    kernel.advance(10_000);
-    const real = ledgerOn(hostClock(kernel));
-    expect(await real.claim(5)).toMatchObject({ granted: false, waitMs: SLOT - 10_000 });
-  });
-
-  it("a wall-clock step of this host moves nothing: its own records compare on the monotonic clock, the file stamps' step notwithstanding", async () => {
-    const logger = memoryLogger();
-    const clock = new FakeClock(T0);
-    const a = openState(dir, logger, clock).ledgerOf(PORTAL)!;
-    await send(a, 5);
-    const b = openState(dir, logger, clock).ledgerOf(PORTAL)!;
-    for (const step of [-90_000, 45_000 + 90_000]) {
-      clock.stepWall(step);
-      expect(await b.claim(5)).toMatchObject({ granted: false, waitMs: SLOT });
-    }
-    clock.advance(SLOT);
-    expect((await b.claim(5)).granted).toBe(true);
+    expect(await openState(dir(), logger, clock).ledgerOf(PORTAL)!.others()).toEqual([2_000]);
   });
 });
 
@@ -352,7 +216,7 @@ describe('claims and the folder they are linked into', () => {
   it('voids a claim linked into a folder a sweep replaced since its look (a stalled claimer): it is withdrawn and decided again', async () => {
     const logger = memoryLogger();
     const clock = new FakeClock(T0);
-    const files = () => new LedgerFiles(StateDir.open(dir, logger, 'lost'), { logger, clock: hostClockOf(clock) });
+    const files = () => new LedgerFiles(StateDir.open(dir(), logger, 'lost'), { logger, clock: hostClockOf(clock) });
     await send(sendLedger(files().requests(PORTAL), 'first'), 8, 10);
     clock.advance(2 * 3_600_000);
     // A claimer reads the idle folder (newest 8), then stalls.
@@ -360,13 +224,13 @@ describe('claims and the folder they are linked into', () => {
     const look = await stalled.look();
     expect(look.newest).toBe(8);
     // Meanwhile a process sweeps the folder away and five requests fill a new one.
-    openState(dir, logger, clock);
-    await send(openState(dir, logger, clock).ledgerOf(PORTAL)!, 5);
+    openState(dir(), logger, clock);
+    await send(openState(dir(), logger, clock).ledgerOf(PORTAL)!, 5);
     const five = ['s000000000001', 's000000000002', 's000000000003', 's000000000004', 's000000000005'];
-    expect(portalFiles().map((f) => f.slice(-13)).sort()).toEqual(five);
+    expect(portalFiles(dir()).map((f) => f.slice(-13)).sort()).toEqual(five);
     // Its link of number 9 succeeds, in the new folder: void, and removed.
     expect(await stalled.put(look, 9, { flightMs: 45_000 })).toBe('void');
-    expect(portalFiles().map((f) => f.slice(-13)).sort()).toEqual(five);
+    expect(portalFiles(dir()).map((f) => f.slice(-13)).sort()).toEqual(five);
     // Decided again, on the new folder: the window is full.
     expect(await sendLedger(stalled, 'stalled').claim(5)).toMatchObject({ granted: false, waitMs: SLOT });
   });
@@ -374,11 +238,11 @@ describe('claims and the folder they are linked into', () => {
   it('voids a claim linked more than a window after its look, in the same folder', async () => {
     const logger = memoryLogger();
     const clock = new FakeClock(T0);
-    const chain = new LedgerFiles(StateDir.open(dir, logger, 'lost'), { logger, clock: hostClockOf(clock) }).requests(PORTAL);
+    const chain = new LedgerFiles(StateDir.open(dir(), logger, 'lost'), { logger, clock: hostClockOf(clock) }).requests(PORTAL);
     const look = await chain.look();
     clock.advance(SLOT + 1);
     expect(await chain.put(look, 1, { flightMs: 45_000 })).toBe('void');
-    expect(readdirSync(join(dir, 'sends', folderOf(PORTAL)))).toEqual([]);
+    expect(readdirSync(join(dir(), 'sends', folderOf(PORTAL)))).toEqual([]);
     const fresh = await chain.look();
     clock.advance(SLOT);
     expect(await chain.put(fresh, 1, { flightMs: 45_000 })).toBe('won');
@@ -387,179 +251,14 @@ describe('claims and the folder they are linked into', () => {
   it('waits while another process closes the folder, and goes on past a closing mark a killed process left', async () => {
     const logger = memoryLogger();
     const clock = new FakeClock(T0);
-    const a = openState(dir, logger, clock).ledgerOf(PORTAL)!;
+    const a = openState(dir(), logger, clock).ledgerOf(PORTAL)!;
     await send(a, 1);
-    const folder = join(dir, 'sends', folderOf(PORTAL));
+    const folder = join(dir(), 'sends', folderOf(PORTAL));
     const first = JSON.parse(readFileSync(join(folder, 's000000000001'), 'utf8')) as Record<string, unknown>;
     writeFileSync(join(folder, 's000000000002'), JSON.stringify({ ...first, closing: true }));
     expect(await a.claim(5)).toMatchObject({ granted: false, waitMs: 200 });
     clock.advance(10_000);
     expect((await a.claim(5)).granted).toBe(true);
     expect(readdirSync(folder)).toContain('s000000000003');
-  });
-});
-
-describe('what the directory keeps', () => {
-  it("files each portal apart, and prunes a busy portal's records a window after they stopped counting", async () => {
-    const logger = memoryLogger();
-    const clock = new FakeClock(T0);
-    const acme = openState(dir, logger, clock).ledgerOf(PORTAL)!;
-    await send(acme, 1);
-    expect(await openState(dir, logger, clock).ledgerOf('https://other.example.com/public-api/v1')!.others()).toEqual([]);
-    expect(await openState(dir, logger, clock).ledgerOf(PORTAL)!.others()).toEqual([0]);
-    // Half an hour of requests at the share, 5 every 61 s: a record stops counting 61 s after it arrived, and goes 61 s later.
-    for (let i = 0; i < 150; i++) {
-      clock.advance(SLOT / 5);
-      await send(acme, 1);
-    }
-    // What two windows hold: 10 records, and the one just claimed.
-    expect(portalFiles().length).toBeLessThanOrEqual(11);
-  });
-
-  it('creates the directory and its folders 0700 and its files 0600', async () => {
-    const logger = memoryLogger();
-    const clock = new FakeClock(T0);
-    const root = join(dir, 'new', 'state');
-    const { ledgerOf } = openState(root, logger, clock);
-    expect((await ledgerOf(PORTAL)!.claim(5)).granted).toBe(true);
-    expect(statSync(root).mode & 0o777).toBe(0o700);
-    expect(statSync(join(root, 'sends')).mode & 0o777).toBe(0o700);
-    const [file] = portalFiles(root);
-    expect(statSync(join(file!, '..')).mode & 0o777).toBe(0o700);
-    expect(statSync(file!).mode & 0o777).toBe(0o600);
-  });
-
-  it('removes a portal folder whose records all stopped counting an hour ago when any run opens the directory', async () => {
-    const logger = memoryLogger();
-    const clock = new FakeClock(T0);
-    for (let i = 0; i < 6; i++) await send(openState(dir, logger, clock).ledgerOf(`https://p${i}.example.com/public-api/v1`)!, 1);
-    expect(readdirSync(join(dir, 'sends'))).toHaveLength(6);
-    // They arrived at T0 and counted until T0 + 61 s: an hour after that, exactly, they are still there.
-    clock.set(T0 + SLOT + 3_600_000);
-    openState(dir, logger, clock);
-    expect(readdirSync(join(dir, 'sends'))).toHaveLength(6);
-    clock.advance(1);
-    const { ledgerOf } = openState(dir, logger, clock);
-    expect(readdirSync(join(dir, 'sends'))).toEqual([]);
-    expect((await ledgerOf(PORTAL)!.claim(5)).granted).toBe(true);
-    expect(readdirSync(join(dir, 'sends'))).toEqual([folderOf(PORTAL)]);
-    expect(logger.records().filter((r) => r.level === 'warn')).toEqual([]);
-  });
-});
-
-describe('the files a state directory holds after idle hours', () => {
-  /** Every file below `root`: what the directory holds. */
-  const filesIn = (root: string): string[] => readdirSync(root, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesIn(join(root, e.name)) : [join(root, e.name)]));
-
-  it('after runs against six portals, two idle hours later one more run leaves no more files than a single run does', async () => {
-    const clock = new FakeClock(T0, { autoAdvance: true });
-    const sims = await Promise.all(Array.from({ length: 6 }, () => startSimulator({ clock, keys: [{ key: KEY }], moving: false }).then(closing)));
-    const once = async (baseUrl: string, stateDir: string) => {
-      const r = await runMain(['once'], { env: { POSTURE_BASE_URL: baseUrl, POSTURE_API_KEY: KEY, POSTURE_STATE_DIR: stateDir }, clock });
-      expect(r.code, r.stderr).toBe(0);
-    };
-    // What one run leaves, counted in a directory of its own.
-    await once(sims[0]!.baseUrl, join(dir, 'single'));
-    const single = filesIn(join(dir, 'single')).length;
-    // Requests and resolved-alerts passes of six portals.
-    for (const sim of sims) await once(sim.baseUrl, join(dir, 'six'));
-    expect(filesIn(join(dir, 'six')).length).toBe(6 * single);
-    clock.set(clock.now() + 2 * 3_600_000);
-    await once(sims[0]!.baseUrl, join(dir, 'six'));
-    expect(filesIn(join(dir, 'six')).length).toBeLessThanOrEqual(single);
-  });
-});
-
-describe('a state directory that is not usable', () => {
-  it('a directory that cannot be created: one warning naming the setting and what is lost, then the share from memory', async () => {
-    writeFileSync(join(dir, 'file'), '');
-    const logger = memoryLogger();
-    const clock = new FakeClock(T0, { autoAdvance: true });
-    const { ledgerOf } = openState(join(dir, 'file', 'state'), logger, clock);
-    expect(ledgerOf(PORTAL)).toBeUndefined();
-    const sched = new PortalScheduler({ share: 2, clock, ledger: ledgerOf(PORTAL) });
-    expect(await spendSlots(sched, 5)).toEqual([T0, T0, T0 + SLOT, T0 + SLOT, T0 + 2 * SLOT]);
-    const warnings = logger.records().filter((r) => r.level === 'warn');
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ setting: 'POSTURE_STATE_DIR', stateDir: join(dir, 'file', 'state'), error: 'ENOTDIR' });
-    expect(warnings[0]!.msg).toBe(
-      `POSTURE_STATE_DIR (--state-dir) ${join(dir, 'file', 'state')} cannot be written (ENOTDIR): the requests this process sends to each portal are not recorded, so a restart or another process does not count them against the share of the last 60 s; the process goes on from memory. Give a writable directory to keep them.`,
-    );
-  });
-
-  it('a directory that stops working later (removed, a file in its place) fails the requests closed: nothing is sent on a share it cannot see', async () => {
-    const logger = memoryLogger();
-    const clock = new FakeClock(T0, { autoAdvance: true });
-    const stateDir = join(dir, 'state');
-    const { ledgerOf } = openState(stateDir, logger, clock);
-    const sched = new PortalScheduler({ share: 5, clock, ledger: ledgerOf(PORTAL) });
-    await spendSlots(sched, 1);
-    rmSync(stateDir, { recursive: true });
-    writeFileSync(stateDir, '');
-    await expect(spendSlots(sched, 1)).rejects.toBeInstanceOf(LedgerError);
-    expect(sched.window.countAt(T0)).toBe(1);
-  });
-
-  it.each([
-    ['0777', 0o777, 'is writable by its group (mode 0777)'],
-    ['0702', 0o702, 'is writable by others (mode 0702)'],
-  ])('refuses a directory of mode %s before anything, naming the setting and the fix', (_mode, mode, problem) => {
-    const root = join(dir, 'open');
-    mkdirSync(root);
-    chmodSync(root, mode);
-    let thrown: unknown;
-    try {
-      openState(root, memoryLogger(), new FakeClock(T0));
-    } catch (err) {
-      thrown = err;
-    }
-    expect(thrown).toBeInstanceOf(ConfigError);
-    expect((thrown as ConfigError).setting).toBe('POSTURE_STATE_DIR');
-    expect((thrown as ConfigError).message).toBe(
-      `POSTURE_STATE_DIR (--state-dir) ${root} ${problem}: whoever can write it could change what the exporter counts and deletes. Give a directory of this user's own that only it can write (chmod 700), or a path where the exporter creates one.`,
-    );
-    expect(readdirSync(root)).toEqual([]);
-  });
-
-  it('follows no symlink planted in place of its folders: nothing is written or deleted outside', async () => {
-    const logger = memoryLogger();
-    const clock = new FakeClock(T0);
-    const root = join(dir, 'state');
-    const outside = join(dir, 'outside');
-    mkdirSync(outside);
-    writeFileSync(join(outside, '.bashrc'), 'keep me');
-    utimesSync(join(outside, '.bashrc'), new Date(T0 - 86_400_000), new Date(T0 - 86_400_000));
-    // The portal's folder is a symlink to another directory.
-    const { ledgerOf } = openState(root, logger, clock);
-    symlinkSync(outside, join(root, 'sends', folderOf(PORTAL)));
-    await expect(ledgerOf(PORTAL)!.claim(5)).rejects.toThrow(new LedgerError(join(root, 'sends', folderOf(PORTAL)), `${join(root, 'sends', folderOf(PORTAL))} in the state directory is a symlink: it is not followed; remove it`));
-    // The sends folder itself a symlink.
-    const root2 = join(dir, 'state2');
-    mkdirSync(root2, { mode: 0o700 });
-    symlinkSync(outside, join(root2, 'sends'));
-    const second = openState(root2, logger, clock);
-    await expect(second.ledgerOf(PORTAL)!.claim(5)).rejects.toBeInstanceOf(LedgerError);
-    expect(readdirSync(outside)).toEqual(['.bashrc']);
-    expect(readFileSync(join(outside, '.bashrc'), 'utf8')).toBe('keep me');
-  });
-
-  it('once on a state directory that cannot be written: one JSON warning line naming the setting, and the run succeeds', async () => {
-    writeFileSync(join(dir, 'file'), '');
-    const clock = new FakeClock(T0, { autoAdvance: true });
-    const sim = closing(await startSimulator({ clock, keys: [{ key: KEY }], moving: false }));
-    const r = await runMain(['once'], { env: { POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_STATE_DIR: join(dir, 'file', 'state') }, clock });
-    expect(r.code, r.stderr).toBe(0);
-    const lines = r.stderr.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    const about = lines.filter((l) => String(l.msg).includes('POSTURE_STATE_DIR'));
-    expect(about).toHaveLength(1);
-    expect(about[0]).toMatchObject({ level: 'warn', setting: 'POSTURE_STATE_DIR', error: 'ENOTDIR' });
-    // Vitals, the two device totals, /alerts, and the resolved-alerts pass (no directory to remember it: every run).
-    expect(sim.requests).toHaveLength(5);
-  });
-
-  it('check-config names the state directory in effect', async () => {
-    const r = await runMain(['check-config'], { env: { POSTURE_BASE_URL: 'https://acme.example.com/public-api/v1', POSTURE_API_KEY: KEY, POSTURE_STATE_DIR: join(dir, 'state') } });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.split('\n')).toContain(`state directory: ${join(dir, 'state')}`);
   });
 });

@@ -9,8 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { portalIdentity } from '../../src/config/identity.js';
+import { systemClock } from '../../src/core/clock.js';
+import { memoryLogger } from '../../src/core/log.js';
 import { createHandler, InvocationFailedError } from '../../src/runtime/lambda.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { openTable } from '../../src/state/table.js';
 import { lambdaContext, scheduledEvent } from '../lambda/support.js';
 import { startReceiver, type Receiver } from '../sinks/receiver.js';
 import { runMain } from '../support/cli.js';
@@ -27,7 +30,7 @@ let receiver: Receiver;
 let dir: string;
 
 beforeEach(async () => {
-  // A week of resolved history: the pass's pages (two of 500) and both runs' sources fit one window of 10.
+  // A week of resolved history, which the pass reads in one request: a run's sources and the pass fit one window of 10.
   sim = await startSimulator({ keys: [{ key: KEY }], moving: false, resolvedHistoryDays: 7 });
   receiver = await startReceiver();
   dir = mkdtempSync(join(tmpdir(), 'table-runs-'));
@@ -43,6 +46,25 @@ const passRequests = () => sim.requests.filter((r) => r.path === '/alerts' && r.
 
 const portalEnv = () => ({ POSTURE_BASE_URL: sim.baseUrl, POSTURE_API_KEY: KEY, POSTURE_STATE_DIR: join(dir, 'state') });
 
+/** The requests of the other slow sources (the access settings, the directory) the portal received. */
+const accessOrDirectoryRequests = () => sim.requests.filter((r) => r.path.startsWith('/settings/usermanagement/') || r.path === '/users');
+
+/** The entry the two runs below read (POSTURE_PORTAL), so that its slow jobs' records can be named. */
+const ENTRY = 'acme';
+
+/**
+ * Records in the table, through its own pass ledger and as a run of entry `ENTRY` claims them, that
+ * the access settings (hourly) and the directory (daily), at their default intervals, ran a moment
+ * ago: the runs below then owe neither, and the pass alone joins the live sources.
+ */
+async function accessAndDirectoryJustRan(): Promise<void> {
+  const { passes } = tables.open(openTable(tables.table, memoryLogger(), systemClock));
+  // An entry's slow job other than the pass is remembered as the entry's name and the job's, NUL between.
+  for (const [job, intervalMs] of [['access', 3_600_000], ['directory', 86_400_000]] as const) {
+    expect((await passes.claim(portalIdentity(sim.baseUrl), `${ENTRY}\u0000${job}`, intervalMs)).due).toBe(true);
+  }
+}
+
 describe('once with POSTURE_STATE_TABLE', () => {
   it('records its requests in the table, not in the state directory', async () => {
     const ran = await runMain(['once'], { env: { ...portalEnv(), POSTURE_STATE_TABLE: tables.table } });
@@ -55,13 +77,15 @@ describe('once with POSTURE_STATE_TABLE', () => {
   });
 
   it('remembers the resolved-alerts pass in the table: the next once within its interval skips it', async () => {
-    // A share of 10: both runs' requests fit one window (the table counts the first run's against the second).
-    const env = { ...portalEnv(), POSTURE_STATE_TABLE: tables.table, POSTURE_REQUESTS_PER_MINUTE: '10' };
+    // A share of 10: both runs' requests fit one window (the table counts the first run's against the second):
+    // the access settings and the directory ran a moment ago, so the first run sends the sources' 4 and the pass's 1.
+    await accessAndDirectoryJustRan();
+    const env = { ...portalEnv(), POSTURE_STATE_TABLE: tables.table, POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_PORTAL: ENTRY };
     const first = await runMain(['once'], { env });
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain('source="resolved"} 1');
     const [sent, passed] = [sim.requests.length, passRequests().length];
-    expect(passed).toBeGreaterThan(0);
+    expect([sent, passed]).toEqual([5, 1]);
     // Another process, nothing in common with the first but the table: the sources' 4 requests, no pass.
     const second = await runMain(['once'], { env });
     expect(second.code, second.stderr).toBe(0);
@@ -69,6 +93,7 @@ describe('once with POSTURE_STATE_TABLE', () => {
     expect(passRequests()).toHaveLength(passed);
     // No pass: of its series only its configured interval.
     expect(second.stdout).not.toMatch(/^posture_collection_success\{[^}]*source="resolved"/m);
+    expect(accessOrDirectoryRequests()).toEqual([]);
     expect(existsSync(join(dir, 'state'))).toBe(false);
   });
 
@@ -108,16 +133,20 @@ describe('the Lambda handler with POSTURE_STATE_TABLE', () => {
   });
 
   it('remembers the resolved-alerts pass in the table: a cold container within its interval skips it', async () => {
-    // A share of 10: both invocations' requests fit one window (the table counts the first's against the second).
-    const share = { POSTURE_REQUESTS_PER_MINUTE: '10' };
+    // A share of 10: both invocations' requests fit one window (the table counts the first's against the second):
+    // the access settings and the directory ran a moment ago, so the first sends the sources' 4 and the pass's 1.
+    await accessAndDirectoryJustRan();
+    const share = { POSTURE_REQUESTS_PER_MINUTE: '10', POSTURE_PORTAL: ENTRY };
     const first = await handlerWith(tables.table, share)(scheduledEvent(Date.now()), lambdaContext(120_000, 'req-table-3'));
     expect(first.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok', resolved: 'ok' });
     const [sent, passed] = [sim.requests.length, passRequests().length];
-    // A second container (a handler of its own): it shares only the table with the first. The sources' 4 requests, no pass.
+    expect([sent, passed]).toEqual([5, 1]);
+    // A second container (a handler of its own): it shares only the table with the first. The sources' 4 requests, no slow job.
     const second = await handlerWith(tables.table, share)(scheduledEvent(Date.now()), lambdaContext(120_000, 'req-table-4'));
     expect(second.portals[0]!.sources).toEqual({ vitals: 'ok', alerts: 'ok', devices: 'ok' });
     expect(sim.requests).toHaveLength(sent + 4);
     expect(passRequests()).toHaveLength(passed);
+    expect(accessOrDirectoryRequests()).toEqual([]);
   });
 
   it('fails on a table that does not exist, naming it, before any request reaches the portal', async () => {

@@ -60,7 +60,8 @@ export function runContexts() {
       alertSlas: DEFAULT_ALERT_SLAS,
       vitalsTags: [],
       intervals: { vitals: 300, devices: 300, alerts: 300 },
-      resolvedAlertsIntervalSeconds: 3600,
+      slowIntervals: { resolved: 3600, access: 3600, directory: 86400 },
+      directoryInactiveDays: [45, 90],
     };
     const ctx: RunContext = {
       portal,

@@ -156,6 +156,9 @@ export const SPAN_NULLS_MS = 15 * 60 * 1000;
  */
 export const PASS_BRIDGE = '2h';
 
+/** The bridge of a daily source (the directory): pushed, its samples come once a day; a day and an hour. */
+export const DAILY_BRIDGE = '25h';
+
 /** Thresholds drawn as a dashed line on a time series: where an alert rule fires. */
 function dashedThresholds(): common.GraphThresholdsStyleConfigBuilder {
   return new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Dashed);

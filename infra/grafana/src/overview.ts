@@ -29,6 +29,7 @@ import {
   valueMapping,
   withAlertLine,
 } from './common.js';
+import { accessRow } from './access.js';
 
 /** Stable uid of the posture overview dashboard. */
 export const OVERVIEW_UID = 'posture-overview';
@@ -247,9 +248,9 @@ const devices = (): timeseries.PanelBuilder =>
 const devicesNow = (): stat.PanelBuilder =>
   statPanel(panelSpec('Devices now', undefined, { h: 8, w: 6 }, promQuery('A', DEVICES, '{{activity}}', true)), { unit: 'short' }, { color: common.BigValueColorMode.None, text: common.BigValueTextMode.ValueAndName });
 
-/** The posture overview: Vitals health and funnel, open alerts, response times, devices. */
+/** The posture overview: Vitals health and funnel, open alerts, response times, devices, access. */
 export function overviewDashboard(): dashboard.Dashboard {
-  const spec = { title: 'Security posture overview', uid: OVERVIEW_UID, description: 'Vitals funnel and health, open alerts, response times and devices from posture-exporter.', tags: [DASHBOARD_TAG, 'security'], from: 'now-7d', refresh: '5m' };
+  const spec = { title: 'Security posture overview', uid: OVERVIEW_UID, description: 'Vitals funnel and health, open alerts, response times, devices and access from posture-exporter.', tags: [DASHBOARD_TAG, 'security'], from: 'now-7d', refresh: '5m' };
   return postureDashboard({ ...spec, variables: [integrationVariable(), tagVariable()] }, [
     'Vitals',
     ...[healthRatio(), healthChange(), stageCompliance(), funnelConsistency(), activeAgents()],
@@ -261,5 +262,6 @@ export function overviewDashboard(): dashboard.Dashboard {
     ...[timeToResolve(), timeToAcknowledge(), meanResponse(), resolvedOverSla()],
     'Devices',
     ...[devices(), devicesNow()],
+    ...accessRow(),
   ]);
 }

@@ -5,7 +5,7 @@
 import { alertsPagesAllowed } from '../../schedule/plan.js';
 import type { RunContext } from '../../schedule/request.js';
 import { PRIORITY } from '../../schedule/scheduler.js';
-import { pageAlerts } from '../pager.js';
+import { pageList } from '../pager.js';
 import { AlertsSink, mergeAlerts, type AlertsAggregate } from './fold.js';
 
 /**
@@ -19,8 +19,9 @@ export async function runAlerts(ctx: RunContext, onPageSize: (limit: number) => 
   const { portal, memory, logger } = ctx;
   const nowSeconds = ctx.clock.now() / 1000;
   let aggregate: AlertsAggregate | undefined;
-  await pageAlerts(ctx, {
-    filter: 'allunresolved',
+  await pageList(ctx, {
+    endpoint: '/alerts',
+    query: { filter: 'allunresolved' },
     lastTotal: memory.alertsTotal,
     // serve: what the plan leaves them; a one-shot run: what one window leaves them.
     pagesAllowed: () => ctx.pagesPlanned?.().alerts ?? alertsPagesAllowed({ requestsPerMinute: ctx.scheduler.share.effective, vitalsTags: portal.vitalsTags }, ctx.withPass),

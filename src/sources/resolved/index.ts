@@ -12,7 +12,6 @@ import { resolvedSamples } from './samples.js';
 export const resolved = {
   name: 'resolved',
   families: RESOLVED_FAMILIES,
-  capped: [],
   // The page size gauge speaks of the open alerts' run, so the pass does not report its own.
   run: (ctx, _hooks) => runResolvedAlerts(ctx),
   samples: resolvedSamples,
