@@ -311,3 +311,54 @@ describe('the client', () => {
     expect(process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBe('false');
   });
 });
+
+/** A chain the scripted client holds: Query answers it newest first; PutItem adds to it, `meanwhile` having written first (once); UpdateItem sets what it sets. */
+function heldChain(items: Array<Record<string, unknown>>, meanwhile: Array<Record<string, unknown>> = []): void {
+  const held = [...items];
+  script.Query = () => ({ Items: [...held].sort((a, b) => Number((b.n as { N: string }).N) - Number((a.n as { N: string }).N)) });
+  script.PutItem = (input) => {
+    held.push(...meanwhile.splice(0));
+    held.push(input.Item as Record<string, unknown>);
+    return {};
+  };
+  script.UpdateItem = (input) => {
+    const target = held.find((i) => (i.n as { N: string }).N === (input.Key as { n: { N: string } }).n.N)!;
+    const names = input.ExpressionAttributeNames as Record<string, string>;
+    const values = input.ExpressionAttributeValues as Record<string, unknown>;
+    for (const [k, name] of Object.entries(names)) if (k.startsWith('#s')) target[name] = values[`:s${k.slice(2)}`];
+    return {};
+  };
+}
+const numbersOf = (kind: string) => sent.filter((s) => s.kind === kind).map((s) => ((s.input.Item ?? s.input.Key) as { n: { N: string } }).n.N);
+/** Expires within the minute: TTL may be deleting the chain. */
+const SOON = { expiresAt: { N: String(T0 / 1000 + 10) } };
+const HOUR_AGO = { at: { N: String(T0 - 3_600_000) }, arrivedBy: { N: String(T0 - 3_600_000) } };
+
+describe('a claim on a chain TTL may be deleting (its newest item expires within a minute)', () => {
+  it('keeps its number when the read after its write finds only what it had read, and its own claim', async () => {
+    heldChain([item(5, SOON)]);
+    expect((await (await open()).ledgerOf(PORTAL).claim(5)).granted).toBe(true);
+    expect([numbersOf('PutItem'), numbersOf('UpdateItem')]).toEqual([['6'], []]);
+  });
+
+  it('gives its number back when a lower one that counts appeared meanwhile, written by a writer that read a live chain, and claims the next', async () => {
+    heldChain([item(5, SOON)], [{ ...item(4), arrivedBy: { N: String(T0) } }]);
+    expect((await (await open()).ledgerOf(PORTAL).claim(5)).granted).toBe(true);
+    expect([numbersOf('PutItem'), numbersOf('UpdateItem')]).toEqual([['6', '7'], ['6']]);
+    expect(sent.find((s) => s.kind === 'UpdateItem')!.input.ExpressionAttributeValues).toMatchObject({ ':s0': { BOOL: true } });
+  });
+
+  it('keeps its number when the lower request that appeared meanwhile no longer counts (it arrived an hour ago), given back or not', async () => {
+    heldChain([item(5, SOON)], [item(4, HOUR_AGO)]);
+    expect((await (await open()).ledgerOf(PORTAL).claim(5)).granted).toBe(true);
+    expect([numbersOf('PutItem'), numbersOf('UpdateItem')]).toEqual([['6'], []]);
+  });
+
+  it("gives a pass's number back when a lower pass not given back appeared meanwhile, however long ago it was claimed", async () => {
+    const key = `resolved-pass ${JSON.stringify([PORTAL, 'acme'])}`;
+    const pass = (n: number, more: Record<string, unknown>) => ({ portal: { S: key }, n: { N: String(n) }, writer: { S: 'other/1/abc' }, intervalMs: { N: '60000' }, expiresAt: { N: String(T0 / 1000 + 7200) }, ...HOUR_AGO, ...more });
+    heldChain([pass(5, SOON)], [pass(4, {})]);
+    expect((await (await open()).passes.claim(PORTAL, 'acme', 60_000)).due).toBe(true);
+    expect([numbersOf('PutItem'), numbersOf('UpdateItem')]).toEqual([['6', '7'], ['6']]);
+  });
+});
