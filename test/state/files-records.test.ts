@@ -2,7 +2,8 @@
  * Which files of a portal's folder are records of its requests (src/state/files.ts): a file that
  * is valid JSON but wrong in any one field, or of another kind than an object, is not a record. It
  * is ignored with one warning, deleted by nobody, and the chain and its share go on past it: read
- * by a claim, and by a sweep, which reads a folder without knowing its portal.
+ * by a claim, and by a sweep, which reads a folder without knowing its portal. A look at a portal
+ * never claimed creates nothing, and a closing mark a killed sweep left is no record either.
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -73,6 +74,7 @@ describe('a file that is not a record, read by a claim', () => {
     expect(await reader.others()).toEqual([0]);
     expect(await reader.others()).toEqual([0]);
     expect(warnings()).toEqual([[join(folder(), 's000000000002'), NOT_A_RECORD]]);
+    expect(logger.records().filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([`${join(folder(), 's000000000002')} in the state directory is ${NOT_A_RECORD}: it is ignored; remove it`]);
     const next = await reader.claim(2);
     expect(next.granted).toBe(true);
     expect(readdirSync(folder()).sort()).toEqual(['s000000000001', 's000000000002', 's000000000003']);
@@ -110,5 +112,24 @@ describe('a file that is not a record, read by a sweep', () => {
     files().sweep();
     expect(readdirSync(join(dir(), 'sends'))).toEqual([]);
     expect(warnings()).toEqual([]);
+  });
+});
+
+describe('a look', () => {
+  it('at a portal never claimed finds nothing and creates no folder for it', async () => {
+    expect(await sendLedger(files().requests(PORTAL), 'here').others()).toEqual([]);
+    expect(readdirSync(join(dir(), 'sends'))).toEqual([]);
+  });
+
+  it('counts no closing mark a killed sweep left (20 s ago, past the 10 s a sweep takes), and the chain goes on past it', async () => {
+    const writer = sendLedger(files().requests(PORTAL), 'here');
+    await (await writer.claim(1)).arrived!();
+    clock.advance(2 * HOUR);
+    const host = hostClockOf(clock);
+    writeFileSync(join(folder(), 's000000000002'), JSON.stringify(record({ mono: host.monotonic() - 20_000, wall: host.wall() - 20_000, writer: `${host.host}/1/sweep`, closing: true })));
+    const r = await sendLedger(files().requests(PORTAL), 'here').claim(1);
+    expect(r.granted).toBe(true);
+    // Number 3; the claim pruned 1, which stopped counting long ago, and left the mark, which is no record.
+    expect(readdirSync(folder()).sort()).toEqual(['s000000000002', 's000000000003']);
   });
 });
