@@ -65,6 +65,14 @@ describe('a read back to the reach', () => {
   });
 });
 
+describe('the reach a claim writes', () => {
+  it('is the lowest number that counts at the claim, not the lowest read: given back (1) or arrived over 62 s ago (2), they do not count', async () => {
+    await chain(PORTAL, 4, (n) => (n === 1 ? givenBack(T0) : { ...givenBack(n === 2 ? T0 - SPAN : T0), released: { BOOL: false } }));
+    expect((await open().ledgerOf(PORTAL).claim(5)).granted).toBe(true);
+    expect((await itemOf(5)).reach).toEqual({ N: '3' });
+  });
+});
+
 describe('a read of requests without a reach (an earlier version)', () => {
   /** 600 given-back requests: 90 and above claimed now; 1 to 89 (89: the oldest of the 8th page) `ago` ms before now. */
   const earlier = (ago: number) => chain(PORTAL, 600, (n) => givenBack(n >= 90 ? T0 : T0 - ago));
