@@ -362,3 +362,14 @@ describe('a claim on a chain TTL may be deleting (its newest item expires within
     expect([numbersOf('PutItem'), numbersOf('UpdateItem')]).toEqual([['6', '7'], ['6']]);
   });
 });
+
+describe('a claim on the table', () => {
+  it("reads the chain strongly consistent, newest first, and counts a request 62 s after it arrived, on DynamoDB's clock: the window, its margin and the clock's second", async () => {
+    heldChain([{ ...item(1), arrivedBy: { N: String(T0) } }]);
+    clock.set(T0 + 2_000);
+    const ledger = (await open()).ledgerOf(PORTAL);
+    expect(ledger.where).toBe(`the DynamoDB table ${TABLE}`);
+    expect(await ledger.claim(1)).toMatchObject({ granted: false, waitMs: 60_000 });
+    expect(sent[0]).toMatchObject({ kind: 'Query', input: { TableName: TABLE, ConsistentRead: true, ScanIndexForward: false } });
+  });
+});
