@@ -108,7 +108,32 @@ describe('a read of passes', () => {
   });
 });
 
+describe('a chain of passes the exporter wrote', () => {
+  it('is read to its end past 70 passes given back: an earlier pass that counts for a longer interval still counts', async () => {
+    const key = `resolved-pass ${JSON.stringify([PORTAL, 'acme'])}`;
+    // A pass two hours ago, written with a day's interval; then 70 passes of a minute's interval, each given back.
+    await chain(key, 1, () => ({ at: { N: String(T0 - 7_200_000) }, intervalMs: { N: '86400000' }, expiresAt: { N: String(T0 / 1000 + 86_400) } }));
+    const { passes } = open();
+    for (let i = 0; i < 70; i++) {
+      const claim = await passes.claim(PORTAL, 'acme', 60_000);
+      expect(claim.due).toBe(true);
+      await claim.release();
+    }
+    // A claim with a day's interval reads back to the first pass, which it still counts.
+    expect((await passes.claim(PORTAL, 'acme', 86_400_000)).due).toBe(false);
+    expect((await itemOf(71, key)).reach).toBeUndefined();
+  });
+});
+
 describe('an item claimed ahead of DynamoDB\'s clock', () => {
+  it('is dated now in the table when it is a pass, with no arrival added: a pass arrives as it is claimed', async () => {
+    const key = `resolved-pass ${JSON.stringify([PORTAL, 'acme'])}`;
+    await chain(key, 1, () => ({ at: { N: String(T0 + 1_800_000) }, intervalMs: { N: '60000' }, expiresAt: { N: String(T0 / 1000 + 86_400) } }));
+    expect((await open().passes.claim(PORTAL, 'acme', 60_000)).due).toBe(false);
+    const held = await itemOf(1, key);
+    expect([held.at, held.arrivedBy]).toEqual([{ N: String(T0) }, undefined]);
+  });
+
   it('counts a window from now when its arrival is ahead too, not from its own times', async () => {
     await chain(PORTAL, 1, () => ({ at: { N: String(T0 + 1_800_000) }, arrivedBy: { N: String(T0 + 1_800_000) }, flightMs: { N: '45000' }, expiresAt: { N: String(T0 / 1000 + 86_400) } }));
     expect(await open().ledgerOf(PORTAL).claim(1)).toMatchObject({ granted: false, waitMs: SPAN });
