@@ -104,6 +104,16 @@ describe('a file that is not a record, read by a sweep', () => {
     expect(warnings()).toEqual([[join(folder(), 's000000000002'), NOT_A_RECORD]]);
   });
 
+  it('removes nothing in a directory that could not be written at the start: the process writes nothing more there', async () => {
+    const writer = sendLedger(files().requests(PORTAL), 'here');
+    await (await writer.claim(5)).arrived!();
+    clock.advance(3 * HOUR);
+    const state = StateDir.open(dir(), logger, 'lost');
+    state.failed(new Error('EROFS'));
+    new LedgerFiles(state, { logger, clock: hostClockOf(clock) }).sweep();
+    expect(readdirSync(folder())).toEqual(['s000000000001']);
+  });
+
   it('removes an idle folder whose records are all of its portal, whatever their fields', async () => {
     const writer = sendLedger(files().requests(PORTAL), 'here');
     await (await writer.claim(5)).arrived!();
