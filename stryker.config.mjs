@@ -17,8 +17,8 @@ export const PARTS = {
   state: ['src/state/**/*.ts'],
 };
 
-/** The parts held to more than 80 %: the code whose mistakes cost the most (issue 45). */
-const BREAK_AT = { resolved: 90 };
+/** The parts held to more than 80 %: the code whose mistakes cost the most (issue 45): the resolved-alerts pass and the ledger. */
+const BREAK_AT = { resolved: 90, state: 90 };
 
 // Set by scripts/mutation.mjs (not a POSTURE_* name: the exporter refuses POSTURE_* variables that are
 // not its settings, and some unit tests hand the environment on); without it (`npx stryker run`) every part at once.

@@ -113,6 +113,7 @@ export class StateDir {
    */
   ownFolder(path: string): void {
     try {
+      // Stryker disable next-line ObjectLiteral: equivalent, a folder made with the default mode is made 0700 below
       mkdirSync(path, { mode: 0o700 });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new LedgerError(path, `${path} in the state directory cannot be created (${codeOf(err)})`, { cause: err });
@@ -181,6 +182,7 @@ export function readJsonFile(path: string): { value: unknown; mtimeMs: number } 
     const st = fstatSync(fd);
     if (!st.isFile()) return { problem: 'not a file' };
     mtimeMs = st.mtimeMs;
+    // Stryker disable next-line StringLiteral: equivalent, without an encoding the bytes come back, and JSON.parse reads them as UTF-8
     text = readFileSync(fd, 'utf8');
   } finally {
     closeSync(fd);

@@ -114,8 +114,9 @@ function kernelNow(folder: string): number | undefined {
       unlinkSync(path);
     }
   } catch {
-    return undefined;
+    // None can be written there: no file clock.
   }
+  return undefined;
 }
 
 let system: HostClock | undefined;
@@ -143,6 +144,9 @@ export function hostClockOf(clock: Clock): HostClock {
     monotonic: () => clock.monotonic(),
     wall: () => clock.now(),
     fileNow: () => clock.now(),
-    stamp: (fd) => futimesSync(fd, clock.now() / 1000, clock.now() / 1000),
+    stamp: (fd) => {
+      const seconds = clock.now() / 1000;
+      futimesSync(fd, seconds, seconds);
+    },
   };
 }
