@@ -40,6 +40,17 @@ interface Case {
   shows?: string;
 }
 
+/** The interval flags, each with seconds to give it and the line of check-config's plan that shows them. */
+const INTERVAL_FLAGS: ReadonlyArray<readonly [string, string, string]> = [
+  ['--interval-seconds', '900', 'devices every   900 s'],
+  ['--alerts-interval-seconds', '60', 'alerts  every    60 s'],
+  ['--vitals-interval-seconds', '600', 'vitals  every   600 s'],
+  ['--devices-interval-seconds', '1200', 'devices every  1200 s'],
+  ['--resolved-alerts-interval-seconds', '7200', 'resolved every  7200 s'],
+  ['--access-interval-seconds', '7200', 'access  every  7200 s'],
+  ['--directory-interval-seconds', '43200', 'directory every 43200 s'],
+];
+
 /** A valid use of each flag; `shows` when check-config's output reflects it. */
 const CASES: Record<string, Case> = {
   '--config': { args: ['--config', configFile], env: { POSTURE_BASE_URL: '', POSTURE_API_KEY: '' }, shows: 'portal from-file-a (' },
@@ -57,13 +68,8 @@ const CASES: Record<string, Case> = {
   '--page-size': { args: ['--page-size', '250'] },
   '--vitals-tags': { args: ['--vitals-tags', 'linux,windows'] },
   '--directory-inactive-days': { args: ['--directory-inactive-days', '30,60'] },
-  '--interval-seconds': { args: ['--interval-seconds', '900'], shows: 'devices every   900 s' },
-  '--alerts-interval-seconds': { args: ['--alerts-interval-seconds', '60'], shows: 'alerts  every    60 s' },
-  '--vitals-interval-seconds': { args: ['--vitals-interval-seconds', '600'], shows: 'vitals  every   600 s' },
-  '--devices-interval-seconds': { args: ['--devices-interval-seconds', '1200'], shows: 'devices every  1200 s' },
-  '--resolved-alerts-interval-seconds': { args: ['--resolved-alerts-interval-seconds', '7200'], shows: 'resolved every  7200 s' },
-  '--access-interval-seconds': { args: ['--access-interval-seconds', '7200'], shows: 'access  every  7200 s' },
-  '--directory-interval-seconds': { args: ['--directory-interval-seconds', '43200'], shows: 'directory every 43200 s' },
+  // Every interval flag: the seconds given, and the source's line check-config prints with them.
+  ...Object.fromEntries(INTERVAL_FLAGS.map(([flag, seconds, shows]) => [flag, { args: [flag, seconds], shows }])),
   '--max-staleness-seconds': { args: ['--max-staleness-seconds', '1200'] },
   '--cycle-timeout-seconds': { args: ['--cycle-timeout-seconds', '45'], shows: 'capped by POSTURE_CYCLE_TIMEOUT_SECONDS at 45 s' },
   '--max-retry-after-seconds': { args: ['--max-retry-after-seconds', '30'] },
