@@ -146,7 +146,7 @@ export async function startServe(config: Config, deps: Omit<ExporterDeps, 'runti
     deps.logger.info(`waiting for the portal's budget until ${waitingUntil}: requests other processes (or an earlier run) recorded in ${ledger} fill its window, so serve starts collecting when they have left it`, { reason: 'others', until: waitingUntil, ledger });
   }
   const phases = phasesOf(config);
-  // Each portal's scheduler knows when its live runs are due: a slow source's request pushes none of them back.
+  // Each portal's scheduler knows when its live runs are due: a slow source's request makes none of them late.
   for (const scheduler of clearAt.keys()) {
     const entries = exporter.portals.filter((p) => p.scheduler === scheduler);
     const runs = entries.flatMap((p) =>

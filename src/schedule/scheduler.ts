@@ -132,7 +132,7 @@ export class PortalScheduler {
   private said: { reason: WaitReason; until: number } | undefined;
   /** Arrivals and releases being recorded in the ledger (see `flush`). */
   private readonly marks = new Set<Promise<void>>();
-  /** The live runs due (serve's grids, the next one-shot run): a slow request pushes none of them back (./yield.ts). */
+  /** The live runs due (serve's grids): a slow request makes none of them late (./yield.ts). */
   private live: LiveDemand | undefined;
 
   constructor(options: SchedulerOptions) {
@@ -146,7 +146,7 @@ export class PortalScheduler {
     this.flightMs = options.flightMs ?? DEFAULT_FLIGHT_MS;
   }
 
-  /** Tells the scheduler which live runs to expect: from now on a slow source's request goes only when it pushes none of them back. */
+  /** Tells the scheduler which live runs to expect: from now on a slow source's request goes only when it makes none of them late. */
   expectLive(live: LiveDemand | undefined): void {
     this.live = live;
     this.wake();

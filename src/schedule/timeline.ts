@@ -38,7 +38,7 @@ export interface TimelineSource {
   readonly intervalMs: number;
   /** When its first run starts, after the others' (ms). */
   readonly phaseMs: number;
-  /** A slow source: each of its requests yields to the live runs it would push back (./yield.ts). */
+  /** A slow source: each of its requests yields to the live runs it would make late (./yield.ts). */
   readonly slow?: boolean;
 }
 

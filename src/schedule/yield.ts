@@ -10,13 +10,14 @@
 import { nextStart } from './ledger.js';
 
 /**
- * How far ahead a slow request looks for live runs: it counts in the window until a window and
- * the margin after it could last have reached the portal, which YIELD_FLIGHT_MS bounds.
+ * How long after a slow request starts it is taken to reach the portal: it counts in the window
+ * from then until a window and the margin later.
  */
 export const YIELD_FLIGHT_MS = 5_000;
 /**
  * How far ahead the live runs due are laid out: a slow request counts about one window, but a
- * live request it pushes back may push the next live run back in turn, so three windows.
+ * live request it pushes back may push the next live run back in turn, so three windows (of 60 s
+ * and the 1 s margin: ./window.ts imports this module, so the figure is written out).
  */
 export const YIELD_LOOKAHEAD_MS = 3 * 61_000 + YIELD_FLIGHT_MS;
 /** How long each live request is taken to hold the next back when the live runs due are laid out (the plan's model of a request). */
@@ -30,7 +31,7 @@ export const HEADROOM_MS = 10_000;
 
 /**
  * The live runs a portal expects: `serve`'s grid of each live source (its phase, then every
- * interval), or the next one-shot run's. Monotonic ms.
+ * interval). Monotonic ms.
  */
 export interface LiveDemand {
   /** The live runs that start in (from, to], by start. */
